@@ -1,0 +1,356 @@
+"""The result of every formulation, and every conversion between the forms communities use.
+
+tau = M(q) qdd + h(q, qd) + G(q) + damping(qd) + load(q)
+
+- ``M`` the inertia matrix (armature included), ``h`` Coriolis and centrifugal torques,
+  ``G`` gravity torques, ``damping`` = b qd (Fu table 3.2), ``load`` the torques the tip
+  load demands (zero unless the model has one).
+- Christoffel symbols of the first kind (Burdick eq. 15), with the index order
+  Gamma[i, j, k] = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i), so h_i = sum_jk Gamma_ijk qd_j qd_k.
+- ROBMAT's configuration-space form (seed 000 sec. 4.2): F = M qdd + 2 B qq + C q2 + G with
+  qq = (qd1 qd2, ..., qd1 qdn, qd2 qd3, ..., qd_{n-1} qdn), q2 = (qd1^2, ..., qdn^2),
+  B[i, (j,k)] = Gamma_ijk (j < k), C[i, j] = Gamma_ijj.
+- Fu's form (eq. 3.2-25): D = M, h_ikm = Gamma_ikm (Fu's trace formula 3.2-33 equals the
+  Christoffel symbol), c = G.
+- EMDEG's form (Burdick eq. 12-14): M, c_ijj = Gamma_ijj, b_ijk = 2 Gamma_ijk (j < k), g = G.
+
+Internally the matrices are symengine expressions as the formulation built them; the
+public attributes are sympy matrices in canonical form (expanded, sin(q_i) of degree at
+most one: see :mod:`robodyn.algebra`), computed on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import symengine as se
+import sympy
+
+from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_sympy
+from robodyn.model.manipulator import Manipulator
+from robodyn.symbols import JointSymbols, joint_symbols
+
+PARTS = ("tau", "M", "h", "G", "damping", "load")
+FORMS = ("tau", "config-space", "fu", "christoffel", "emdeg")
+#: Elements with more operations than this are shown in canonical (expanded) form.
+DISPLAY_SIMPLIFY_LIMIT = 150
+
+
+@dataclass(frozen=True)
+class ConfigSpace:
+    """ROBMAT's (M, B, C, G) with the velocity-product vectors qq and q2."""
+
+    M: sympy.ImmutableMatrix
+    B: sympy.ImmutableMatrix
+    C: sympy.ImmutableMatrix
+    G: sympy.ImmutableMatrix
+    qq: sympy.ImmutableMatrix
+    q2: sympy.ImmutableMatrix
+
+    def force(self, qdd: sympy.MatrixBase) -> sympy.Matrix:
+        """F = M qdd + 2 B qq + C q2 + G (rigid-body part, without damping and tip load)."""
+        return self.M * qdd + 2 * self.B * self.qq + self.C * self.q2 + self.G
+
+
+@dataclass(frozen=True)
+class FuForm:
+    """Fu et al.'s (D, h_ikm, c): ``H[i]`` is the matrix H_{i,v} of eq. 3.2-36, H[i][k, m] = h_ikm."""
+
+    D: sympy.ImmutableMatrix
+    H: tuple[sympy.ImmutableMatrix, ...]
+    c: sympy.ImmutableMatrix
+
+    def h(self, qd: sympy.MatrixBase) -> sympy.Matrix:
+        """h_i = qd^T H_{i,v} qd (eq. 3.2-38)."""
+        return sympy.Matrix([(qd.T * Hi * qd)[0, 0] for Hi in self.H])
+
+
+@dataclass(frozen=True)
+class EmdegForm:
+    """Burdick's M, c_ijj, b_ijk (j < k) and g, elements keyed by 1-based index tuples."""
+
+    M: sympy.ImmutableMatrix
+    c: dict[tuple[int, int], sympy.Expr]
+    b: dict[tuple[int, int, int], sympy.Expr]
+    g: sympy.ImmutableMatrix
+
+
+class Equations:
+    """Equations of motion of one manipulator by one method. See the module docstring."""
+
+    def __init__(
+        self,
+        robot: Manipulator,
+        method: str,
+        *,
+        tau: se.DenseMatrix,
+        M: se.DenseMatrix,
+        h: se.DenseMatrix,
+        G: se.DenseMatrix,
+        damping: se.DenseMatrix,
+        load: se.DenseMatrix,
+        seconds: float = 0.0,
+    ) -> None:
+        self.robot = robot
+        self.method = method
+        self.seconds = seconds
+        self._raw = {"tau": tau, "M": M, "h": h, "G": G, "damping": damping, "load": load}
+        self._canonical: dict[str, se.DenseMatrix] = {}
+
+    # -- basics -------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return self.robot.n
+
+    @cached_property
+    def symbols(self) -> JointSymbols:
+        return joint_symbols(self.n)
+
+    def raw(self, part: str) -> se.DenseMatrix:
+        """A part as the formulation built it (symengine, unexpanded)."""
+        return self._raw[part]
+
+    def canonical(self, part: str) -> se.DenseMatrix:
+        """A part in canonical form (symengine): expanded, each sin(q_i) of degree <= 1."""
+        if part not in self._canonical:
+            raw = self._raw[part]
+            q = self.symbols.q
+            out = se.zeros(raw.rows, raw.cols)
+            for i in range(raw.rows):
+                for j in range(raw.cols):
+                    if part == "M" and j < i:
+                        out[i, j] = out[j, i]
+                    else:
+                        out[i, j] = canonical(raw[i, j], q)
+            self._canonical[part] = out
+        return self._canonical[part]
+
+    def _sympy(self, part: str) -> sympy.ImmutableMatrix:
+        return matrix_to_sympy(self.canonical(part))
+
+    @cached_property
+    def tau(self) -> sympy.ImmutableMatrix:
+        """Joint torques/forces, n x 1."""
+        return self._sympy("tau")
+
+    @cached_property
+    def M(self) -> sympy.ImmutableMatrix:
+        """Inertia matrix, n x n, symmetric (armature on the diagonal)."""
+        return self._sympy("M")
+
+    @cached_property
+    def h(self) -> sympy.ImmutableMatrix:
+        """Coriolis and centrifugal torques, n x 1 (quadratic in qd)."""
+        return self._sympy("h")
+
+    @cached_property
+    def G(self) -> sympy.ImmutableMatrix:
+        """Gravity torques, n x 1."""
+        return self._sympy("G")
+
+    @cached_property
+    def damping(self) -> sympy.ImmutableMatrix:
+        """Viscous friction torques b_i qd_i, n x 1."""
+        return self._sympy("damping")
+
+    @cached_property
+    def load(self) -> sympy.ImmutableMatrix:
+        """Torques due to the tip load, n x 1."""
+        return self._sympy("load")
+
+    # -- Christoffel symbols and the forms ------------------------------------------------
+    @cached_property
+    def _christoffel_se(self) -> list[list[list[Any]]]:
+        n = self.n
+        M = self.canonical("M")
+        q = [se.Symbol(s.name) for s in self.symbols.q]
+        dM = [[[M[i, j].diff(q[k]) for k in range(n)] for j in range(n)] for i in range(n)]
+        gamma: list[list[list[Any]]] = [[[0] * n for _ in range(n)] for _ in range(n)]
+        for i in range(n):
+            for j in range(n):
+                for k in range(j, n):
+                    value = canonical((dM[i][j][k] + dM[i][k][j] - dM[j][k][i]) / 2, self.symbols.q)
+                    gamma[i][j][k] = gamma[i][k][j] = value
+        return gamma
+
+    def christoffel(self) -> sympy.ImmutableDenseNDimArray:
+        """Gamma[i, j, k] (0-based), Christoffel symbols of the first kind of M."""
+        n = self.n
+        g = self._christoffel_se
+        return sympy.ImmutableDenseNDimArray(
+            [[[to_sympy(g[i][j][k]) for k in range(n)] for j in range(n)] for i in range(n)], (n, n, n)
+        )
+
+    def coriolis_matrix(self) -> sympy.ImmutableMatrix:
+        """C(q, qd) with C_ij = sum_k Gamma_ijk qd_k, so h = C qd and dM/dt - 2C is skew."""
+        gamma = self.christoffel()
+        qd = self.symbols.qd
+        n = self.n
+        return sympy.ImmutableMatrix(n, n, lambda i, j: sum(gamma[i, j, k] * qd[k] for k in range(n)))
+
+    def config_space(self) -> ConfigSpace:
+        """ROBMAT's configuration-space matrices (M, B, C, G) and the vectors qq, q2."""
+        n = self.n
+        gamma = self.christoffel()
+        pairs = [(j, k) for j in range(n) for k in range(j + 1, n)]
+        qd = self.symbols.qd
+        B = sympy.ImmutableMatrix(n, len(pairs), lambda i, c: gamma[i, pairs[c][0], pairs[c][1]])
+        C = sympy.ImmutableMatrix(n, n, lambda i, j: gamma[i, j, j])
+        qq = sympy.ImmutableMatrix([qd[j] * qd[k] for j, k in pairs]) if pairs else sympy.ImmutableMatrix.zeros(0, 1)
+        q2 = sympy.ImmutableMatrix([x**2 for x in qd])
+        return ConfigSpace(self.M, B, C, self.G, qq, q2)
+
+    def fu_form(self) -> FuForm:
+        """Fu et al.'s (D, H_{i,v}, c)."""
+        n = self.n
+        gamma = self.christoffel()
+        H = tuple(sympy.ImmutableMatrix(n, n, lambda k, m, i=i: gamma[i, k, m]) for i in range(n))
+        return FuForm(self.M, H, self.G)
+
+    def emdeg_form(self) -> EmdegForm:
+        """Burdick's (M, c_ijj, b_ijk, g), distinct elements only (1-based keys)."""
+        n = self.n
+        gamma = self.christoffel()
+        c = {(i + 1, j + 1): gamma[i, j, j] for i in range(n) for j in range(n)}
+        b = {
+            (i + 1, j + 1, k + 1): 2 * gamma[i, j, k]
+            for i in range(n)
+            for j in range(n)
+            for k in range(j + 1, n)
+        }
+        return EmdegForm(self.M, c, b, self.G)
+
+    # -- output ---------------------------------------------------------------------------
+    def terms(self) -> dict[str, int]:
+        """Number of terms of each part in canonical form (tau summed over joints)."""
+        return {
+            part: sum(count_terms(x) for x in self.canonical(part))
+            for part in ("tau", "M", "h", "G")
+        }
+
+    def form_matrices(self, form: str = "tau") -> dict[str, Any]:
+        """The named sympy objects of one form (see :data:`FORMS`)."""
+        out: dict[str, Any] = {"tau": self.tau, "M": self.M, "h": self.h, "G": self.G}
+        if any(x != 0 for x in self.damping):
+            out["damping"] = self.damping
+        if any(x != 0 for x in self.load):
+            out["load"] = self.load
+        if form == "tau":
+            return out
+        if form == "config-space":
+            cs = self.config_space()
+            out.update(B=cs.B, C=cs.C, qq=cs.qq, q2=cs.q2)
+            return out
+        if form == "fu":
+            fu = self.fu_form()
+            return {"D": fu.D, **{f"H{i + 1}": Hi for i, Hi in enumerate(fu.H)}, "c": fu.c, "tau": self.tau}
+        if form == "christoffel":
+            out["christoffel"] = self.christoffel()
+            return out
+        if form == "emdeg":
+            em = self.emdeg_form()
+            return {
+                "M": em.M,
+                **{f"c_{i}{j}{j}": v for (i, j), v in em.c.items() if v != 0},
+                **{f"b_{i}{j}{k}": v for (i, j, k), v in em.b.items() if v != 0},
+                "g": em.g,
+            }
+        raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
+
+    def to_dict(self, form: str = "tau") -> dict[str, Any]:
+        """JSON-ready: expressions as sympy-parseable strings."""
+        data: dict[str, Any] = {
+            "robot": self.robot.name,
+            "method": self.method,
+            "form": form,
+            "n": self.n,
+            "joints": self.robot.joint_types,
+            "q": [s.name for s in self.symbols.q],
+            "qd": [s.name for s in self.symbols.qd],
+            "qdd": [s.name for s in self.symbols.qdd],
+            "parameters": [s.name for s in self.robot.parameters()],
+        }
+        for name, value in self.form_matrices(form).items():
+            data[name] = _nested_strings(value)
+        return data
+
+    def to_latex(self, form: str = "tau") -> str:
+        """LaTeX of every matrix of one form, one ``name = ...`` equation per line."""
+        lines = []
+        for name, value in self.form_matrices(form).items():
+            shown = _display_object(value)
+            lines.append(f"{_latex_name(name)} = {sympy.latex(shown)}")
+        return " \\\\\n".join(lines)
+
+    def to_text(self, form: str = "tau") -> str:
+        """Plain text, one element per line (``M[1,2] = ...``), 1-based indices."""
+        lines = []
+        for name, value in self.form_matrices(form).items():
+            lines.extend(_text_lines(name, value))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"Equations(robot={self.robot.name!r}, method={self.method!r}, n={self.n})"
+
+    def _repr_latex_(self) -> str:
+        return "$\\displaystyle " + sympy.latex(sympy.Eq(sympy.Symbol("tau"), self.tau)) + "$"
+
+
+# -- display helpers (small elements are trig-simplified and factored for people) ---------
+def display(expr: sympy.Expr) -> sympy.Expr:
+    """A readable equivalent of ``expr``: angle sums recombined and common factors pulled
+    out when the element is small; large elements stay in canonical form."""
+    if expr == 0 or sympy.count_ops(expr) > DISPLAY_SIMPLIFY_LIMIT:
+        return expr
+    return sympy.factor_terms(sympy.trigsimp(expr))
+
+
+def _display_object(value: Any) -> Any:
+    if isinstance(value, sympy.NDimArray):
+        return value.applyfunc(display)
+    if isinstance(value, sympy.MatrixBase):
+        return value.applyfunc(display)
+    return display(value)
+
+
+def _nested_strings(value: Any) -> Any:
+    shown = _display_object(value)
+    if isinstance(shown, sympy.NDimArray):
+        return [_nested_strings(shown[i]) for i in range(shown.shape[0])]
+    if isinstance(shown, sympy.MatrixBase):
+        if shown.cols == 1:
+            return [str(x) for x in shown]
+        return [[str(shown[i, j]) for j in range(shown.cols)] for i in range(shown.rows)]
+    return str(shown)
+
+
+def _latex_name(name: str) -> str:
+    special = {"tau": "\\tau", "christoffel": "\\Gamma", "qq": "\\dot q\\dot q", "q2": "\\dot q^2"}
+    if name in special:
+        return special[name]
+    if "_" in name:
+        head, tail = name.split("_", 1)
+        return f"{head}_{{{tail}}}"
+    return name if len(name) == 1 else f"\\mathrm{{{name}}}"
+
+
+def _text_lines(name: str, value: Any) -> list[str]:
+    shown = _display_object(value)
+    if isinstance(shown, sympy.NDimArray):
+        n = shown.shape[0]
+        return [
+            f"{name}[{i + 1},{j + 1},{k + 1}] = {shown[i, j, k]}"
+            for i in range(n)
+            for j in range(n)
+            for k in range(n)
+            if shown[i, j, k] != 0
+        ]
+    if isinstance(shown, sympy.MatrixBase):
+        if shown.cols == 1:
+            return [f"{name}[{i + 1}] = {shown[i]}" for i in range(shown.rows)]
+        return [
+            f"{name}[{i + 1},{j + 1}] = {shown[i, j]}" for i in range(shown.rows) for j in range(shown.cols)
+        ]
+    return [f"{name} = {shown}"]

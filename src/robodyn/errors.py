@@ -1,0 +1,58 @@
+"""Errors and warnings raised by robodyn.
+
+Every problem with a robot description is a :class:`ModelError` whose message
+names the file (when there is one), the link (1-based) and the field, on one line.
+"""
+
+from __future__ import annotations
+
+
+class ModelError(ValueError):
+    """A robot description is invalid.
+
+    Attributes ``file``, ``link`` (1-based, or None for manipulator-level fields)
+    and ``field`` say where; ``problem`` says what.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        file: str | None = None,
+        link: int | str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.file = file
+        self.link = link
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = []
+        if self.file:
+            parts.append(str(self.file))
+        if self.link is not None:
+            parts.append(f"link {self.link}" if isinstance(self.link, int) else str(self.link))
+        if self.field:
+            parts.append(f"field '{self.field}'")
+        where = ": ".join(parts)
+        text = f"{where}: {self.problem}" if where else self.problem
+        return " ".join(text.split())  # always one line
+
+    def located(self, *, file: str | None = None, link: int | str | None = None) -> ModelError:
+        """A copy of this error with the file (and link, if unknown so far) filled in."""
+        return ModelError(
+            self.problem,
+            file=file if file is not None else self.file,
+            link=self.link if self.link is not None else link,
+            field=self.field,
+        )
+
+
+class ModelWarning(UserWarning):
+    """A description that is physically doubtful but published in the literature."""
+
+
+class DerivationError(RuntimeError):
+    """A formulation cannot handle the given robot."""

@@ -1,0 +1,162 @@
+"""Lagrange-Euler with 4x4 matrices (Uicker, Kahn; Fu et al. eq. 3.2-1 to 3.2-34).
+
+With the split transform A_j = B_j S_j C_j of :mod:`robodyn.model.dh`, Fu's eq. 3.2-11
+U_ij = 0A_{j-1} Q_j {j-1}A_i becomes U_ij = W_j Q_j S_j C_j {j}A_i with W_j = 0A_{j-1} B_j,
+i.e. U_ij = Delta_j 0A_i with the base-frame operator Delta_j = W_j Q_j W_j^-1. Then
+eq. 3.2-13 reads U_ijk = Delta_min(j,k) Delta_max(j,k) 0A_i, and
+
+    D_ik   = sum_{j >= max(i,k)}   Tr(U_jk J_j U_ji^T)                 (3.2-31)
+    h_ikm  = sum_{j >= max(i,k,m)} Tr(U_jkm J_j U_ji^T)                (3.2-33)
+    h_i    = sum_k sum_m h_ikm qd_k qd_m                               (3.2-32)
+    c_i    = -sum_{j >= i} m_j g U_ji rbar_j                           (3.2-34)
+
+with J_j the pseudo-inertia of eq. 3.2-18 built from the inertia about the centre of
+mass (a payload adds its own pseudo-inertia to the last link's: J is additive).
+The tip load enters by virtual work, tau_load = J^T (f, n).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import symengine as se
+import sympy
+
+from robodyn.algebra import SeExpr, dot, to_se, vector
+from robodyn.model.dh import chain_frames, inverse, rotation, translation
+from robodyn.model.inertia import second_moment
+from robodyn.model.manipulator import Manipulator, RigidBody
+
+Q_REVOLUTE = se.DenseMatrix([[0, -1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])  # eq. 3.2-8a
+Q_PRISMATIC = se.DenseMatrix([[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]])  # eq. 3.2-8b
+
+
+def pseudo_inertia(body: RigidBody) -> sympy.Matrix:
+    """Fu eq. 3.2-18: J = integral(r r^T dm) over the body in homogeneous link coordinates."""
+    m = body.mass
+    c = sympy.Matrix(body.com)
+    J = sympy.zeros(4, 4)
+    J[:3, :3] = second_moment(body.inertia) + m * c * c.T
+    J[:3, 3] = m * c
+    J[3, :3] = (m * c).T
+    J[3, 3] = m
+    return J
+
+
+def trace_product(A: se.DenseMatrix, J: se.DenseMatrix, B: se.DenseMatrix) -> SeExpr:
+    """Tr(A J B^T) = sum_rst A_rs J_st B_rt; rows 4 of U matrices are zero, so r < 3."""
+    AJ = A[:3, :] * J
+    return sum((AJ[r, t] * B[r, t] for r in range(3) for t in range(4) if B[r, t] != 0), se.Integer(0))
+
+
+class LagrangeEuler:
+    """The quantities of Fu section 3.2 for one arm, built once and shared by D, h and c."""
+
+    def __init__(self, robot: Manipulator, q: list[SeExpr]) -> None:
+        self.robot = robot
+        self.n = robot.n
+        frames = chain_frames(robot, q)
+        self.T = [se.eye(4)]  # 0A_i, i = 0..n (eq. 3.2-4)
+        for f in frames:
+            self.T.append(self.T[-1] * f.A)
+        self.Delta = []  # Delta_j = W_j Q_j W_j^-1, W_j = 0A_{j-1} B_j
+        self.axis = []  # joint axis in the base frame (revolute) for the tip load
+        for j, f in enumerate(frames):
+            W = self.T[j] * f.B
+            Qj = Q_REVOLUTE if f.revolute else Q_PRISMATIC
+            self.Delta.append(W * Qj * inverse(W))
+            self.axis.append(rotation(W) * vector([0, 0, 1]) if f.revolute else None)
+        self.J = []
+        for j in range(self.n):
+            J = sum((pseudo_inertia(b) for b in robot.bodies(j)), sympy.zeros(4, 4))
+            self.J.append(se.DenseMatrix(J.tolist()))
+        self._U: dict[tuple[int, int], se.DenseMatrix] = {}
+
+    def U(self, i: int, j: int) -> se.DenseMatrix:
+        """U_ij = d(0A_i)/dq_j (eq. 3.2-11), 0-based link i and joint j <= i."""
+        key = (i, j)
+        if key not in self._U:
+            self._U[key] = self.Delta[j] * self.T[i + 1]
+        return self._U[key]
+
+    def U2(self, i: int, j: int, k: int) -> se.DenseMatrix:
+        """U_ijk = d(U_ij)/dq_k (eq. 3.2-13)."""
+        a, b = min(j, k), max(j, k)
+        return self.Delta[a] * self.U(i, b)
+
+    def D(self) -> se.DenseMatrix:
+        n = self.n
+        D = se.zeros(n, n)
+        for i in range(n):
+            for k in range(i, n):
+                D[i, k] = sum(
+                    (trace_product(self.U(j, k), self.J[j], self.U(j, i)) for j in range(k, n)),
+                    se.Integer(0),
+                )  # eq. 3.2-31
+                D[k, i] = D[i, k]
+            D[i, i] += to_se(self.robot.links[i].armature)
+        return D
+
+    def h_coefficient(self, i: int, k: int, m: int) -> SeExpr:
+        """h_ikm of eq. 3.2-33."""
+        start = max(i, k, m)
+        return sum(
+            (trace_product(self.U2(j, k, m), self.J[j], self.U(j, i)) for j in range(start, self.n)),
+            se.Integer(0),
+        )
+
+    def h(self, qd: list[SeExpr]) -> se.DenseMatrix:
+        n = self.n
+        out = se.zeros(n, 1)
+        for i in range(n):
+            total = se.Integer(0)
+            for k in range(n):
+                for m in range(k, n):
+                    weight = 1 if k == m else 2  # h_ikm = h_imk
+                    total += weight * self.h_coefficient(i, k, m) * qd[k] * qd[m]  # eq. 3.2-32
+            out[i, 0] = total
+        return out
+
+    def c(self) -> se.DenseMatrix:
+        g_row = se.DenseMatrix([[to_se(x) for x in self.robot.gravity] + [0]])
+        out = se.zeros(self.n, 1)
+        for i in range(self.n):
+            # m_j rbar_j (homogeneous) is the last column of J_j
+            out[i, 0] = -sum(
+                ((g_row * self.U(j, i) * self.J[j][:, 3])[0, 0] for j in range(i, self.n)), se.Integer(0)
+            )  # eq. 3.2-34
+        return out
+
+    def load(self) -> se.DenseMatrix:
+        """Virtual work of the tip wrench: tau_i = dp_n/dq_i . f_0 + axis_i . n_0."""
+        R_n = rotation(self.T[-1])
+        f0 = R_n * vector(self.robot.tip_force)
+        n0 = R_n * vector(self.robot.tip_moment)
+        out = se.zeros(self.n, 1)
+        for i in range(self.n):
+            value = dot(translation(self.U(self.n - 1, i)), f0)
+            if self.axis[i] is not None:
+                value += dot(self.axis[i], n0)
+            out[i, 0] = value
+        return out
+
+
+def components(
+    robot: Manipulator,
+    q: list[SeExpr],
+    qd: list[SeExpr],
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, se.DenseMatrix]:
+    """M (= Fu's D), h, G (= Fu's c) and the tip-load torques."""
+    le = LagrangeEuler(robot, q)
+    out = {"M": le.D()}
+    if progress:
+        progress("inertia matrix D (eq. 3.2-31)")
+    out["h"] = le.h(qd)
+    if progress:
+        progress("Coriolis and centrifugal h (eq. 3.2-32, 3.2-33)")
+    out["G"] = le.c()
+    out["load"] = le.load()
+    if progress:
+        progress("gravity c (eq. 3.2-34)")
+    return out

@@ -1,0 +1,98 @@
+"""Link transforms in both DH conventions, split around the joint.
+
+Every link transform is written A_i = B_i S_i(q_i) C_i, where S_i = Rot(z, theta_i) Trans(z, d_i)
+is the joint's screw about/along the local z axis and B_i, C_i are constant:
+
+- standard (Paul; Fu eq. 3.2-5/6):   B_i = I,                        C_i = Trans(x, a_i) Rot(x, alpha_i)
+- modified (Craig; Burdick eq. 1):   B_i = Rot(x, alpha_{i-1}) Trans(x, a_{i-1}),   C_i = I
+
+Splitting this way lets one Newton-Euler and one Lagrange-Euler code serve both
+conventions: the joint axis is the z axis of the frame after B_i, and
+d(A_i)/dq_i = B_i Q_i S_i C_i with Fu's Q_i (eq. 3.2-8, 3.2-9).
+
+A joint angle enters only as sin(q) and cos(q): cos(theta0 + q) is written
+cos(theta0) cos(q) - sin(theta0) sin(q), which is exact and keeps the canonical form of
+:mod:`robodyn.algebra` simple.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import symengine as se
+
+from robodyn.algebra import SeExpr, to_se
+from robodyn.model.manipulator import Link, Manipulator
+
+
+def rot_z(c: SeExpr, s: SeExpr) -> se.DenseMatrix:
+    return se.DenseMatrix([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+
+
+def rot_x(c: SeExpr, s: SeExpr) -> se.DenseMatrix:
+    return se.DenseMatrix([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1]])
+
+
+def trans(x: SeExpr, y: SeExpr, z: SeExpr) -> se.DenseMatrix:
+    return se.DenseMatrix([[1, 0, 0, x], [0, 1, 0, y], [0, 0, 1, z], [0, 0, 0, 1]])
+
+
+def cos_sin_of_sum(offset: SeExpr, q: SeExpr | None) -> tuple[SeExpr, SeExpr]:
+    """cos and sin of offset + q, expanded so that q appears only in cos(q), sin(q)."""
+    c0, s0 = se.cos(offset), se.sin(offset)
+    if q is None:
+        return c0, s0
+    cq, sq = se.cos(q), se.sin(q)
+    return c0 * cq - s0 * sq, s0 * cq + c0 * sq
+
+
+@dataclass(frozen=True)
+class JointFrames:
+    """A_i = B S C for one link, as symengine 4x4 matrices, and the joint type."""
+
+    B: se.DenseMatrix
+    S: se.DenseMatrix
+    C: se.DenseMatrix
+    revolute: bool
+
+    @property
+    def A(self) -> se.DenseMatrix:
+        return self.B * self.S * self.C
+
+
+def joint_frames(link: Link, convention: str, q: SeExpr | None) -> JointFrames:
+    """The split transform of one link at joint coordinate ``q`` (None: at the offsets)."""
+    a, alpha = to_se(link.a), to_se(link.alpha)
+    d, theta = to_se(link.d), to_se(link.theta)
+    if q is not None and not link.revolute:
+        d = d + q
+    c, s = cos_sin_of_sum(theta, q if link.revolute else None)
+    screw = rot_z(c, s) * trans(0, 0, d)
+    ca, sa = se.cos(alpha), se.sin(alpha)
+    if convention == "standard":
+        return JointFrames(se.eye(4), screw, trans(a, 0, 0) * rot_x(ca, sa), link.revolute)
+    return JointFrames(rot_x(ca, sa) * trans(a, 0, 0), screw, se.eye(4), link.revolute)
+
+
+def chain_frames(robot: Manipulator, q: list[SeExpr]) -> list[JointFrames]:
+    return [joint_frames(link, robot.convention, qi) for link, qi in zip(robot.links, q, strict=True)]
+
+
+def rotation(T: se.DenseMatrix) -> se.DenseMatrix:
+    return T[:3, :3]
+
+
+def translation(T: se.DenseMatrix) -> se.DenseMatrix:
+    return T[:3, 3]
+
+
+def inverse(T: se.DenseMatrix) -> se.DenseMatrix:
+    """Inverse of a homogeneous transform: [R^T, -R^T p]."""
+    Rt = rotation(T).T
+    p = -(Rt * translation(T))
+    out = se.eye(4)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = Rt[i, j]
+        out[i, 3] = p[i]
+    return out

@@ -1,0 +1,199 @@
+"""A whitelist parser for the expressions found in model files.
+
+Model files come from other people, so reading one must never run code. Strings
+such as ``"pi/2"`` or ``"m2*l2**2/12"`` are parsed with :mod:`ast` and every node
+is checked against a short whitelist (numbers, parameter names, ``+ - * / **``,
+parentheses, ``pi``, ``sqrt``, ``sin``, ``cos``) before a sympy expression is built
+from it by hand. Neither ``eval`` nor a bare ``sympify`` ever sees the text.
+
+The printer at the bottom writes expressions back in the same language, with
+floats printed by ``repr`` so that a model file round-trips exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+import re
+
+import sympy
+from sympy.printing.str import StrPrinter
+
+from robodyn.errors import ModelError
+
+MAX_LENGTH = 2000  # characters in one expression
+MAX_EXPONENT = 64  # |n| in x**n for a numeric exponent
+MAX_DEPTH = 60  # nesting depth of the syntax tree
+
+FUNCTIONS = {"sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos}
+CONSTANTS = {"pi": sympy.pi}
+
+#: Names reserved for the fixed symbols of the dynamics (joint coordinates and derivatives).
+RESERVED = re.compile(r"^(q|qd|qdd)\d+$")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def parameter_symbol(name: str) -> sympy.Symbol:
+    """The sympy symbol of a model parameter.
+
+    Plain symbols (no assumptions), so that a round trip through symengine gives
+    back the very same symbol.
+    """
+    return sympy.Symbol(name)
+
+
+def to_expr(value: object, field: str = "value") -> sympy.Expr:
+    """Turn a number, a string or a sympy expression into a checked sympy expression.
+
+    Raises :class:`ModelError` naming ``field`` for anything else, for NaN or
+    infinity, and for strings outside the whitelist.
+    """
+    if isinstance(value, bool):
+        raise ModelError(f"expected a number or an expression, got {value!r}", field=field)
+    if isinstance(value, numbers.Integral):
+        return sympy.Integer(int(value))
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x):
+            raise ModelError(f"{x} is not a finite number", field=field)
+        return sympy.Float(x)
+    if isinstance(value, str):
+        return parse_expression(value, field=field)
+    if isinstance(value, sympy.Basic):
+        return _check_sympy(value, field)
+    raise ModelError(
+        f"expected a number or an expression, got {type(value).__name__} {value!r}", field=field
+    )
+
+
+def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
+    if not isinstance(expr, sympy.Expr):
+        raise ModelError(f"expected a scalar expression, got {expr!r}", field=field)
+    if expr.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        raise ModelError(f"{expr} is not finite", field=field)
+    for s in expr.free_symbols:
+        if RESERVED.match(s.name):
+            raise ModelError(
+                f"'{s.name}' is reserved for the joint variables and cannot be a parameter",
+                field=field,
+            )
+    if expr.is_number:
+        value = complex(expr.evalf())
+        if value.imag != 0 or not math.isfinite(value.real):
+            raise ModelError(f"{expr} is not a finite real number", field=field)
+    return expr
+
+
+def parse_expression(text: str, field: str = "value") -> sympy.Expr:
+    """Parse one expression string with the whitelist; see the module docstring."""
+    source = text.strip()
+    if not source:
+        raise ModelError("empty expression", field=field)
+    if len(source) > MAX_LENGTH:
+        raise ModelError(f"expression longer than {MAX_LENGTH} characters", field=field)
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ModelError(f"cannot parse expression {source!r} ({exc.__class__.__name__})", field=field) from None
+    try:
+        expr = _Builder(source, field).build(tree.body, 0)
+    except RecursionError:
+        raise ModelError(f"expression {source!r} is nested too deeply", field=field) from None
+    return _check_sympy(expr, field)
+
+
+class _Builder:
+    """Walks a parsed expression, refusing every node outside the whitelist."""
+
+    def __init__(self, source: str, field: str) -> None:
+        self.source = source
+        self.field = field
+
+    def fail(self, why: str) -> ModelError:
+        return ModelError(f"{why} in expression {self.source!r}", field=self.field)
+
+    def build(self, node: ast.AST, depth: int) -> sympy.Expr:
+        if depth > MAX_DEPTH:
+            raise self.fail("nesting too deep")
+        if isinstance(node, ast.Constant):
+            return self.constant(node.value)
+        if isinstance(node, ast.Name):
+            return self.name(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self.build(node.operand, depth + 1)
+            return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, depth)
+        if isinstance(node, ast.Call):
+            return self.call(node, depth)
+        raise self.fail(f"'{type(node).__name__}' is not allowed")
+
+    def constant(self, value: object) -> sympy.Expr:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(f"literal {value!r} is not a number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail("non-finite number")
+        return sympy.Integer(value) if isinstance(value, int) else sympy.Float(value)
+
+    def name(self, ident: str) -> sympy.Expr:
+        if ident in CONSTANTS:
+            return CONSTANTS[ident]
+        if ident in FUNCTIONS:
+            raise self.fail(f"function '{ident}' used without arguments")
+        if not _NAME.match(ident):
+            raise self.fail(f"name '{ident}' is not allowed (letters, digits and _ only, starting with a letter)")
+        if RESERVED.match(ident):
+            raise self.fail(f"'{ident}' is reserved for the joint variables")
+        return parameter_symbol(ident)
+
+    def binop(self, node: ast.BinOp, depth: int) -> sympy.Expr:
+        left = self.build(node.left, depth + 1)
+        right = self.build(node.right, depth + 1)
+        op = node.op
+        if isinstance(op, ast.Add):
+            return left + right
+        if isinstance(op, ast.Sub):
+            return left - right
+        if isinstance(op, ast.Mult):
+            return left * right
+        if isinstance(op, ast.Div):
+            if right == 0:
+                raise self.fail("division by zero")
+            return left / right
+        if isinstance(op, ast.Pow):
+            if right.is_number:
+                exponent = float(right)
+                if abs(exponent) > MAX_EXPONENT:
+                    raise self.fail(f"exponent {right} is larger than {MAX_EXPONENT}")
+                if left == 0 and exponent < 0:
+                    raise self.fail("division by zero")
+            return left**right
+        raise self.fail(f"operator '{type(op).__name__}' is not allowed")
+
+    def call(self, node: ast.Call, depth: int) -> sympy.Expr:
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            shown = node.func.id if isinstance(node.func, ast.Name) else type(node.func).__name__
+            raise self.fail(f"call of '{shown}' is not allowed (only {', '.join(sorted(FUNCTIONS))})")
+        if node.keywords or len(node.args) != 1:
+            raise self.fail(f"'{node.func.id}' takes exactly one argument")
+        return FUNCTIONS[node.func.id](self.build(node.args[0], depth + 1))
+
+
+class _ModelPrinter(StrPrinter):
+    """sympy's str printer, but floats are written with ``repr`` (exact round trip)."""
+
+    def _print_Float(self, expr: sympy.Float) -> str:  # noqa: N802 (sympy's naming)
+        return repr(float(expr))
+
+
+_PRINTER = _ModelPrinter()
+
+
+def format_expression(expr: sympy.Expr) -> int | float | str:
+    """The value to write in a model file: a plain number where possible, else a string."""
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Float:
+        return float(expr)
+    return _PRINTER.doprint(expr)

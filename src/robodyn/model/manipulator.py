@@ -1,0 +1,294 @@
+"""The manipulator description: frozen ``Link``s, an optional ``Payload``, and ``Manipulator``.
+
+Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
+
+- ``standard`` DH (Paul, Fu, ROBMAT): A_i = Rot(z, theta_i) Trans(z, d_i) Trans(x, a_i) Rot(x, alpha_i);
+  joint i moves about/along z_{i-1}; link i's frame sits at its distal end.
+- ``modified`` DH (Craig, Burdick): A_i = Rot(x, alpha_{i-1}) Trans(x, a_{i-1}) Rot(z, theta_i) Trans(z, d_i);
+  a link row holds alpha_{i-1} and a_{i-1} as ``alpha`` and ``a``; joint i moves about/along z_i.
+- A revolute joint's variable q_i adds to ``theta``; a prismatic joint's adds to ``d``.
+- ``com`` is the centre of mass in the link frame; ``inertia`` the tensor about the centre of
+  mass with axes parallel to the link frame (off-diagonals are minus the products of inertia).
+- ``gravity`` is the acceleration of gravity in the base frame, e.g. (0, 0, -g).
+- ``tip_force``/``tip_moment``: what the last link exerts on the environment (Fu's f_{n+1},
+  n_{n+1}), in the last link frame, the moment about that frame's origin.
+- ``damping`` is the viscous coefficient b_i (tau_i gets b_i qd_i, Fu table 3.2); ``armature``
+  is the rotor inertia reflected to the joint, G^2 Jm, added to M_ii.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import InitVar, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sympy
+
+from robodyn.errors import ModelError
+from robodyn.model.expr import to_expr
+from robodyn.model.inertia import as_inertia, as_vector3, check_inertia
+from robodyn.symbols import g as gravity_symbol
+
+CONVENTIONS = ("standard", "modified")
+JOINT_TYPES = {"R": "R", "P": "P", "REVOLUTE": "R", "PRISMATIC": "P"}
+ZERO3 = (sympy.Integer(0), sympy.Integer(0), sympy.Integer(0))
+
+
+def _zero_inertia() -> sympy.ImmutableMatrix:
+    return sympy.ImmutableMatrix.zeros(3, 3)
+
+
+def _nonnegative(value: sympy.Expr, field_name: str) -> None:
+    if value.is_number and float(value) < 0:
+        raise ModelError(f"{value} is negative", field=field_name)
+
+
+@dataclass(frozen=True)
+class RigidBody:
+    """Mass, centre of mass (in the frame it is attached to) and inertia about the centre of mass."""
+
+    mass: Any = 0
+    com: Any = ZERO3
+    inertia: Any = field(default_factory=_zero_inertia)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mass", to_expr(self.mass, "mass"))
+        _nonnegative(self.mass, "mass")
+        object.__setattr__(self, "com", as_vector3(self.com, "com"))
+        object.__setattr__(self, "inertia", as_inertia(self.inertia, "inertia"))
+
+    def check(self, where: str, strict: bool) -> None:
+        check_inertia(self.inertia, field="inertia", where=where, strict=strict)
+
+
+@dataclass(frozen=True)
+class Payload(RigidBody):
+    """A rigid body carried by the last link (fixed in its frame), e.g. the payload of seed 004."""
+
+
+@dataclass(frozen=True)
+class Link(RigidBody):
+    """One joint and the link it moves.
+
+    ``a``, ``alpha``, ``d``, ``theta`` are the DH parameters of the manipulator's convention
+    (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
+    are those of :class:`RigidBody`; ``damping`` and ``armature`` are optional.
+    """
+
+    joint: str = "R"
+    a: Any = 0
+    alpha: Any = 0
+    d: Any = 0
+    theta: Any = 0
+    damping: Any = 0
+    armature: Any = 0
+
+    def __post_init__(self) -> None:
+        kind = JOINT_TYPES.get(str(self.joint).strip().upper()) if isinstance(self.joint, str) else None
+        if kind is None:
+            raise ModelError(f"unknown joint type {self.joint!r} (expected R or P)", field="joint")
+        object.__setattr__(self, "joint", kind)
+        for name in ("a", "alpha", "d", "theta", "damping", "armature"):
+            object.__setattr__(self, name, to_expr(getattr(self, name), name))
+        _nonnegative(self.damping, "damping")
+        _nonnegative(self.armature, "armature")
+        super().__post_init__()
+
+    @property
+    def revolute(self) -> bool:
+        return self.joint == "R"
+
+    def replace(self, **changes: Any) -> Link:
+        return dataclasses.replace(self, **changes)
+
+
+def _as_transform(value: object, field_name: str) -> sympy.ImmutableMatrix:
+    if value is None:
+        return sympy.ImmutableMatrix.eye(4)
+    rows = value.tolist() if isinstance(value, sympy.MatrixBase) else value
+    if not isinstance(rows, Sequence) or len(rows) != 4 or any(
+        not isinstance(r, Sequence) or isinstance(r, str) or len(r) != 4 for r in rows
+    ):
+        raise ModelError("expected a 4x4 homogeneous transform", field=field_name)
+    matrix = sympy.ImmutableMatrix(
+        [[to_expr(v, f"{field_name}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
+    )
+    if list(matrix[3, :]) != [0, 0, 0, 1]:
+        raise ModelError("the last row of a homogeneous transform must be [0, 0, 0, 1]", field=field_name)
+    return matrix
+
+
+@dataclass(frozen=True)
+class Manipulator:
+    """An immutable serial arm: links, DH convention, gravity, optional tip load, payload and tool.
+
+    Build one in code (``Manipulator(links=[Link(...), ...])`` or :meth:`from_dh`), from a
+    model file (:func:`robodyn.load`), or from the built-in library. ``strict=True`` turns
+    the triangle-inequality warning into an error.
+    """
+
+    links: tuple[Link, ...]
+    convention: str = "standard"
+    gravity: Any = (0, 0, -gravity_symbol)
+    name: str = "robot"
+    description: str = ""
+    source: str = ""
+    tip_force: Any = ZERO3
+    tip_moment: Any = ZERO3
+    payload: Payload | None = None
+    tool: Any = None
+    strict: InitVar[bool] = False
+
+    def __post_init__(self, strict: bool) -> None:
+        links = tuple(self.links)
+        if not links:
+            raise ModelError("a manipulator needs at least one link", field="links")
+        for k, link in enumerate(links, start=1):
+            if not isinstance(link, Link):
+                raise ModelError(f"expected a Link, got {type(link).__name__}", link=k)
+        object.__setattr__(self, "links", links)
+        if self.convention not in CONVENTIONS:
+            raise ModelError(
+                f"unknown convention {self.convention!r} (expected one of {', '.join(CONVENTIONS)})",
+                field="convention",
+            )
+        object.__setattr__(self, "name", str(self.name))
+        object.__setattr__(self, "gravity", as_vector3(self.gravity, "gravity"))
+        object.__setattr__(self, "tip_force", as_vector3(self.tip_force, "tip_force"))
+        object.__setattr__(self, "tip_moment", as_vector3(self.tip_moment, "tip_moment"))
+        object.__setattr__(self, "tool", _as_transform(self.tool, "tool"))
+        if self.payload is not None and not isinstance(self.payload, Payload):
+            raise ModelError("expected a Payload", field="payload")
+        for k, link in enumerate(links, start=1):
+            try:
+                link.check(f"link {k}", strict)
+            except ModelError as exc:
+                raise exc.located(link=k) from None
+        if self.payload is not None:
+            try:
+                self.payload.check("payload", strict)
+            except ModelError as exc:
+                raise exc.located(link="payload") from None
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_dh(
+        cls,
+        rows: Iterable[Mapping[str, Any] | Link],
+        convention: str = "standard",
+        **kwargs: Any,
+    ) -> Manipulator:
+        """Build from DH rows: dicts with the model-file keys (``joint``, ``a``, ``alpha``,
+        ``d``, ``theta``, ``mass``, ``com``, ``inertia``, ``damping``, ``armature``) or Links."""
+        links = []
+        for k, row in enumerate(rows, start=1):
+            if isinstance(row, Link):
+                links.append(row)
+                continue
+            try:
+                links.append(Link(**dict(row)))
+            except ModelError as exc:
+                raise exc.located(link=k) from None
+            except TypeError as exc:
+                raise ModelError(str(exc).replace("__init__() ", ""), link=k) from None
+        return cls(links=tuple(links), convention=convention, **kwargs)
+
+    # -- questions ----------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of joints."""
+        return len(self.links)
+
+    @property
+    def joint_types(self) -> str:
+        """E.g. ``"RRP"``."""
+        return "".join(link.joint for link in self.links)
+
+    def parameters(self) -> tuple[sympy.Symbol, ...]:
+        """Every free symbol of the description, sorted by name (``g`` included if used)."""
+        symbols: set[sympy.Symbol] = set()
+        for expr in self._expressions():
+            symbols |= expr.free_symbols
+        return tuple(sorted(symbols, key=lambda s: s.name))
+
+    @property
+    def is_numeric(self) -> bool:
+        return not self.parameters()
+
+    def bodies(self, k: int) -> tuple[RigidBody, ...]:
+        """The rigid bodies moving with link k (0-based): the link, and the payload on the last."""
+        if k == self.n - 1 and self.payload is not None:
+            return (self.links[k], self.payload)
+        return (self.links[k],)
+
+    def _expressions(self) -> Iterable[sympy.Expr]:
+        for link in self.links:
+            yield from (link.a, link.alpha, link.d, link.theta, link.mass, link.damping, link.armature)
+            yield from link.com
+            yield from link.inertia
+        yield from self.gravity
+        yield from self.tip_force
+        yield from self.tip_moment
+        yield from self.tool
+        if self.payload is not None:
+            yield self.payload.mass
+            yield from self.payload.com
+            yield from self.payload.inertia
+
+    # -- transformation -----------------------------------------------------------------
+    def subs(self, values: Mapping[Any, Any]) -> Manipulator:
+        """A copy with parameters replaced, e.g. ``robot.subs({"L1": 1.0, "g": 9.81})``."""
+        mapping = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in values.items()}
+
+        def sub(value: Any) -> Any:
+            if isinstance(value, sympy.MatrixBase):
+                return value.subs(mapping)
+            if isinstance(value, tuple):
+                return tuple(sub(v) for v in value)
+            if isinstance(value, sympy.Basic):
+                return value.subs(mapping)
+            return value
+
+        def body(b: RigidBody) -> dict[str, Any]:
+            return {f.name: sub(getattr(b, f.name)) for f in dataclasses.fields(b)}
+
+        links = tuple(Link(**body(link)) for link in self.links)
+        payload = Payload(**body(self.payload)) if self.payload is not None else None
+        return dataclasses.replace(
+            self,
+            links=links,
+            gravity=sub(self.gravity),
+            tip_force=sub(self.tip_force),
+            tip_moment=sub(self.tip_moment),
+            tool=sub(self.tool),
+            payload=payload,
+        )
+
+    def replace(self, **changes: Any) -> Manipulator:
+        return dataclasses.replace(self, **changes)
+
+    # -- files --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The model-file structure (see :mod:`robodyn.model.io`)."""
+        from robodyn.model.io import manipulator_to_dict
+
+        return manipulator_to_dict(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write a YAML (or, for a ``.json`` path, JSON) model file atomically."""
+        from robodyn.model.io import save
+
+        return save(self, path)
+
+    def __repr__(self) -> str:
+        return (
+            f"Manipulator(name={self.name!r}, n={self.n}, joints={self.joint_types!r}, "
+            f"convention={self.convention!r}, parameters={len(self.parameters())})"
+        )
+
+    def _repr_latex_(self) -> str:
+        from robodyn.report_text import dh_table_latex
+
+        return "$" + dh_table_latex(self) + "$"
