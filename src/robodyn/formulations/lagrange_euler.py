@@ -22,7 +22,7 @@ from collections.abc import Callable
 import symengine as se
 import sympy
 
-from robodyn.algebra import SeExpr, dot, to_se, vector
+from robodyn.algebra import SeExpr, canonical, dot, to_se, vector
 from robodyn.model.dh import chain_frames, inverse, rotation, translation
 from robodyn.model.inertia import second_moment
 from robodyn.model.manipulator import Manipulator, RigidBody
@@ -55,16 +55,17 @@ class LagrangeEuler:
     def __init__(self, robot: Manipulator, q: list[SeExpr]) -> None:
         self.robot = robot
         self.n = robot.n
+        self.q = q
         frames = chain_frames(robot, q)
         self.T = [se.eye(4)]  # 0A_i, i = 0..n (eq. 3.2-4)
         for f in frames:
-            self.T.append(self.T[-1] * f.A)
+            self.T.append(self.simplify(self.T[-1] * f.A))
         self.Delta = []  # Delta_j = W_j Q_j W_j^-1, W_j = 0A_{j-1} B_j
         self.axis = []  # joint axis in the base frame (revolute) for the tip load
         for j, f in enumerate(frames):
             W = self.T[j] * f.B
             Qj = Q_REVOLUTE if f.revolute else Q_PRISMATIC
-            self.Delta.append(W * Qj * inverse(W))
+            self.Delta.append(self.simplify(W * Qj * inverse(W)))
             self.axis.append(rotation(W) * vector([0, 0, 1]) if f.revolute else None)
         self.J = []
         for j in range(self.n):
@@ -72,17 +73,22 @@ class LagrangeEuler:
             self.J.append(se.DenseMatrix(J.tolist()))
         self._U: dict[tuple[int, int], se.DenseMatrix] = {}
 
+    def simplify(self, matrix: se.DenseMatrix) -> se.DenseMatrix:
+        """Canonical form of each entry (expanded, sin^2 -> 1 - cos^2): the 4x4 products are
+        simplified small and early so that the traces do not swell (ARCHITECTURE.md)."""
+        return matrix.applyfunc(lambda x: canonical(x, self.q))
+
     def U(self, i: int, j: int) -> se.DenseMatrix:
         """U_ij = d(0A_i)/dq_j (eq. 3.2-11), 0-based link i and joint j <= i."""
         key = (i, j)
         if key not in self._U:
-            self._U[key] = self.Delta[j] * self.T[i + 1]
+            self._U[key] = self.simplify(self.Delta[j] * self.T[i + 1])
         return self._U[key]
 
     def U2(self, i: int, j: int, k: int) -> se.DenseMatrix:
         """U_ijk = d(U_ij)/dq_k (eq. 3.2-13)."""
         a, b = min(j, k), max(j, k)
-        return self.Delta[a] * self.U(i, b)
+        return self.simplify(self.Delta[a] * self.U(i, b))
 
     def D(self) -> se.DenseMatrix:
         n = self.n
@@ -105,16 +111,25 @@ class LagrangeEuler:
             se.Integer(0),
         )
 
+    def V(self, j: int, qd: list[SeExpr]) -> se.DenseMatrix:
+        """V_j = sum_k sum_m U_jkm qd_k qd_m, the velocity-product part of d2(0A_j)/dt2."""
+        V = se.zeros(4, 4)
+        for k in range(j + 1):
+            for m in range(k, j + 1):
+                weight = 1 if k == m else 2  # U_jkm = U_jmk
+                V += self.U2(j, k, m) * (weight * qd[k] * qd[m])
+        return V
+
     def h(self, qd: list[SeExpr]) -> se.DenseMatrix:
+        """h_i = sum_k sum_m h_ikm qd_k qd_m (eq. 3.2-32 with 3.2-33), summed over the link j
+        first: h_i = sum_{j >= i} Tr(V_j J_j U_ji^T). The same sum, n^2 traces instead of n^4."""
         n = self.n
+        V = [self.V(j, qd) for j in range(n)]
         out = se.zeros(n, 1)
         for i in range(n):
-            total = se.Integer(0)
-            for k in range(n):
-                for m in range(k, n):
-                    weight = 1 if k == m else 2  # h_ikm = h_imk
-                    total += weight * self.h_coefficient(i, k, m) * qd[k] * qd[m]  # eq. 3.2-32
-            out[i, 0] = total
+            out[i, 0] = sum(
+                (trace_product(V[j], self.J[j], self.U(i=j, j=i)) for j in range(i, n)), se.Integer(0)
+            )
         return out
 
     def c(self) -> se.DenseMatrix:
