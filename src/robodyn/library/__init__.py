@@ -39,7 +39,7 @@ def entries() -> list[Entry]:
 
 def load(name: str, *, strict: bool = False) -> Manipulator:
     """A built-in robot by name."""
-    from robodyn.model.io import manipulator_from_dict, parse_text
+    from robodyn.model.io import build_located, parse_text
 
     files = _files()
     if name not in files:
@@ -47,7 +47,4 @@ def load(name: str, *, strict: bool = False) -> Manipulator:
     path = files[name]
     shown = f"<library>/{name}.yaml"
     data = parse_text(path.read_text(encoding="utf-8"), json_format=False, file=shown)  # type: ignore[attr-defined]
-    try:
-        return manipulator_from_dict(data, strict=strict)
-    except ModelError as exc:
-        raise exc.located(file=shown) from None
+    return build_located(data, shown, strict=strict)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,20 @@ def read_model_file(path: str | Path, *, strict: bool = False) -> Manipulator:
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(f"cannot read the file ({exc})", file=shown) from None
     data = parse_text(text, json_format=path.suffix.lower() == ".json", file=shown)
-    try:
-        return manipulator_from_dict(data, strict=strict)
-    except ModelError as exc:
-        raise exc.located(file=shown) from None
+    return build_located(data, shown, strict=strict)
+
+
+def build_located(data: Any, shown: str, *, strict: bool) -> Manipulator:
+    """:func:`manipulator_from_dict` with the file name put into errors and warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            robot = manipulator_from_dict(data, strict=strict)
+        except ModelError as exc:
+            raise exc.located(file=shown) from None
+    for w in caught:
+        warnings.warn_explicit(f"{shown}: {w.message}", w.category, w.filename, w.lineno)
+    return robot
 
 
 def parse_text(text: str, *, json_format: bool, file: str | None = None) -> Any:

@@ -269,6 +269,12 @@ class Manipulator:
     def replace(self, **changes: Any) -> Manipulator:
         return dataclasses.replace(self, **changes)
 
+    def to_convention(self, convention: str) -> Manipulator:
+        """The same physical arm described in the other DH convention (see :mod:`robodyn.model.convert`)."""
+        from robodyn.model.convert import to_convention
+
+        return to_convention(self, convention)
+
     # -- files --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The model-file structure (see :mod:`robodyn.model.io`)."""
@@ -289,6 +295,6 @@ class Manipulator:
         )
 
     def _repr_latex_(self) -> str:
-        from robodyn.report_text import dh_table_latex
+        from robodyn.tables import dh_table_latex
 
         return "$" + dh_table_latex(self) + "$"

@@ -1,0 +1,149 @@
+"""Cross-checks between formulations: exact where the arm allows it, numeric otherwise.
+
+Exact: for arms whose numbers are all integers, rationals or symbols, the difference of
+two formulations' parts is brought to the canonical form of :mod:`robodyn.algebra`; it
+must be identically zero. Numeric: for arms with floating-point data, both parts are
+compiled (symengine ``Lambdify`` with common subexpressions) and compared on random
+states (and random parameter values for any symbols left) to a relative tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import symengine as se
+import sympy
+
+from robodyn.algebra import canonical
+from robodyn.equations import Equations
+from robodyn.formulations import AVAILABLE, derive, method_name
+from robodyn.model.manipulator import Manipulator
+
+CHECKED_PARTS = ("tau", "M", "h", "G")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One part of one method against the reference method."""
+
+    method: str
+    part: str
+    mode: str  # "exact" or "numeric"
+    max_relative_difference: float  # 0.0 in exact mode when identical
+    agree: bool
+
+
+@dataclass
+class CheckResult:
+    robot: str
+    reference: str
+    methods: tuple[str, ...]
+    comparisons: list[Comparison] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def agree(self) -> bool:
+        return all(c.agree for c in self.comparisons)
+
+
+def has_floats(robot: Manipulator) -> bool:
+    """True if any number in the description is a floating-point number."""
+    return any(expr.has(sympy.Float) for expr in robot._expressions())
+
+
+@dataclass(frozen=True)
+class NumericSampler:
+    """Random states and parameter values, reproducible from ``seed``."""
+
+    robot: Manipulator
+    samples: int = 50
+    seed: int = 0
+
+    def symbols(self) -> list[se.Symbol]:
+        names = [f"q{i}" for i in range(1, self.robot.n + 1)]
+        names += [f"qd{i}" for i in range(1, self.robot.n + 1)]
+        names += [f"qdd{i}" for i in range(1, self.robot.n + 1)]
+        names += [s.name for s in self.robot.parameters()]
+        return [se.Symbol(name) for name in names]
+
+    def points(self) -> np.ndarray:
+        n, p = self.robot.n, len(self.robot.parameters())
+        rng = np.random.default_rng(self.seed)
+        return np.hstack(
+            [
+                rng.uniform(-np.pi, np.pi, (self.samples, n)),
+                rng.uniform(-2.0, 2.0, (self.samples, n)),
+                rng.uniform(-5.0, 5.0, (self.samples, n)),
+                rng.uniform(0.5, 1.5, (self.samples, p)),
+            ]
+        )
+
+
+def evaluate(matrix: se.DenseMatrix, symbols: Sequence[se.Symbol], points: np.ndarray) -> np.ndarray:
+    """Values of every entry of ``matrix`` at each row of ``points``: shape (N, entries)."""
+    entries = [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
+    f = se.Lambdify(list(symbols), entries, cse=True, backend="lambda")
+    return np.array([np.asarray(f(x), dtype=float).ravel() for x in points])
+
+
+def relative_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """max over samples of ||a - b||_inf / max(||a||_inf, ||b||_inf)."""
+    scale = np.maximum(np.max(np.abs(a), axis=1), np.max(np.abs(b), axis=1))
+    diff = np.max(np.abs(a - b), axis=1)
+    safe = np.where(scale > 0, scale, 1.0)
+    return float(np.max(np.where(scale > 0, diff / safe, diff)))
+
+
+def compare(
+    reference: Equations,
+    other: Equations,
+    *,
+    mode: str = "auto",
+    samples: int = 50,
+    rtol: float = 1e-10,
+    seed: int = 0,
+) -> list[Comparison]:
+    """Compare tau, M, h and G of two derivations of the same robot."""
+    if mode == "auto":
+        mode = "numeric" if has_floats(reference.robot) else "exact"
+    out = []
+    sampler = NumericSampler(reference.robot, samples, seed)
+    symbols, points = (sampler.symbols(), sampler.points()) if mode == "numeric" else ([], None)
+    for part in CHECKED_PARTS:
+        if mode == "exact":
+            a, b = reference.canonical(part), other.canonical(part)
+            same = all(
+                canonical(a[i, j] - b[i, j], reference.symbols.q) == 0
+                for i in range(a.rows)
+                for j in range(a.cols)
+            )
+            out.append(Comparison(other.method, part, mode, 0.0 if same else float("inf"), same))
+        else:
+            a = evaluate(reference.raw(part), symbols, points)
+            b = evaluate(other.raw(part), symbols, points)
+            rel = relative_difference(a, b)
+            out.append(Comparison(other.method, part, mode, rel, rel <= rtol))
+    return out
+
+
+def check(
+    robot: Manipulator,
+    methods: Sequence[str] = AVAILABLE,
+    *,
+    mode: str = "auto",
+    samples: int = 50,
+    rtol: float = 1e-10,
+    seed: int = 0,
+) -> CheckResult:
+    """Derive with every method and compare each with the first."""
+    names = tuple(method_name(m) for m in methods)
+    derived = {name: derive(robot, name) for name in names}
+    result = CheckResult(robot.name, names[0], names)
+    result.seconds = {name: eqs.seconds for name, eqs in derived.items()}
+    for name in names[1:]:
+        result.comparisons.extend(
+            compare(derived[names[0]], derived[name], mode=mode, samples=samples, rtol=rtol, seed=seed)
+        )
+    return result

@@ -1,0 +1,253 @@
+"""The ``robodyn`` command: a thin layer over the public API.
+
+Bad input prints one line (``error: FILE: link K: field 'F': problem``) and exits 2,
+without a traceback; output files are written to a temporary file and renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import robodyn as rd
+from robodyn import library, tables
+from robodyn.check import check as run_check
+from robodyn.equations import Equations
+from robodyn.errors import DerivationError, ModelError
+from robodyn.model.io import atomic_write
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Symbolic equations of motion of serial robot manipulators.",
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+MODEL_HELP = "A built-in robot name (see `robodyn list`) or a .yaml/.json model file."
+PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
+
+
+class Method(str, Enum):
+    ne = "ne"
+    le = "le"
+    newton_euler = "newton-euler"
+    lagrange_euler = "lagrange-euler"
+
+
+class Form(str, Enum):
+    tau = "tau"
+    config_space = "config-space"
+    fu = "fu"
+    christoffel = "christoffel"
+    emdeg = "emdeg"
+
+
+class Format(str, Enum):
+    text = "text"
+    latex = "latex"
+    json = "json"
+
+
+class UserError(Exception):
+    """A problem the user can fix; reported in one line with exit code 2."""
+
+
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    err.print(f"warning: {' '.join(str(message).split())}", markup=False)
+
+
+def _guarded(body: Callable[[], int | None]) -> None:
+    warnings.showwarning = _show_warning
+    try:
+        code = body()
+    except (ModelError, DerivationError, UserError) as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        raise typer.Exit(130) from None
+    if code:
+        raise typer.Exit(code)
+
+
+@contextmanager
+def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
+    """A progress bar on stderr that appears only if the work takes longer than a second."""
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+    task = progress.add_task(label, total=None)
+    started = threading.Event()
+
+    def start() -> None:
+        started.set()
+        progress.start()
+
+    timer = threading.Timer(PROGRESS_DELAY, start)
+    timer.daemon = True
+    timer.start()
+
+    def update(step: str) -> None:
+        progress.update(task, description=f"{label}: {step}")
+
+    try:
+        yield update
+    finally:
+        timer.cancel()
+        if started.is_set():
+            progress.stop()
+
+
+def _load(model: str, strict: bool) -> rd.Manipulator:
+    return rd.load(model, strict=strict)
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        out.print(text, markup=False)
+        return
+    if not output.parent.exists():
+        raise UserError(f"{output}: directory {output.parent} does not exist")
+    try:
+        atomic_write(output, text if text.endswith("\n") else text + "\n")
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write ({exc.strerror})") from None
+    err.print(f"wrote {output}", markup=False)
+
+
+StrictOption = Annotated[bool, typer.Option("--strict", help="Treat doubtful inertia (triangle inequality) as an error.")]
+
+
+@app.command("list")
+def list_robots() -> None:
+    """List the built-in robots with a one-line description and their source."""
+
+    def body() -> None:
+        table = Table(show_lines=False, box=None, pad_edge=False)
+        table.add_column("name", style="bold", no_wrap=True)
+        table.add_column("description / source")
+        for entry in library.entries():
+            table.add_row(entry.name, f"{entry.description}\n[dim]{entry.source}[/dim]")
+        out.print(table)
+
+    _guarded(body)
+
+
+@app.command()
+def show(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    strict: StrictOption = False,
+) -> None:
+    """Show a robot's DH table and inertial data, with the conventions they follow."""
+
+    def body() -> None:
+        robot = _load(model, strict)
+        out.print(f"[bold]{robot.name}[/bold]: {robot.description}")
+        if robot.source:
+            out.print(f"[dim]source: {robot.source}[/dim]")
+        out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
+        out.print("gravity: (" + ", ".join(str(x) for x in robot.gravity) + ")")
+        dh = Table(title="Denavit-Hartenberg parameters")
+        for header in tables.dh_headers(robot):
+            dh.add_column(header)
+        for row in tables.dh_rows(robot):
+            dh.add_row(*row)
+        out.print(dh)
+        inertial = Table(title="Inertial parameters")
+        for header in tables.INERTIA_HEADERS:
+            inertial.add_column(header)
+        for row in tables.inertia_rows(robot):
+            inertial.add_row(*row)
+        out.print(inertial)
+        if any(x != 0 for x in robot.tip_force + robot.tip_moment):
+            out.print(f"tip load: force {robot.tip_force}, moment {robot.tip_moment} (frame n, about its origin)")
+        out.print(f"[dim]{tables.INERTIA_TEXT}[/dim]")
+        params = robot.parameters()
+        out.print("parameters: " + (", ".join(s.name for s in params) if params else "none (numeric)"))
+
+    _guarded(body)
+
+
+def _render(eqs: Equations, form: str, fmt: Format) -> str:
+    if fmt is Format.json:
+        return json.dumps(eqs.to_dict(form), indent=2)
+    if fmt is Format.latex:
+        return eqs.to_latex(form)
+    header = f"# {eqs.robot.name}: {eqs.method}, form {form}, derived in {eqs.seconds:.3f} s"
+    return header + "\n" + eqs.to_text(form)
+
+
+@app.command()
+def derive(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    method: Annotated[Method, typer.Option("--method", "-m", help="Formulation.")] = Method.ne,
+    form: Annotated[Form, typer.Option("--form", help="Which form of the equations to print.")] = Form.tau,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    strict: StrictOption = False,
+) -> None:
+    """Derive the equations of motion and print them in one of the community forms."""
+
+    def body() -> None:
+        robot = _load(model, strict)
+        with delayed_progress(f"deriving {robot.name}") as step:
+            eqs = rd.derive(robot, method.value, progress=step)
+            step("simplifying")
+            text = _render(eqs, form.value, fmt)
+        _write(text, output)
+
+    _guarded(body)
+
+
+@app.command()
+def check(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    samples: Annotated[int, typer.Option(help="Random states for the numeric comparison.")] = 50,
+    rtol: Annotated[float, typer.Option(help="Relative tolerance of the numeric comparison.")] = 1e-10,
+    strict: StrictOption = False,
+) -> None:
+    """Derive with every available method and compare them; exit 1 if any disagree."""
+
+    def body() -> int:
+        robot = _load(model, strict)
+        with delayed_progress(f"checking {robot.name}"):
+            result = run_check(robot, samples=samples, rtol=rtol)
+        table = Table(title=f"{robot.name}: every method against {result.reference}")
+        for header in ("method", "part", "mode", "max relative difference", "agree"):
+            table.add_column(header)
+        for c in result.comparisons:
+            diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
+            table.add_row(c.method, c.part, c.mode, diff, "yes" if c.agree else "[red]NO[/red]")
+        out.print(table)
+        times = ", ".join(f"{m} {s:.3f} s" for m, s in result.seconds.items())
+        out.print(f"derivation times: {times}")
+        out.print("all methods agree" if result.agree else "[red]methods disagree[/red]")
+        return 0 if result.agree else 1
+
+    _guarded(body)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

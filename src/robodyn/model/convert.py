@@ -1,0 +1,105 @@
+"""The same physical arm in the other DH convention.
+
+Write S_i = Rot(z, theta_i) Trans(z, d_i) and C_i = Trans(x, a_i) Rot(x, alpha_i) for the
+standard parameters. Standard frames satisfy F_i = F_{i-1} S_i C_i. Taking the modified
+frame i to be the standard frame i-1 moved by the joint screw, M_i = F_{i-1} S_i, gives
+M_i = M_{i-1} C_{i-1} S_i: exactly the modified-DH transform with alpha_{i-1}, a_{i-1}
+taken from the standard row i-1 (Trans(x, a) and Rot(x, alpha) commute) and d_i, theta_i
+unchanged. A body described in standard frame i = M_i C_i is moved into M_i by C_i.
+
+The way back needs alpha_0 = a_0 = 0 (standard DH has no fixed transform before joint 1);
+the last standard frame is taken equal to the last modified frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import sympy
+
+from robodyn.errors import ModelError
+from robodyn.model.manipulator import Link, Manipulator, Payload, RigidBody
+
+
+def _C(a: sympy.Expr, alpha: sympy.Expr) -> tuple[sympy.Matrix, sympy.Matrix]:
+    """Rotation and translation of Trans(x, a) Rot(x, alpha)."""
+    c, s = sympy.cos(alpha), sympy.sin(alpha)
+    R = sympy.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
+    return R, sympy.Matrix([a, 0, 0])
+
+
+def _move(body: RigidBody, R: sympy.Matrix, p: sympy.Matrix) -> dict[str, Any]:
+    """Inertial fields of ``body`` re-expressed in a frame where its old frame sits at (R, p)."""
+    com = R * sympy.Matrix(body.com) + p
+    inertia = R * sympy.Matrix(body.inertia) * R.T
+    return {
+        "mass": body.mass,
+        "com": [sympy.expand(x) for x in com],
+        "inertia": [[sympy.expand(inertia[i, j]) for j in range(3)] for i in range(3)],
+    }
+
+
+def _homogeneous(R: sympy.Matrix, p: sympy.Matrix) -> sympy.Matrix:
+    T = sympy.eye(4)
+    T[:3, :3] = R
+    T[:3, 3] = p
+    return T
+
+
+def to_modified(robot: Manipulator) -> Manipulator:
+    """A standard-DH arm described in modified DH (same dynamics, same joint coordinates)."""
+    if robot.convention == "modified":
+        return robot
+    links = []
+    previous = (sympy.Integer(0), sympy.Integer(0))
+    for link in robot.links:
+        R, p = _C(link.a, link.alpha)
+        fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
+        fields.update(_move(link, R, p), a=previous[0], alpha=previous[1])
+        links.append(Link(**fields))
+        previous = (link.a, link.alpha)
+    R, p = _C(robot.links[-1].a, robot.links[-1].alpha)
+    f = R * sympy.Matrix(robot.tip_force)
+    moment = R * sympy.Matrix(robot.tip_moment) + p.cross(f)
+    payload = Payload(**_move(robot.payload, R, p)) if robot.payload is not None else None
+    return dataclasses.replace(
+        robot,
+        links=tuple(links),
+        convention="modified",
+        tool=(_homogeneous(R, p) * robot.tool).applyfunc(sympy.expand),
+        tip_force=tuple(f),
+        tip_moment=tuple(sympy.expand(x) for x in moment),
+        payload=payload,
+    )
+
+
+def to_standard(robot: Manipulator) -> Manipulator:
+    """A modified-DH arm described in standard DH; needs alpha_0 = a_0 = 0."""
+    if robot.convention == "standard":
+        return robot
+    first = robot.links[0]
+    if first.a != 0 or first.alpha != 0:
+        raise ModelError(
+            "standard DH cannot place joint 1 away from the base frame: alpha_0 and a_0 must be 0",
+            link=1,
+            field="a" if first.a != 0 else "alpha",
+        )
+    links = []
+    for k, link in enumerate(robot.links):
+        nxt = robot.links[k + 1] if k + 1 < robot.n else None
+        a, alpha = (nxt.a, nxt.alpha) if nxt is not None else (sympy.Integer(0), sympy.Integer(0))
+        R, p = _C(a, alpha)
+        fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
+        fields.update(_move(link, R.T, -(R.T * p)), a=a, alpha=alpha)
+        links.append(Link(**fields))
+    return dataclasses.replace(robot, links=tuple(links), convention="standard")
+
+
+def to_convention(robot: Manipulator, convention: str) -> Manipulator:
+    """``robot`` described in ``convention`` ("standard" or "modified")."""
+    if convention == "modified":
+        return to_modified(robot)
+    if convention == "standard":
+        return to_standard(robot)
+    raise ModelError(f"unknown convention {convention!r}", field="convention")

@@ -1,0 +1,92 @@
+"""Tables of a manipulator's description (DH and inertial data) as rows, text and LaTeX."""
+
+from __future__ import annotations
+
+import sympy
+
+from robodyn.model.manipulator import Manipulator
+
+CONVENTION_TEXT = {
+    "standard": "standard DH (Paul, Fu, ROBMAT): A_i = Rot(z,theta_i) Trans(z,d_i) Trans(x,a_i) Rot(x,alpha_i)",
+    "modified": "modified DH (Craig, Burdick): A_i = Rot(x,alpha_{i-1}) Trans(x,a_{i-1}) Rot(z,theta_i) Trans(z,d_i)",
+}
+INERTIA_TEXT = (
+    "com: centre of mass in the link frame; inertia: tensor about the centre of mass, axes parallel to "
+    "the link frame (off-diagonals = minus the products of inertia); gravity: acceleration vector in the base frame"
+)
+
+
+def joint_value(robot: Manipulator, i: int, name: str) -> sympy.Expr:
+    """theta_i or d_i of link i (0-based), with q_i added where the joint moves it."""
+    link = robot.links[i]
+    value = getattr(link, name)
+    is_variable = (name == "theta") == link.revolute
+    return value + sympy.Symbol(f"q{i + 1}") if is_variable else value
+
+
+def _joint_variable(robot: Manipulator, i: int, name: str) -> str:
+    return str(joint_value(robot, i, name))
+
+
+def dh_rows(robot: Manipulator) -> list[list[str]]:
+    """One row per link: joint, type, a, alpha, d, theta (with q_i where it moves)."""
+    return [
+        [
+            str(i + 1),
+            link.joint,
+            str(link.a),
+            str(link.alpha),
+            _joint_variable(robot, i, "d"),
+            _joint_variable(robot, i, "theta"),
+        ]
+        for i, link in enumerate(robot.links)
+    ]
+
+
+def dh_headers(robot: Manipulator) -> list[str]:
+    if robot.convention == "modified":
+        return ["i", "joint", "a_{i-1}", "alpha_{i-1}", "d_i", "theta_i"]
+    return ["i", "joint", "a_i", "alpha_i", "d_i", "theta_i"]
+
+
+def _matrix_text(m: sympy.MatrixBase) -> str:
+    if m.is_diagonal():
+        return "diag(" + ", ".join(str(m[k, k]) for k in range(3)) + ")"
+    return "[" + "; ".join(", ".join(str(m[r, c]) for c in range(3)) for r in range(3)) + "]"
+
+
+def inertia_rows(robot: Manipulator) -> list[list[str]]:
+    """One row per body: link, mass, com, inertia, damping, armature."""
+    rows = [
+        [
+            str(i + 1),
+            str(link.mass),
+            "(" + ", ".join(str(c) for c in link.com) + ")",
+            _matrix_text(link.inertia),
+            str(link.damping),
+            str(link.armature),
+        ]
+        for i, link in enumerate(robot.links)
+    ]
+    if robot.payload is not None:
+        p = robot.payload
+        rows.append(
+            ["payload", str(p.mass), "(" + ", ".join(str(c) for c in p.com) + ")", _matrix_text(p.inertia), "", ""]
+        )
+    return rows
+
+
+INERTIA_HEADERS = ["link", "mass", "com", "inertia about com", "damping", "armature"]
+
+
+def dh_table_latex(robot: Manipulator) -> str:
+    """The DH table as a LaTeX array."""
+    head = " & ".join(h.replace("alpha", "\\alpha").replace("theta", "\\theta") for h in dh_headers(robot))
+    body = " \\\\ ".join(
+        " & ".join(
+            [str(i + 1), link.joint]
+            + [sympy.latex(x) for x in (link.a, link.alpha, joint_value(robot, i, "d"), joint_value(robot, i, "theta"))]
+        )
+        for i, link in enumerate(robot.links)
+    )
+    return "\\begin{array}{cccccc} " + head + " \\\\ \\hline " + body + " \\end{array}"
