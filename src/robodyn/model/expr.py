@@ -141,6 +141,8 @@ class _Builder:
             return CONSTANTS[ident]
         if ident in FUNCTIONS:
             raise self.fail(f"function '{ident}' used without arguments")
+        if ident.lower() in {"nan", "inf", "infinity"}:
+            raise self.fail(f"'{ident}' is not a finite number")
         if not _NAME.match(ident):
             raise self.fail(f"name '{ident}' is not allowed (letters, digits and _ only, starting with a letter)")
         if RESERVED.match(ident):

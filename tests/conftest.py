@@ -1,0 +1,78 @@
+"""Shared fixtures: random arms drawn from a seed (so hypothesis can shrink the seed)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+
+
+def random_rotation(rng: np.random.Generator) -> np.ndarray:
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q @ np.diag(np.sign(np.diag(r)))
+    return q if np.linalg.det(q) > 0 else -q
+
+
+def random_inertia(rng: np.random.Generator, mass: float) -> list[list[float]]:
+    """A physically valid tensor: second moments x, y, z > 0 give moments (y+z, x+z, x+y)."""
+    x, y, z = rng.uniform(0.001, 0.05, 3) * mass
+    R = random_rotation(rng)
+    tensor = R @ np.diag([y + z, x + z, x + y]) @ R.T
+    tensor = (tensor + tensor.T) / 2
+    return tensor.tolist()
+
+
+def random_robot(
+    seed: int,
+    n: int,
+    convention: str,
+    *,
+    extras: bool = True,
+) -> rd.Manipulator:
+    """A random serial arm with mixed R/P joints, all parameters numeric (floats)."""
+    rng = np.random.default_rng(seed)
+    alphas = [0.0, np.pi / 2, -np.pi / 2]
+    rows = []
+    for _ in range(n):
+        mass = float(rng.uniform(0.2, 5.0))
+        rows.append(
+            {
+                "joint": "R" if rng.random() < 0.7 else "P",
+                "a": float(rng.uniform(-0.8, 0.8)),
+                "alpha": alphas[rng.integers(3)] if rng.random() < 0.6 else float(rng.uniform(-np.pi, np.pi)),
+                "d": float(rng.uniform(-0.5, 0.5)),
+                "theta": 0.0 if rng.random() < 0.5 else float(rng.uniform(-np.pi, np.pi)),
+                "mass": mass,
+                "com": rng.uniform(-0.3, 0.3, 3).tolist(),
+                "inertia": random_inertia(rng, mass),
+                "damping": float(rng.uniform(0, 1)) if extras else 0.0,
+                "armature": float(rng.uniform(0, 0.3)) if extras else 0.0,
+            }
+        )
+    kwargs = {}
+    if extras:
+        kwargs["tip_force"] = rng.uniform(-5, 5, 3).tolist()
+        kwargs["tip_moment"] = rng.uniform(-2, 2, 3).tolist()
+        if rng.random() < 0.5:
+            pm = float(rng.uniform(0.1, 2))
+            kwargs["payload"] = rd.Payload(mass=pm, com=rng.uniform(-0.2, 0.2, 3).tolist(),
+                                           inertia=random_inertia(rng, pm))
+    gravity = rng.normal(size=3)
+    gravity = (9.81 * gravity / np.linalg.norm(gravity)).tolist()
+    return rd.Manipulator.from_dh(rows, convention=convention, gravity=gravity, name=f"random{seed}", **kwargs)
+
+
+@pytest.fixture(scope="session")
+def library_robots() -> dict[str, rd.Manipulator]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        return {name: rd.load(name) for name in rd.library.names()}
+
+
+def load_quiet(name: str) -> rd.Manipulator:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        return rd.load(name)
