@@ -31,8 +31,11 @@ def random_robot(
     convention: str,
     *,
     extras: bool = True,
+    right_angled: bool = False,
 ) -> rd.Manipulator:
-    """A random serial arm with mixed R/P joints, all parameters numeric (floats)."""
+    """A random serial arm with mixed R/P joints, all parameters numeric (floats).
+
+    ``right_angled``: every twist a multiple of pi/2 (written exactly), as most industrial arms."""
     rng = np.random.default_rng(seed)
     alphas = [0.0, np.pi / 2, -np.pi / 2]
     rows = []
@@ -42,7 +45,9 @@ def random_robot(
             {
                 "joint": "R" if rng.random() < 0.7 else "P",
                 "a": float(rng.uniform(-0.8, 0.8)),
-                "alpha": alphas[rng.integers(3)] if rng.random() < 0.6 else float(rng.uniform(-np.pi, np.pi)),
+                "alpha": (["0", "pi/2", "-pi/2"][rng.integers(3)] if right_angled
+                          else alphas[rng.integers(3)] if rng.random() < 0.6
+                          else float(rng.uniform(-np.pi, np.pi))),
                 "d": float(rng.uniform(-0.5, 0.5)),
                 "theta": 0.0 if rng.random() < 0.5 else float(rng.uniform(-np.pi, np.pi)),
                 "mass": mass,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import symengine as se
 import sympy
 
-from robodyn.algebra import SeExpr, canonical, dot, to_se, vector
+from robodyn.algebra import SeExpr, canonical, count_terms, dot, to_se, vector
 from robodyn.model.dh import chain_frames, inverse, rotation, translation
 from robodyn.model.inertia import second_moment
 from robodyn.model.manipulator import Manipulator, RigidBody
@@ -43,6 +43,10 @@ def pseudo_inertia(body: RigidBody) -> sympy.Matrix:
     return J
 
 
+#: Largest product of the factors' entry sizes (in terms) for which a 4x4 product is expanded.
+EXPAND_LIMIT = 300
+
+
 def trace_product(A: se.DenseMatrix, J: se.DenseMatrix, B: se.DenseMatrix) -> SeExpr:
     """Tr(A J B^T) = sum_rst A_rs J_st B_rt; rows 4 of U matrices are zero, so r < 3."""
     AJ = A[:3, :] * J
@@ -50,22 +54,32 @@ def trace_product(A: se.DenseMatrix, J: se.DenseMatrix, B: se.DenseMatrix) -> Se
 
 
 class LagrangeEuler:
-    """The quantities of Fu section 3.2 for one arm, built once and shared by D, h and c."""
+    """The quantities of Fu section 3.2 for one arm, built once and shared by D, h and c.
+
+    Simplify small and early, but only while it stays small (ARCHITECTURE.md): a 4x4 product
+    is brought to canonical form (expanded, sin^2 -> 1 - cos^2) when both factors are in that
+    form and their largest entries have at most :data:`EXPAND_LIMIT` terms between them;
+    otherwise it is kept nested. Right-angled arms such as the PUMA stay expanded throughout
+    and their traces cancel early (its canonical h in 1 s instead of 100 s); general twists
+    and offsets make expanded blocks grow exponentially with n and switch to nested forms.
+    """
 
     def __init__(self, robot: Manipulator, q: list[SeExpr]) -> None:
         self.robot = robot
         self.n = robot.n
         self.q = q
+        self._terms: dict[int, int] = {}  # id of a canonical block -> its largest entry's terms
         frames = chain_frames(robot, q)
-        self.T = [se.eye(4)]  # 0A_i, i = 0..n (eq. 3.2-4)
+        self.T = [self.canonical(se.eye(4))]  # 0A_i, i = 0..n (eq. 3.2-4)
         for f in frames:
-            self.T.append(self.simplify(self.T[-1] * f.A))
+            self.T.append(self.product(self.T[-1], self.canonical(f.A)))
         self.Delta = []  # Delta_j = W_j Q_j W_j^-1, W_j = 0A_{j-1} B_j
         self.axis = []  # joint axis in the base frame (revolute) for the tip load
         for j, f in enumerate(frames):
-            W = self.T[j] * f.B
-            Qj = Q_REVOLUTE if f.revolute else Q_PRISMATIC
-            self.Delta.append(self.simplify(W * Qj * inverse(W)))
+            W = self.product(self.T[j], self.canonical(f.B))
+            Qj = self.canonical(Q_REVOLUTE if f.revolute else Q_PRISMATIC)
+            W_inv = self.canonical(inverse(W)) if id(W) in self._terms else inverse(W)
+            self.Delta.append(self.product(self.product(W, Qj), W_inv))
             self.axis.append(rotation(W) * vector([0, 0, 1]) if f.revolute else None)
         self.J = []
         for j in range(self.n):
@@ -73,22 +87,29 @@ class LagrangeEuler:
             self.J.append(se.DenseMatrix(J.tolist()))
         self._U: dict[tuple[int, int], se.DenseMatrix] = {}
 
-    def simplify(self, matrix: se.DenseMatrix) -> se.DenseMatrix:
-        """Canonical form of each entry (expanded, sin^2 -> 1 - cos^2): the 4x4 products are
-        simplified small and early so that the traces do not swell (ARCHITECTURE.md)."""
-        return matrix.applyfunc(lambda x: canonical(x, self.q))
+    def canonical(self, matrix: se.DenseMatrix) -> se.DenseMatrix:
+        out = matrix.applyfunc(lambda x: canonical(x, self.q))
+        self._terms[id(out)] = max(count_terms(x) for x in out)
+        return out
+
+    def product(self, A: se.DenseMatrix, B: se.DenseMatrix) -> se.DenseMatrix:
+        """A B, in canonical form while that stays small (see the class docstring)."""
+        ta, tb = self._terms.get(id(A)), self._terms.get(id(B))
+        if ta is not None and tb is not None and ta * tb <= EXPAND_LIMIT:
+            return self.canonical(A * B)
+        return A * B
 
     def U(self, i: int, j: int) -> se.DenseMatrix:
         """U_ij = d(0A_i)/dq_j (eq. 3.2-11), 0-based link i and joint j <= i."""
         key = (i, j)
         if key not in self._U:
-            self._U[key] = self.simplify(self.Delta[j] * self.T[i + 1])
+            self._U[key] = self.product(self.Delta[j], self.T[i + 1])
         return self._U[key]
 
     def U2(self, i: int, j: int, k: int) -> se.DenseMatrix:
         """U_ijk = d(U_ij)/dq_k (eq. 3.2-13)."""
         a, b = min(j, k), max(j, k)
-        return self.simplify(self.Delta[a] * self.U(i, b))
+        return self.product(self.Delta[a], self.U(i, b))
 
     def D(self) -> se.DenseMatrix:
         n = self.n
