@@ -245,18 +245,17 @@ class Equations:
             return out
         if form == "fu":
             fu = self.fu_form()
-            return {"D": fu.D, **{f"H{i + 1}": Hi for i, Hi in enumerate(fu.H)}, "c": fu.c, "tau": self.tau}
+            out.update(D=fu.D, **{f"H{i + 1}": Hi for i, Hi in enumerate(fu.H)}, c=fu.c)
+            return out
         if form == "christoffel":
             out["christoffel"] = self.christoffel()
             return out
         if form == "emdeg":
             em = self.emdeg_form()
-            return {
-                "M": em.M,
-                **{f"c_{i}{j}{j}": v for (i, j), v in em.c.items() if v != 0},
-                **{f"b_{i}{j}{k}": v for (i, j, k), v in em.b.items() if v != 0},
-                "g": em.g,
-            }
+            out.update({f"c_{i}{j}{j}": v for (i, j), v in em.c.items() if v != 0})
+            out.update({f"b_{i}{j}{k}": v for (i, j, k), v in em.b.items() if v != 0})
+            out["g"] = em.g
+            return out
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
 
     def to_dict(self, form: str = "tau") -> dict[str, Any]:
