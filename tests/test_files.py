@@ -139,16 +139,16 @@ def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
     target = tmp_path / "out.txt"
     target.write_text("old")
 
-    class Boom(Exception):
+    class BoomError(Exception):
         pass
 
     import os
 
     def failing_replace(src, dst):
-        raise Boom
+        raise BoomError
 
     monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(Boom):
+    with pytest.raises(BoomError):
         atomic_write(target, "new")
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]

@@ -11,7 +11,7 @@ from robodyn.formulations.lagrange_euler import LagrangeEuler
 from robodyn.symbols import joint_symbols
 from tests.helpers import equivalent
 
-L1, L2, m1, m2, g, l = sympy.symbols("L1 L2 m1 m2 g l")
+L1, L2, m1, m2, g, ell = sympy.symbols("L1 L2 m1 m2 g l")
 q1, q2 = sympy.symbols("q1 q2")
 qd1, qd2, qdd1, qdd2 = sympy.symbols("qd1 qd2 qdd1 qdd2")
 METHODS = ["newton-euler", "lagrange-euler"]
@@ -55,10 +55,10 @@ def test_fu_two_link(method):
     eqs = rd.derive(rd.load("two_link_fu"), method)
     C2, S2, C1, C12 = cos(q2), sin(q2), cos(q1), cos(q1 + q2)
     m1_, m2_ = sympy.symbols("m1 m2")
-    D = Matrix([[m1_ * l**2 / 3 + 4 * m2_ * l**2 / 3 + m2_ * C2 * l**2, m2_ * l**2 / 3 + m2_ * l**2 * C2 / 2],
-                [m2_ * l**2 / 3 + m2_ * l**2 * C2 / 2, m2_ * l**2 / 3]])
-    h = Matrix([-m2_ * S2 * l**2 * qd2**2 / 2 - m2_ * S2 * l**2 * qd1 * qd2, m2_ * S2 * l**2 * qd1**2 / 2])
-    c = Matrix([m1_ * g * l * C1 / 2 + m2_ * g * l * C12 / 2 + m2_ * g * l * C1, m2_ * g * l * C12 / 2])
+    D = Matrix([[m1_ * ell**2 / 3 + 4 * m2_ * ell**2 / 3 + m2_ * C2 * ell**2, m2_ * ell**2 / 3 + m2_ * ell**2 * C2 / 2],
+                [m2_ * ell**2 / 3 + m2_ * ell**2 * C2 / 2, m2_ * ell**2 / 3]])
+    h = Matrix([-m2_ * S2 * ell**2 * qd2**2 / 2 - m2_ * S2 * ell**2 * qd1 * qd2, m2_ * S2 * ell**2 * qd1**2 / 2])
+    c = Matrix([m1_ * g * ell * C1 / 2 + m2_ * g * ell * C12 / 2 + m2_ * g * ell * C1, m2_ * g * ell * C12 / 2])
     fu = eqs.fu_form()
     assert equivalent(fu.D, D, 2)
     assert equivalent(eqs.h, h, 2)

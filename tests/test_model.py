@@ -84,9 +84,9 @@ def test_missing_com_and_inertia_default_to_a_point_mass():
 
 def test_triangle_inequality_warns_and_strict_refuses():
     bad = dict(GOOD, inertia=[0, 62, 0])
-    with pytest.warns(ModelWarning, match="link 1.*triangle"):
+    with pytest.warns(ModelWarning, match=r"link 1.*triangle"):
         rd.Manipulator.from_dh([bad])
-    with pytest.raises(ModelError, match="link 1.*triangle"):
+    with pytest.raises(ModelError, match=r"link 1.*triangle"):
         rd.Manipulator.from_dh([bad], strict=True)
 
 
@@ -106,9 +106,9 @@ def test_frozen_and_symbolic():
 
 
 def test_payload_validated(tmp_path):
-    with pytest.raises(ModelError, match="'mass'.*negative"):
+    with pytest.raises(ModelError, match=r"'mass'.*negative"):
         rd.Payload(mass=-1)
     path = tmp_path / "arm.yaml"
     path.write_text("links:\n  - {joint: R, a: 1}\npayload: {mass: -1}\n")
-    with pytest.raises(ModelError, match="arm.yaml: payload: field 'mass'"):
+    with pytest.raises(ModelError, match=r"arm\.yaml: payload: field 'mass'"):
         rd.load(path)

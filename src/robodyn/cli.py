@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,14 +41,14 @@ MODEL_HELP = "A built-in robot name (see `robodyn list`) or a .yaml/.json model 
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
 
 
-class Method(str, Enum):
+class Method(StrEnum):
     ne = "ne"
     le = "le"
     newton_euler = "newton-euler"
     lagrange_euler = "lagrange-euler"
 
 
-class Form(str, Enum):
+class Form(StrEnum):
     tau = "tau"
     config_space = "config-space"
     fu = "fu"
@@ -55,7 +56,7 @@ class Form(str, Enum):
     emdeg = "emdeg"
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     text = "text"
     latex = "latex"
     json = "json"
@@ -133,7 +134,9 @@ def _write(text: str, output: Path | None) -> None:
     err.print(f"wrote {output}", markup=False)
 
 
-StrictOption = Annotated[bool, typer.Option("--strict", help="Treat doubtful inertia (triangle inequality) as an error.")]
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Treat doubtful inertia (triangle inequality) as an error.")
+]
 
 
 @app.command("list")
@@ -241,6 +244,39 @@ def check(
         out.print(f"derivation times: {times}")
         out.print("all methods agree" if result.agree else "[red]methods disagree[/red]")
         return 0 if result.agree else 1
+
+    _guarded(body)
+
+
+@app.command()
+def demo(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)] = "puma560_symbolic",
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the results.")] = Path("robodyn-out"),
+) -> None:
+    """The main job: derive a robot by every method, check they agree, write the equations."""
+    from robodyn.demo import run as run_demo
+
+    def body() -> int:
+        start = time.perf_counter()
+        with delayed_progress("demo") as step:
+            summary = run_demo(model, output, progress=step)
+        out.print(f"[bold]{summary.robot}[/bold]: {summary.n} joints, {summary.parameters} symbolic parameters")
+        table = Table(title="Symbolic derivation: seconds, and terms in expanded form")
+        table.add_column("method", no_wrap=True)
+        for header in ("derive s", "expand s", "tau", "M", "h", "G", "ops tau"):
+            table.add_column(header, justify="right", no_wrap=True)
+        for m in summary.methods:
+            table.add_row(m.method, f"{m.derive_seconds:.3f}", f"{m.canonical_seconds:.2f}",
+                          *(str(m.terms[p]) for p in ("tau", "M", "h", "G")), str(m.operations))
+        out.print(table)
+        out.print(f"M is {summary.n}x{summary.n}, h and G are {summary.n}x1.")
+        verdict = "agree" if summary.agree else "[red]DISAGREE[/red]"
+        out.print(f"methods {verdict} ({summary.mode} comparison of tau, M, h, G, {summary.check_seconds:.1f} s)")
+        out.print("ops tau: operations of the expanded torques, before common subexpressions are shared")
+        for path in summary.outputs:
+            out.print(f"wrote {path}")
+        out.print(f"total {time.perf_counter() - start:.1f} s")
+        return 0 if summary.agree else 1
 
     _guarded(body)
 

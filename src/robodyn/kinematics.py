@@ -72,6 +72,6 @@ def jacobian(robot: Manipulator) -> sympy.ImmutableMatrix:
             )
             columns.append(list(v) + list(z))
         else:
-            columns.append(list(z) + [0, 0, 0])
+            columns.append([*list(z), 0, 0, 0])
     J = se.DenseMatrix([[columns[c][r] for c in range(len(columns))] for r in range(6)])
     return _tidy(J, robot)

@@ -185,7 +185,7 @@ class _Builder:
 class _ModelPrinter(StrPrinter):
     """sympy's str printer, but floats are written with ``repr`` (exact round trip)."""
 
-    def _print_Float(self, expr: sympy.Float) -> str:  # noqa: N802 (sympy's naming)
+    def _print_Float(self, expr: sympy.Float) -> str:
         return repr(float(expr))
 
 

@@ -24,7 +24,7 @@ def as_vector3(value: object, field: str) -> tuple[sympy.Expr, sympy.Expr, sympy
     """A 3-vector of checked expressions."""
     if isinstance(value, sympy.MatrixBase):
         value = list(value)
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) and not hasattr(value, "__len__"):
+    if isinstance(value, (str, bytes)) or (not isinstance(value, Sequence) and not hasattr(value, "__len__")):
         raise ModelError(f"expected a list of 3 numbers or expressions, got {value!r}", field=field)
     items = list(value)  # type: ignore[call-overload]
     if len(items) != 3:
