@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import warnings
 
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import robodyn as rd
+
+# CI draws the same examples every run (reproducible timing and failures); locally they vary.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def random_rotation(rng: np.random.Generator) -> np.ndarray:

@@ -32,7 +32,7 @@ def test_numeric_agreement(name):
     assert max(c.max_relative_difference for c in result.comparisons) < 1e-10
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**31), n=st.integers(1, 7), convention=st.sampled_from(["standard", "modified"]))
 def test_random_arms_agree(seed, n, convention):
     robot = random_robot(seed, n, convention)
