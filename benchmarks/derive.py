@@ -18,7 +18,7 @@ import warnings
 import robodyn as rd
 
 LIBRARY = ["double_pendulum", "stanford_modified", "puma560_symbolic"]
-EXPAND_UP_TO = 6  # expanding a general symbolic chain beyond this takes minutes
+EXPAND_UP_TO = 4  # expanding a general symbolic chain (symbolic twists) grows exponentially
 
 
 def chain(n: int) -> rd.Manipulator:
@@ -63,20 +63,18 @@ def main() -> None:
     parser.add_argument("--json", help="also write the rows as JSON")
     args = parser.parse_args()
     warnings.simplefilter("ignore", rd.ModelWarning)
-    rows = []
-    for name in LIBRARY:
-        robot = rd.load(name)
-        for method in ("newton-euler", "lagrange-euler"):
-            rows.append(timed(robot, method, expand=True))
-    for n in range(2, args.max_n + 1):
-        rows.append(timed(chain(n), "newton-euler", expand=n <= EXPAND_UP_TO))
     print(f"# derive benchmark, {platform.processor() or platform.machine()}, Python {platform.python_version()}")
     print("| robot | n | method | build s | expand s | terms in tau |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        expand = f"{r['expand_s']:.3f}" if "expand_s" in r else "-"
+    print("|---|---|---|---|---|---|", flush=True)
+    jobs = [(rd.load(name), method, True) for name in LIBRARY for method in ("newton-euler", "lagrange-euler")]
+    jobs += [(chain(n), "newton-euler", n <= EXPAND_UP_TO) for n in range(2, args.max_n + 1)]
+    rows = []
+    for robot, method, expand in jobs:
+        r = timed(robot, method, expand)
+        rows.append(r)
+        expanded = f"{r['expand_s']:.3f}" if "expand_s" in r else "-"
         terms = str(r.get("terms_tau", "-"))
-        print(f"| {r['robot']} | {r['n']} | {r['method']} | {r['build_s']:.4f} | {expand} | {terms} |")
+        print(f"| {r['robot']} | {r['n']} | {r['method']} | {r['build_s']:.4f} | {expanded} | {terms} |", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(rows, handle, indent=1)
