@@ -22,6 +22,10 @@ from robodyn.formulations import AVAILABLE, derive, method_name
 from robodyn.model.manipulator import Manipulator
 
 CHECKED_PARTS = ("tau", "M", "h", "G")
+#: In "auto" mode, arms without floating-point data and at most this many joints are compared
+#: exactly; larger ones numerically (an exact comparison of the symbolic PUMA by every method
+#: takes minutes: pass mode="exact" for it).
+EXACT_AUTO_MAX_JOINTS = 4
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,8 @@ def compare(
 ) -> list[Comparison]:
     """Compare tau, M, h and G of two derivations of the same robot."""
     if mode == "auto":
-        mode = "numeric" if has_floats(reference.robot) else "exact"
+        exact = not has_floats(reference.robot) and reference.robot.n <= EXACT_AUTO_MAX_JOINTS
+        mode = "exact" if exact else "numeric"
     if mode == "exact":
         out = []
         for part in CHECKED_PARTS:

@@ -92,11 +92,14 @@ class Equations:
         damping: se.DenseMatrix,
         load: se.DenseMatrix,
         seconds: float = 0.0,
+        extras: dict[str, se.DenseMatrix] | None = None,
     ) -> None:
         self.robot = robot
         self.method = method
         self.seconds = seconds
         self._raw = {"tau": tau, "M": M, "h": h, "G": G, "damping": damping, "load": load}
+        self.extra_names = tuple(extras or ())
+        self._raw.update(extras or {})
         self._canonical: dict[str, se.DenseMatrix] = {}
 
     # -- basics -------------------------------------------------------------------------
@@ -129,6 +132,18 @@ class Equations:
 
     def _sympy(self, part: str) -> sympy.ImmutableMatrix:
         return matrix_to_sympy(self.canonical(part))
+
+    def extra(self, name: str) -> sympy.ImmutableMatrix:
+        """A method-specific part in canonical form, e.g. d'Alembert's ``D_rot``, ``D_tran``,
+        ``h_rot``, ``h_tran`` (see :attr:`extra_names`)."""
+        if name not in self.extra_names:
+            raise KeyError(f"{self.method} gives no part {name!r}; it gives {', '.join(self.extra_names) or 'none'}")
+        return self._sympy(name)
+
+    @property
+    def extras(self) -> dict[str, sympy.ImmutableMatrix]:
+        """Every method-specific part, in canonical form."""
+        return {name: self.extra(name) for name in self.extra_names}
 
     @cached_property
     def tau(self) -> sympy.ImmutableMatrix:

@@ -15,7 +15,7 @@ import symengine as se
 from robodyn.algebra import SeExpr, to_se
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError
-from robodyn.formulations import lagrange_euler, newton_euler
+from robodyn.formulations import dalembert, kane, lagrange_euler, newton_euler
 from robodyn.model.manipulator import Manipulator
 
 #: Canonical method names and the aliases the CLI and users may type.
@@ -26,9 +26,12 @@ METHODS = {
     "lagrange-euler": "lagrange-euler",
     "le": "lagrange-euler",
     "lagrange_euler": "lagrange-euler",
+    "dalembert": "dalembert",
+    "gd": "dalembert",
+    "kane": "kane",
 }
 #: Formulations available, in the order ``robodyn check`` runs them.
-AVAILABLE = ("newton-euler", "lagrange-euler")
+AVAILABLE = ("newton-euler", "lagrange-euler", "dalembert", "kane")
 
 Progress = Callable[[str], None]
 
@@ -37,7 +40,7 @@ def method_name(method: str) -> str:
     key = method.strip().lower()
     if key not in METHODS:
         raise DerivationError(
-            f"unknown method {method!r}; available: {', '.join(AVAILABLE)} (aliases: ne, le)"
+            f"unknown method {method!r}; available: {', '.join(AVAILABLE)} (aliases: ne, le, gd)"
         )
     return METHODS[key]
 
@@ -53,10 +56,22 @@ def _column(values: list[SeExpr]) -> se.DenseMatrix:
     return se.DenseMatrix([[v] for v in values])
 
 
-def _newton_euler(robot: Manipulator, progress: Progress | None) -> dict[str, se.DenseMatrix]:
-    """Split the Newton-Euler torques by linearity: tau is linear in qdd, gravity and the
-    tip load and quadratic in qd, so each part is one run of the recursion with the
-    other inputs at zero (each run takes milliseconds)."""
+InverseDynamics = Callable[..., list[SeExpr]]
+Components = Callable[..., dict[str, se.DenseMatrix]]
+
+
+def _damping(robot: Manipulator, qd: list[SeExpr]) -> se.DenseMatrix:
+    return _column([to_se(link.damping) * qd[i] for i, link in enumerate(robot.links)])
+
+
+def split_inverse_dynamics(
+    robot: Manipulator, inverse_dynamics: InverseDynamics, progress: Progress | None = None
+) -> dict[str, se.DenseMatrix]:
+    """The parts of tau from a recursive inverse-dynamics algorithm (Newton-Euler, Kane).
+
+    tau is linear in qdd, gravity and the tip load and quadratic in qd, so each part is one
+    run of the recursion with the other inputs at zero (each run takes milliseconds).
+    """
     n = robot.n
     q, qd, qdd = _joint_se(n)
     zero = [se.Integer(0)] * n
@@ -66,9 +81,9 @@ def _newton_euler(robot: Manipulator, progress: Progress | None) -> dict[str, se
     tip_n = [to_se(x) for x in robot.tip_moment]
 
     def run(qd_: list, qdd_: list, g_: list, f_: list, n_: list) -> se.DenseMatrix:
-        return _column(newton_euler.inverse_dynamics(robot, q, qd_, qdd_, g_, f_, n_, progress))
+        return _column(inverse_dynamics(robot, q, qd_, qdd_, g_, f_, n_, progress))
 
-    damping = _column([to_se(link.damping) * qd[i] for i, link in enumerate(robot.links)])
+    damping = _damping(robot, qd)
     return {
         "tau": run(qd, qdd, gravity, tip_f, tip_n),
         "M": run(zero, qdd, zero3, zero3, zero3).jacobian(_column(qdd)),
@@ -79,22 +94,33 @@ def _newton_euler(robot: Manipulator, progress: Progress | None) -> dict[str, se
     }
 
 
-def _lagrange_euler(robot: Manipulator, progress: Progress | None) -> dict[str, se.DenseMatrix]:
+def assemble_components(
+    robot: Manipulator, components: Components, progress: Progress | None = None
+) -> dict[str, se.DenseMatrix]:
+    """tau = M qdd + h + G + damping + load from a method that gives M, h, G and load directly
+    (Lagrange-Euler, d'Alembert); any further parts it returns are kept as extras."""
     n = robot.n
     q, qd, qdd = _joint_se(n)
-    parts = lagrange_euler.components(robot, q, qd, progress)
-    parts["damping"] = _column([to_se(link.damping) * qd[i] for i, link in enumerate(robot.links)])
+    parts = dict(components(robot, q, qd, progress))
+    parts["damping"] = _damping(robot, qd)
     parts["tau"] = parts["M"] * _column(qdd) + parts["h"] + parts["G"] + parts["damping"] + parts["load"]
     return parts
 
 
-_BUILDERS = {"newton-euler": _newton_euler, "lagrange-euler": _lagrange_euler}
+_BUILDERS: dict[str, Callable[[Manipulator, Progress | None], dict[str, se.DenseMatrix]]] = {
+    "newton-euler": lambda robot, progress: split_inverse_dynamics(robot, newton_euler.inverse_dynamics, progress),
+    "lagrange-euler": lambda robot, progress: assemble_components(robot, lagrange_euler.components, progress),
+    "dalembert": lambda robot, progress: assemble_components(robot, dalembert.components, progress),
+    "kane": lambda robot, progress: split_inverse_dynamics(robot, kane.inverse_dynamics, progress),
+}
 
 
 def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progress | None = None) -> Equations:
     """Derive the equations of motion of ``robot`` symbolically.
 
-    ``method``: ``"newton-euler"`` (``"ne"``) or ``"lagrange-euler"`` (``"le"``).
+    ``method``: ``"newton-euler"`` (``"ne"``), ``"lagrange-euler"`` (``"le"``), ``"dalembert"``
+    (``"gd"``, generalized d'Alembert; its rotational/translational split is in ``eqs.extras``)
+    or ``"kane"`` (Angeles, Ma and Rojas' algorithm).
     ``progress``, if given, is called with a short description after each step.
     """
     if not isinstance(robot, Manipulator):
@@ -102,4 +128,5 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     name = method_name(method)
     start = time.perf_counter()
     parts = _BUILDERS[name](robot, progress)
-    return Equations(robot, name, seconds=time.perf_counter() - start, **parts)
+    main = {key: parts.pop(key) for key in ("tau", "M", "h", "G", "damping", "load")}
+    return Equations(robot, name, seconds=time.perf_counter() - start, extras=parts, **main)

@@ -33,10 +33,11 @@ def _move(body: RigidBody, R: sympy.Matrix, p: sympy.Matrix) -> dict[str, Any]:
     """Inertial fields of ``body`` re-expressed in a frame where its old frame sits at (R, p)."""
     com = R * sympy.Matrix(body.com) + p
     inertia = R * sympy.Matrix(body.inertia) * R.T
+    # mirror the upper triangle: with floating-point data R I R^T is symmetric only to rounding
     return {
         "mass": body.mass,
         "com": [sympy.expand(x) for x in com],
-        "inertia": [[sympy.expand(inertia[i, j]) for j in range(3)] for i in range(3)],
+        "inertia": [[sympy.expand(inertia[min(i, j), max(i, j)]) for j in range(3)] for i in range(3)],
     }
 
 

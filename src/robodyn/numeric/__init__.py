@@ -1,0 +1,45 @@
+"""Batched numeric rigid-body dynamics in NumPy: no sympy or symengine at call time.
+
+    from robodyn import numeric
+    robot = rd.load("puma560")
+    tau = numeric.inverse_dynamics(robot, q, qd, qdd)   # q, qd, qdd: (n,) or (N, n)
+    M = numeric.mass_matrix(robot, q)                   # (n, n) or (N, n, n)
+    qdd = numeric.forward_dynamics(robot, q, qd, tau)
+
+- :func:`inverse_dynamics`: recursive Newton-Euler (Luh, Walker and Paul; Fu et al. table 3.3;
+  Featherstone's spatial form, table 5.1).
+- :func:`mass_matrix`: composite rigid body algorithm (Walker and Orin; Featherstone table 6.2).
+- :func:`bias_forces` = h + G + damping + tip-load torques; :func:`gravity` = G; :func:`coriolis` = h;
+  :func:`tip_load` = J^T w.
+- :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve.
+
+The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + load, armature in M.
+A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy Symbol); otherwise a
+:class:`~robodyn.errors.ModelError` names the missing symbols. The compiled arrays are cached per
+(robot, params); :func:`compile_model` returns them for reuse in hot loops.
+"""
+
+from robodyn.numeric.api import (
+    bias_forces,
+    cholesky_solve,
+    coriolis,
+    forward_dynamics,
+    gravity,
+    inverse_dynamics,
+    mass_matrix,
+    tip_load,
+)
+from robodyn.numeric.model import NumericModel, compile_model
+
+__all__ = [
+    "NumericModel",
+    "bias_forces",
+    "cholesky_solve",
+    "compile_model",
+    "coriolis",
+    "forward_dynamics",
+    "gravity",
+    "inverse_dynamics",
+    "mass_matrix",
+    "tip_load",
+]

@@ -1,0 +1,181 @@
+"""The public functions of :mod:`robodyn.numeric`: shapes, parameters and the split of tau.
+
+Every function takes a :class:`~robodyn.model.manipulator.Manipulator` (compiled once per parameter
+binding and cached, see :func:`robodyn.numeric.model.compile_model`) or an already compiled
+:class:`~robodyn.numeric.model.NumericModel`, and joint arrays of shape (n,) for one state or (N, n)
+for a batch of N states (arrays of the two shapes broadcast together). Results have the same leading
+shape: (n,) / (N, n) for torques and accelerations, (n, n) / (N, n, n) for M.
+
+The split is that of :class:`robodyn.Equations`:
+
+    tau = M(q) qdd + h(q, qd) + G(q) + damping(qd) + load(q)
+
+with the armature inside M, damping = b qd and load = J(q)^T (tip force, tip moment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+
+from robodyn.model.manipulator import Manipulator
+from robodyn.numeric.crba import crba
+from robodyn.numeric.model import NumericModel, Params, compile_model
+from robodyn.numeric.rnea import rnea
+
+Robot = Manipulator | NumericModel
+
+#: Batches are processed in blocks of this many states so that the working arrays stay in cache
+#: (a loop over blocks, each block vectorised; results are identical for any block size).
+BLOCK = 4096
+
+
+def _blocked(kernel: Callable[..., np.ndarray], arrays: list[np.ndarray | None], axis: int) -> np.ndarray:
+    """Apply ``kernel`` to joint-major arrays (n, N) block by block and join the results along ``axis``."""
+    N = next(a for a in arrays if a is not None).shape[1]
+    if N <= BLOCK:
+        return kernel(*arrays)
+    parts = [
+        kernel(*(None if a is None else a[:, start : start + BLOCK] for a in arrays)) for start in range(0, N, BLOCK)
+    ]
+    return np.concatenate(parts, axis=axis)
+
+
+def _joint_major(model: NumericModel, *arrays: np.ndarray | None) -> tuple[bool, list[np.ndarray | None]]:
+    """Validate shapes, broadcast the batch, and return (single, arrays of shape (n, N))."""
+    given = [np.asarray(a, dtype=float) for a in arrays if a is not None]
+    for a in given:
+        if a.ndim not in (1, 2) or a.shape[-1] != model.n:
+            raise ValueError(
+                f"joint arrays of {model.name!r} must have shape ({model.n},) or (N, {model.n}), got {a.shape}"
+            )
+    single = all(a.ndim == 1 for a in given)
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in given))
+    except ValueError:
+        raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
+    batch = np.atleast_2d(np.empty(shape)).shape
+    out: list[np.ndarray | None] = []
+    it = iter(given)
+    for a in arrays:
+        out.append(None if a is None else np.ascontiguousarray(np.broadcast_to(next(it), batch).T))
+    return single, out
+
+
+def _shaped(single: bool, tau: np.ndarray) -> np.ndarray:
+    """Joint-major (n, N) back to (n,) or (N, n)."""
+    out = tau.T
+    return out[0] if single else np.ascontiguousarray(out)
+
+
+def inverse_dynamics(
+    robot: Robot, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *, params: Params | None = None
+) -> np.ndarray:
+    """Joint torques/forces tau = M qdd + h + G + damping + load, by recursive Newton-Euler.
+
+    Luh, Walker and Paul's recursion (Fu et al. table 3.3) in Featherstone's spatial form, O(n) per
+    state, vectorised over the batch: see :mod:`robodyn.numeric.rnea`. Includes gravity, viscous
+    damping b qd, the armature (in M), the payload and the tip load.
+    """
+    model = compile_model(robot, params)
+    single, (q_, qd_, qdd_) = _joint_major(model, q, qd, qdd)
+    return _shaped(single, _blocked(partial(rnea, model), [q_, qd_, qdd_], 1))
+
+
+def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
+    """Everything in tau but M qdd: h(q, qd) + G(q) + damping b qd + the tip-load torques J^T w.
+
+    This is inverse dynamics at qdd = 0 (one Newton-Euler pass), so that forward dynamics solves
+    M qdd = tau - bias_forces.
+    """
+    model = compile_model(robot, params)
+    single, (q_, qd_) = _joint_major(model, q, qd)
+    return _shaped(single, _blocked(partial(rnea, model), [q_, qd_, None], 1))
+
+
+def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
+    """h(q, qd): Coriolis and centrifugal torques only (no gravity, damping or tip load), by Newton-Euler."""
+    model = compile_model(robot, params)
+    single, (q_, qd_) = _joint_major(model, q, qd)
+    kernel = partial(rnea, model, gravity=False, tip=False, joint_terms=False)
+    return _shaped(single, _blocked(kernel, [q_, qd_, None], 1))
+
+
+def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
+    """G(q): the torques that hold the arm against gravity (no tip load), by Newton-Euler at rest."""
+    model = compile_model(robot, params)
+    single, (q_,) = _joint_major(model, q)
+    kernel = partial(rnea, model, tip=False, joint_terms=False)
+    return _shaped(single, _blocked(kernel, [q_, None, None], 1))
+
+
+def tip_load(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
+    """load(q) = J(q)^T (tip force, tip moment): the torques the tip load demands (Equations.load)."""
+    model = compile_model(robot, params)
+    single, (q_,) = _joint_major(model, q)
+    if not model.has_tip_load:
+        return _shaped(single, np.zeros_like(q_))
+    no_mass = _massless(model)
+    kernel = partial(rnea, no_mass, gravity=False, joint_terms=False)
+    return _shaped(single, _blocked(kernel, [q_, None, None], 1))
+
+
+def _massless(model: NumericModel) -> NumericModel:
+    from dataclasses import replace
+
+    return replace(
+        model,
+        mass=np.zeros_like(model.mass),
+        first_moment=np.zeros_like(model.first_moment),
+        inertia_origin=np.zeros_like(model.inertia_origin),
+    )
+
+
+def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
+    """M(q), the joint-space inertia matrix with the armature on its diagonal, by the composite rigid
+    body algorithm (Walker and Orin; Featherstone table 6.2): see :mod:`robodyn.numeric.crba`."""
+    model = compile_model(robot, params)
+    single, (q_,) = _joint_major(model, q)
+    M = _blocked(partial(crba, model), [q_], 0)
+    return M[0] if single else M
+
+
+def forward_dynamics(
+    robot: Robot, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, *, params: Params | None = None
+) -> np.ndarray:
+    """Joint accelerations qdd solving M(q) qdd = tau - bias_forces(q, qd).
+
+    M by the composite rigid body algorithm, the bias by one Newton-Euler pass (so damping and the tip
+    load act as in :func:`inverse_dynamics`), then a batched Cholesky factorisation M = L L^T and two
+    triangular solves. Raises :class:`numpy.linalg.LinAlgError` if M is not positive definite
+    (a massless distal link without armature).
+    """
+    model = compile_model(robot, params)
+    single, (q_, qd_, tau_) = _joint_major(model, q, qd, tau)
+    qdd = _blocked(partial(_forward_block, model), [q_, qd_, tau_], 1)
+    return _shaped(single, qdd)
+
+
+def _forward_block(model: NumericModel, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """qdd of shape (n, N) for joint-major q, qd, tau."""
+    rhs = tau - rnea(model, q, qd, None)
+    return cholesky_solve(crba(model, q), rhs.T).T
+
+
+def cholesky_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x with M x = b for batches M (N, n, n) symmetric positive definite and b (N, n).
+
+    One batched LAPACK Cholesky factorisation (numpy.linalg.cholesky), then forward and back
+    substitution vectorised over N (a loop over the n joints only).
+    """
+    L = np.linalg.cholesky(M)
+    n = M.shape[-1]
+    y = np.empty_like(b)
+    for i in range(n):
+        y[:, i] = (b[:, i] - np.einsum("nk,nk->n", L[:, i, :i], y[:, :i])) / L[:, i, i]
+    x = np.empty_like(b)
+    for i in reversed(range(n)):
+        x[:, i] = (y[:, i] - np.einsum("nk,nk->n", L[:, i + 1 :, i], x[:, i + 1 :])) / L[:, i, i]
+    return x

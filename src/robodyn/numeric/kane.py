@@ -1,0 +1,91 @@
+"""Kane's O(n) inverse dynamics (Angeles, Ma and Rojas 1989) in NumPy, batched over N states.
+
+The very code of :mod:`robodyn.formulations.kane` (conversion to their notation, the three
+stages, eq. 54-55 for the Q_i products) runs here with NumPy arrays as its scalars: each scalar of
+the algorithm is an array of the N states, so a batch costs a fixed number of vectorised NumPy
+operations per link and no Python loop over states.
+
+    tau = kane_inverse_dynamics(robot, q, qd, qdd)   # q, qd, qdd: (n,) or (N, n) -> same shape
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import sympy
+
+from robodyn.errors import ModelError
+from robodyn.formulations.kane import joint_torques
+from robodyn.model.manipulator import Manipulator
+
+
+class NumpyOps:
+    """Scalars are floats (parameters) and (N,) float arrays (anything that depends on the state)."""
+
+    def number(self, value: sympy.Expr) -> float:
+        return float(value)
+
+    def cos_sin(self, offset: sympy.Expr, q: np.ndarray | None) -> tuple[Any, Any]:
+        if q is None:
+            angle = float(offset)
+            return math.cos(angle), math.sin(angle)
+        angle = q + float(offset) if offset != 0 else q
+        return np.cos(angle), np.sin(angle)
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+def _numeric_robot(robot: Manipulator, params: Mapping[Any, Any] | None) -> Manipulator:
+    if params:
+        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
+            warnings.simplefilter("ignore")
+            robot = robot.subs(params)
+    free = robot.parameters()
+    if free:
+        names = ", ".join(s.name for s in free)
+        raise ModelError(f"the model has free symbols {names}: pass params={{...}} with their values")
+    return robot
+
+
+def _batch(x: Any, n: int, name: str) -> np.ndarray:
+    array = np.asarray(x, dtype=float)
+    if array.ndim not in (1, 2) or array.shape[-1] != n:
+        raise ValueError(f"{name} must have shape ({n},) or (N, {n}), got {array.shape}")
+    return array.reshape(-1, n)
+
+
+def kane_inverse_dynamics(
+    robot: Manipulator,
+    q: Any,
+    qd: Any,
+    qdd: Any,
+    *,
+    params: Mapping[Any, Any] | None = None,
+) -> np.ndarray:
+    """Joint torques/forces tau = M qdd + h + G + b qd + J^T w (armature in M, tip load from the model).
+
+    ``q``, ``qd``, ``qdd``: (n,) for one state or (N, n) for a batch; the result has the same shape.
+    ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
+    """
+    robot = _numeric_robot(robot, params)
+    n = robot.n
+    single = np.ndim(q) == 1
+    Q, QD, QDD = (_batch(x, n, name) for x, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+    if not Q.shape == QD.shape == QDD.shape:
+        raise ValueError(f"q, qd, qdd must have the same shape, got {Q.shape}, {QD.shape}, {QDD.shape}")
+    ops = NumpyOps()
+    columns = [[X[:, i] for i in range(n)] for X in (Q, QD, QDD)]
+    gravity = [float(x) for x in robot.gravity]
+    tip_force = [float(x) for x in robot.tip_force]
+    tip_moment = [float(x) for x in robot.tip_moment]
+    tau = joint_torques(robot, *columns, gravity, tip_force, tip_moment, ops)
+    out = np.empty_like(Q)
+    for i, t in enumerate(tau):
+        out[:, i] = t  # a float when tau_i does not depend on the state (broadcast)
+    return out[0] if single else out

@@ -1,0 +1,236 @@
+"""Compile a :class:`~robodyn.model.manipulator.Manipulator` into NumPy arrays, once.
+
+Every link transform is split as in :mod:`robodyn.model.dh`, A_i = B_i S_i(q_i) C_i with the joint
+screw S_i = Rot(z, theta_i) Trans(z, d_i). The numeric engine works in *joint frames*: joint frame i
+is the frame after B_i S_i, so joint i moves about/along its z axis and its origin lies on the axis
+(Featherstone's convention, and Pinocchio's). Joint frame i seen from joint frame i-1 is
+
+    K_i S_i(q_i),   K_i = C_{i-1} B_i   (C_{-1} = I: joint frame 0 is the base frame),
+
+a constant placement K_i followed by the joint motion. Link frame i is joint frame i times C_i, so the
+inertial data (given in link frames) and the tip load (given in the last link frame) are moved into
+joint frames here, once; the recursions never see C_i again.
+
+A body is stored as the three inertial parameters of Featherstone's spatial inertia about the joint
+frame origin: mass m, first moment h = m c and rotational inertia I_o about the origin.
+
+Compiling may use sympy (to turn parameters into floats); evaluating never does.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+
+from robodyn.errors import ModelError
+from robodyn.model.manipulator import Manipulator, RigidBody
+
+#: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
+Params = Mapping[str | sympy.Symbol, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class NumericModel:
+    """A manipulator as flat float arrays (see the module docstring for the frames).
+
+    Per joint i (0-based): ``revolute[i]``, the joint offsets ``theta0[i]``, ``d0[i]`` (the variable adds
+    to theta for R, to d for P), the placement K_i as rotation ``E[i]`` (3x3) and translation ``p[i]``,
+    the inertia of every body moving with link i in joint frame i as ``mass[i]``, ``first_moment[i]``
+    (m c) and ``inertia_origin[i]`` (about the joint frame origin), ``damping[i]`` and ``armature[i]``.
+    ``gravity`` is the acceleration of gravity in the base frame; ``tip_force``/``tip_moment`` the load
+    the last link exerts on the environment, moved to joint frame n-1 (moment about its origin).
+    """
+
+    name: str
+    revolute: np.ndarray
+    theta0: np.ndarray
+    d0: np.ndarray
+    E: np.ndarray
+    p: np.ndarray
+    mass: np.ndarray
+    first_moment: np.ndarray
+    inertia_origin: np.ndarray
+    damping: np.ndarray
+    armature: np.ndarray
+    gravity: np.ndarray
+    tip_force: np.ndarray
+    tip_moment: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of joints."""
+        return len(self.revolute)
+
+    @property
+    def has_tip_load(self) -> bool:
+        return bool(np.any(self.tip_force) or np.any(self.tip_moment))
+
+
+# -- turning expressions into floats ------------------------------------------------------------
+
+
+def _symbol_map(params: Params | None) -> dict[sympy.Symbol, float]:
+    mapping: dict[sympy.Symbol, float] = {}
+    for key, value in (params or {}).items():
+        symbol = sympy.Symbol(key) if isinstance(key, str) else key
+        if not isinstance(symbol, sympy.Symbol):
+            raise TypeError(f"params keys must be str or sympy.Symbol, got {type(key).__name__}")
+        try:
+            mapping[symbol] = float(value)
+        except (TypeError, ValueError):
+            raise ModelError(f"parameter {symbol} must be a number, got {value!r}", field="params") from None
+    return mapping
+
+
+def _check_bound(robot: Manipulator, mapping: Mapping[sympy.Symbol, float]) -> None:
+    missing = [s.name for s in robot.parameters() if s not in mapping]
+    if missing:
+        raise ModelError(
+            f"robot {robot.name!r} has free symbols {', '.join(missing)}; the numeric engine needs numbers: "
+            f"bind them with params={{{', '.join(repr(m) + ': ...' for m in missing[:3])}"
+            f"{', ...' if len(missing) > 3 else ''}}}",
+            field="params",
+        )
+
+
+class _Floats:
+    """Evaluate sympy expressions of one robot as floats under one parameter binding."""
+
+    def __init__(self, mapping: Mapping[sympy.Symbol, float]) -> None:
+        self.mapping = dict(mapping)
+
+    def scalar(self, expr: Any) -> float:
+        expr = sympy.sympify(expr)
+        if expr.free_symbols:
+            expr = expr.xreplace({s: sympy.Float(v) for s, v in self.mapping.items()})
+        return float(sympy.N(expr, 17))
+
+    def array(self, values: Iterable[Any], shape: tuple[int, ...]) -> np.ndarray:
+        return np.array([self.scalar(v) for v in values], dtype=float).reshape(shape)
+
+
+# -- geometry -----------------------------------------------------------------------------------
+
+
+def _rot_x(alpha: float) -> np.ndarray:
+    c, s = np.cos(alpha), np.sin(alpha)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _split(convention: str, a: float, alpha: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """(B, C) of one link as (rotation, translation) pairs; see :func:`robodyn.model.dh.joint_frames`."""
+    identity = (np.eye(3), np.zeros(3))
+    if convention == "standard":  # C = Trans(x, a) Rot(x, alpha)
+        return identity, (_rot_x(alpha), np.array([a, 0.0, 0.0]))
+    return (_rot_x(alpha), _rot_x(alpha) @ np.array([a, 0.0, 0.0])), identity  # B = Rot(x, alpha) Trans(x, a)
+
+
+def _compose(first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
+    (R1, p1), (R2, p2) = first, second
+    return R1 @ R2, R1 @ p2 + p1
+
+
+def _skew_square(v: np.ndarray) -> np.ndarray:
+    """[v]x [v]x = v v^T - |v|^2 I."""
+    return np.outer(v, v) - (v @ v) * np.eye(3)
+
+
+def _body_in_joint_frame(
+    floats: _Floats, body: RigidBody, C: tuple[np.ndarray, np.ndarray]
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """(m, m c, I_o) of a body given in a link frame, about the joint frame origin (parallel axes)."""
+    R, t = C
+    m = floats.scalar(body.mass)
+    c = R @ floats.array(body.com, (3,)) + t
+    inertia_com = R @ floats.array(body.inertia, (3, 3)) @ R.T
+    return m, m * c, inertia_com - m * _skew_square(c)
+
+
+def build(robot: Manipulator, params: Params | None = None) -> NumericModel:
+    """Compile ``robot`` (with ``params`` bound) into a :class:`NumericModel`; no caching, see :func:`compile_model`."""
+    if not isinstance(robot, Manipulator):
+        raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
+    mapping = _symbol_map(params)
+    _check_bound(robot, mapping)
+    floats = _Floats(mapping)
+    n = robot.n
+    E, p = np.zeros((n, 3, 3)), np.zeros((n, 3))
+    mass, first, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+    C_prev: tuple[np.ndarray, np.ndarray] = (np.eye(3), np.zeros(3))
+    for i, link in enumerate(robot.links):
+        B, C = _split(robot.convention, floats.scalar(link.a), floats.scalar(link.alpha))
+        E[i], p[i] = _compose(C_prev, B)
+        for body in robot.bodies(i):
+            m, h, I_o = _body_in_joint_frame(floats, body, C)
+            mass[i] += m
+            first[i] += h
+            inertia[i] += I_o
+        C_prev = C
+    R_tip, t_tip = C_prev
+    tip_force = R_tip @ floats.array(robot.tip_force, (3,))
+    tip_moment = R_tip @ floats.array(robot.tip_moment, (3,)) + np.cross(t_tip, tip_force)
+    return NumericModel(
+        name=robot.name,
+        revolute=np.array([link.revolute for link in robot.links]),
+        theta0=np.array([floats.scalar(link.theta) for link in robot.links]),
+        d0=np.array([floats.scalar(link.d) for link in robot.links]),
+        E=E,
+        p=p,
+        mass=mass,
+        first_moment=first,
+        inertia_origin=inertia,
+        damping=np.array([floats.scalar(link.damping) for link in robot.links]),
+        armature=np.array([floats.scalar(link.armature) for link in robot.links]),
+        gravity=floats.array(robot.gravity, (3,)),
+        tip_force=tip_force,
+        tip_moment=tip_moment,
+    )
+
+
+# -- the cache ------------------------------------------------------------------------------------
+
+#: id(robot) -> (weak reference to robot, {params key: model}); entries vanish with their robot.
+_CACHE: dict[int, tuple[weakref.ref, dict[tuple[tuple[str, float], ...], NumericModel]]] = {}
+#: Parameter bindings remembered per robot (oldest dropped first).
+CACHE_PER_ROBOT = 16
+
+
+def _params_key(params: Params | None) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted((str(k), float(v)) for k, v in _symbol_map(params).items()))
+
+
+def _forget(key: int) -> None:
+    _CACHE.pop(key, None)
+
+
+def compile_model(robot: Manipulator | NumericModel, params: Params | None = None) -> NumericModel:
+    """The :class:`NumericModel` of ``robot`` with ``params`` bound, compiled once and cached.
+
+    The cache is keyed by the robot's identity (robots are immutable) and the parameter values, holds
+    at most :data:`CACHE_PER_ROBOT` bindings per robot and forgets a robot when it is garbage collected.
+    A :class:`NumericModel` passes through unchanged (``params`` must then be None).
+    Raises :class:`~robodyn.errors.ModelError` naming any free symbol that ``params`` leaves unbound.
+    """
+    if isinstance(robot, NumericModel):
+        if params:
+            raise ValueError("params cannot be applied to an already compiled NumericModel")
+        return robot
+    key = _params_key(params)
+    entry = _CACHE.get(id(robot))
+    if entry is None or entry[0]() is not robot:
+        entry = (weakref.ref(robot), {})
+        _CACHE[id(robot)] = entry
+        weakref.finalize(robot, _forget, id(robot))
+    models = entry[1]
+    model = models.get(key)
+    if model is None:
+        model = build(robot, params)
+        if len(models) >= CACHE_PER_ROBOT:
+            models.pop(next(iter(models)))
+        models[key] = model
+    return model

@@ -1,0 +1,546 @@
+"""Fu et al.'s empirical simplified dynamic model (section 3.4.1, figures 3.10 and 3.11).
+
+The generalized d'Alembert equations (:mod:`robodyn.formulations.dalembert`, eq. 3.4-24 to 3.4-28)
+split every inertia element D_ij and every velocity term h_i into a rotational and a translational
+part. Along a given trajectory each part is evaluated at every set point; an element is
+
+- ``translational`` when its rotational part is negligible,
+- ``rotational`` when its translational part is negligible,
+- ``both`` when neither is, and ``zero`` when both vanish along the trajectory,
+
+where a part is *negligible* when its largest magnitude along the trajectory is below
+``threshold`` (default 10%) times the largest magnitude of the other part. The simplified model
+keeps only the dominant parts (gravity, armature, damping and tip load are kept whole):
+
+    tau_simplified_i = sum_j D~_ij qdd_j + h~_i + c_i (+ armature, damping, load)
+
+and its worst torque error along the trajectory is reported, absolute and relative to the peak
+torque of the joint. As Fu stresses, the simplification holds for that trajectory only.
+
+Units on the plots assume SI model data: D_ij in kg m^k (k = number of revolute joints among
+i and j), h_i in N m for a revolute joint i and N for a prismatic one.
+
+Trajectories: a built-in name (:data:`TRAJECTORIES`, e.g. ``stanford_example1``, Angeles, Ma and
+Rojas' example 1: theta_i = theta_i(0) + A_i (t - sin(Bt)/B), seed 003 section 7.1, usable on any
+arm) or a CSV file with columns t, q1..qn and optionally qd1..qdn and qdd1..qddn (a header row is
+optional; missing derivatives are obtained by second-order finite differences).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import symengine as se
+
+from robodyn.algebra import to_se
+from robodyn.errors import ModelError
+from robodyn.formulations import dalembert
+from robodyn.model.io import atomic_write
+from robodyn.model.manipulator import Manipulator
+
+CLASSES = ("translational", "rotational", "both", "zero")
+#: Parameter values used when the model leaves them symbolic and the caller gives none.
+DEFAULT_PARAMETERS: dict[str, float] = {"g": 9.81}
+#: Both parts below this fraction of the largest part of the model: the element is "zero".
+ZERO_TOLERANCE = 1e-12
+
+
+class TrajectoryError(ModelError):
+    """A trajectory name or file that cannot be used (one line, like every ModelError)."""
+
+
+# -- trajectories ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Joint-space samples: t of shape (N,), q, qd, qdd of shape (N, n)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    name: str = "trajectory"
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.t, dtype=float)
+        arrays = [np.atleast_2d(np.asarray(getattr(self, k), dtype=float)) for k in ("q", "qd", "qdd")]
+        if t.ndim != 1 or t.size < 3:
+            raise TrajectoryError("t must be a 1-d array of at least 3 samples", field="t")
+        if np.any(np.diff(t) <= 0):
+            raise TrajectoryError("t must be strictly increasing", field="t")
+        for key, a in zip(("q", "qd", "qdd"), arrays, strict=True):
+            if a.shape[0] != t.size or a.shape != arrays[0].shape:
+                raise TrajectoryError(f"expected shape ({t.size}, n), got {a.shape}", field=key)
+            if not np.all(np.isfinite(a)):
+                raise TrajectoryError("contains a value that is not finite", field=key)
+        object.__setattr__(self, "t", t)
+        for key, a in zip(("q", "qd", "qdd"), arrays, strict=True):
+            object.__setattr__(self, key, a)
+
+    @property
+    def n(self) -> int:
+        return int(self.q.shape[1])
+
+
+def stanford_example1(robot: Manipulator, samples: int = 101, duration: float = 10.0) -> Trajectory:
+    """Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1) on any arm:
+
+    q_i = q_i(0) + A_i (t - sin(Bt)/B), B = 2 pi/10, t in [0, 10] s, with q_2(0) = pi/2 and
+    q_i(0) = 0 otherwise, A_i = pi/30 for revolute joints (-pi/60 for joint 2) and 0.01 m for
+    prismatic ones (the paper's b_3 = A_3 (t - sin(Bt)/B); robodyn's q_3 = -b_3 on the Angeles
+    Stanford arm, so the boom there runs the other way, which is immaterial for this study).
+    """
+    B = 2 * math.pi / 10
+    t = np.linspace(0.0, duration, samples)
+    q0 = np.zeros(robot.n)
+    A = np.array([math.pi / 30 if link.revolute else 0.01 for link in robot.links])
+    if robot.n >= 2 and robot.links[1].revolute:
+        q0[1], A[1] = math.pi / 2, -math.pi / 60
+    shape = (t - np.sin(B * t) / B)[:, None]
+    q = q0 + A * shape
+    qd = A * (1 - np.cos(B * t))[:, None]
+    qdd = A * (B * np.sin(B * t))[:, None]
+    return Trajectory(t, q, qd, qdd, name="stanford_example1")
+
+
+#: Built-in trajectories by name: functions of (robot, samples).
+TRAJECTORIES: dict[str, Callable[[Manipulator, int], Trajectory]] = {"stanford_example1": stanford_example1}
+
+
+def _read_rows(path: Path) -> tuple[list[str] | None, np.ndarray]:
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = [r for r in csv.reader(handle) if r and any(c.strip() for c in r)]
+    except OSError as exc:
+        raise TrajectoryError(exc.strerror or str(exc), file=str(path)) from None
+    if not rows:
+        raise TrajectoryError("the file is empty", file=str(path))
+    header = None
+    try:
+        float(rows[0][0])
+    except ValueError:
+        header, rows = [c.strip() for c in rows[0]], rows[1:]
+    try:
+        data = np.array([[float(c) for c in r] for r in rows], dtype=float)
+    except ValueError as exc:
+        raise TrajectoryError(f"not a number: {exc}", file=str(path)) from None
+    if data.ndim != 2 or len({len(r) for r in rows}) != 1:
+        raise TrajectoryError("rows have different numbers of columns", file=str(path))
+    return header, data
+
+
+def _columns(header: list[str] | None, data: np.ndarray, n: int, path: Path) -> dict[str, np.ndarray]:
+    """t, q and (when present) qd, qdd, by header names if there is a header, else by position."""
+    groups = {"q": [f"q{i}" for i in range(1, n + 1)], "qd": [f"qd{i}" for i in range(1, n + 1)],
+              "qdd": [f"qdd{i}" for i in range(1, n + 1)]}
+    if header is None:
+        count = data.shape[1]
+        if count not in (1 + n, 1 + 2 * n, 1 + 3 * n):
+            raise TrajectoryError(f"expected 1 + {n}, 1 + {2 * n} or 1 + {3 * n} columns, got {count}",
+                                  file=str(path))
+        out = {"t": data[:, 0]}
+        for k, key in enumerate(("q", "qd", "qdd")[: (count - 1) // n]):
+            out[key] = data[:, 1 + k * n: 1 + (k + 1) * n]
+        return out
+    index = {name.lower(): k for k, name in enumerate(header)}
+    if "t" not in index:
+        raise TrajectoryError("no column 't'", file=str(path), field="t")
+    out = {"t": data[:, index["t"]]}
+    for key, names in groups.items():
+        present = [name in index for name in names]
+        if all(present):
+            out[key] = data[:, [index[name] for name in names]]
+        elif any(present) or key == "q":
+            missing = next(name for name, p in zip(names, present, strict=True) if not p)
+            raise TrajectoryError(f"no column '{missing}'", file=str(path), field=missing)
+    return out
+
+
+def trajectory_from_csv(path: str | Path, n: int) -> Trajectory:
+    """Read t, q1..qn[, qd1..qdn[, qdd1..qddn]] from a CSV file; differentiate what is missing."""
+    path = Path(path)
+    header, data = _read_rows(path)
+    cols = _columns(header, data, n, path)
+    t = cols["t"]
+    if t.size < 3 or np.any(np.diff(t) <= 0):
+        raise TrajectoryError("t must be strictly increasing, with at least 3 samples", file=str(path), field="t")
+    qd = cols.get("qd")
+    qd = np.gradient(cols["q"], t, axis=0, edge_order=2) if qd is None else qd
+    qdd = cols.get("qdd")
+    qdd = np.gradient(qd, t, axis=0, edge_order=2) if qdd is None else qdd
+    return Trajectory(t, cols["q"], qd, qdd, name=path.stem)
+
+
+def load_trajectory(spec: str | Path | Trajectory, robot: Manipulator, samples: int = 101) -> Trajectory:
+    """A :class:`Trajectory`, a built-in name from :data:`TRAJECTORIES` or a CSV path."""
+    if isinstance(spec, Trajectory):
+        trajectory = spec
+    elif str(spec) in TRAJECTORIES:
+        trajectory = TRAJECTORIES[str(spec)](robot, samples)
+    elif Path(spec).is_file():
+        trajectory = trajectory_from_csv(spec, robot.n)
+    else:
+        raise TrajectoryError(f"{str(spec)!r} is neither a file nor a built-in trajectory "
+                              f"({', '.join(TRAJECTORIES)})", field="trajectory")
+    if trajectory.n != robot.n:
+        raise TrajectoryError(f"the trajectory has {trajectory.n} joints, the robot {robot.n}", field="trajectory")
+    return trajectory
+
+
+# -- evaluation along the trajectory --------------------------------------------------------------
+
+
+def parameter_values(robot: Manipulator, params: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Values for the free parameters of ``robot``: ``params``, with ``g`` defaulting to 9.81."""
+    names = {s.name for s in robot.parameters()}
+    values = {k: v for k, v in DEFAULT_PARAMETERS.items() if k in names}
+    values.update(params or {})
+    return values
+
+
+def numeric_robot(robot: Manipulator, values: Mapping[str, float]) -> Manipulator:
+    """``robot`` with its parameters bound; an error names any left free."""
+    bound = robot.subs(values) if values else robot
+    free = [s.name for s in bound.parameters()]
+    if free:
+        raise ModelError(f"give numeric values for the parameters {', '.join(free)}", field="params")
+    return bound
+
+
+@dataclass(frozen=True)
+class Samples:
+    """The d'Alembert parts at every set point: D_* of shape (N, n, n), h_*, c, load of shape (N, n)."""
+
+    D_rot: np.ndarray
+    D_tran: np.ndarray
+    h_rot: np.ndarray
+    h_tran: np.ndarray
+    c: np.ndarray
+    load: np.ndarray
+
+
+def evaluate_split(robot: Manipulator, split: Mapping[str, se.DenseMatrix], trajectory: Trajectory) -> Samples:
+    """Compile the split with symengine Lambdify (common subexpressions) and evaluate it along the
+    trajectory, all set points at once."""
+    n = robot.n
+    symbols = [se.Symbol(f"q{i}") for i in range(1, n + 1)] + [se.Symbol(f"qd{i}") for i in range(1, n + 1)]
+    keys = ("D_rot", "D_tran", "h_rot", "h_tran", "c", "load")
+    entries = [split[k][i, j] for k in keys for i in range(split[k].rows) for j in range(split[k].cols)]
+    f = se.Lambdify(symbols, entries, cse=True, backend="lambda")
+    points = np.hstack([trajectory.q, trajectory.qd])
+    values = np.asarray(f(points), dtype=float).reshape(len(points), -1)
+    out, start = {}, 0
+    for k in keys:
+        rows, cols = split[k].rows, split[k].cols
+        out[k] = values[:, start: start + rows * cols].reshape(len(points), rows, cols)
+        start += rows * cols
+    return Samples(out["D_rot"], out["D_tran"], out["h_rot"][:, :, 0], out["h_tran"][:, :, 0],
+                   out["c"][:, :, 0], out["load"][:, :, 0])
+
+
+# -- classification -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Element:
+    """One D_ij (i <= j) or h_i, 1-based indices, with its dominance class."""
+
+    name: str  # "D12", "h3"
+    index: tuple[int, ...]
+    rot_max: float
+    tran_max: float
+    dominance: str  # one of CLASSES
+
+    @property
+    def keeps_rot(self) -> bool:
+        return self.dominance in ("rotational", "both")
+
+    @property
+    def keeps_tran(self) -> bool:
+        return self.dominance in ("translational", "both")
+
+
+def classify(rot_max: float, tran_max: float, threshold: float, zero: float) -> str:
+    """A part is negligible when its largest magnitude is below ``threshold`` times the other's
+    (or below ``zero``: a part that vanishes along the trajectory is negligible at any threshold)."""
+    if max(rot_max, tran_max) <= zero:
+        return "zero"
+    if rot_max <= zero or rot_max < threshold * tran_max:
+        return "translational"
+    if tran_max <= zero or tran_max < threshold * rot_max:
+        return "rotational"
+    return "both"
+
+
+def classify_all(samples: Samples, threshold: float) -> list[Element]:
+    n = samples.h_rot.shape[1]
+    peaks = [np.max(np.abs(a), initial=0.0) for a in (samples.D_rot, samples.D_tran, samples.h_rot, samples.h_tran)]
+    zero = ZERO_TOLERANCE * max(1.0, *peaks)
+    out = []
+    for i in range(n):
+        for j in range(i, n):
+            r, t = np.max(np.abs(samples.D_rot[:, i, j])), np.max(np.abs(samples.D_tran[:, i, j]))
+            out.append(Element(f"D{i + 1}{j + 1}", (i + 1, j + 1), float(r), float(t), classify(r, t, threshold, zero)))
+    for i in range(n):
+        r, t = np.max(np.abs(samples.h_rot[:, i])), np.max(np.abs(samples.h_tran[:, i]))
+        out.append(Element(f"h{i + 1}", (i + 1,), float(r), float(t), classify(r, t, threshold, zero)))
+    return out
+
+
+def masks(elements: Sequence[Element], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """0/1 weights of D_rot, D_tran (n x n, symmetric) and h_rot, h_tran (n) in the simplified model."""
+    D_rot, D_tran, h_rot, h_tran = np.zeros((n, n)), np.zeros((n, n)), np.zeros(n), np.zeros(n)
+    for e in elements:
+        if len(e.index) == 2:
+            i, j = e.index[0] - 1, e.index[1] - 1
+            D_rot[i, j] = D_rot[j, i] = float(e.keeps_rot)
+            D_tran[i, j] = D_tran[j, i] = float(e.keeps_tran)
+        else:
+            h_rot[e.index[0] - 1], h_tran[e.index[0] - 1] = float(e.keeps_rot), float(e.keeps_tran)
+    return D_rot, D_tran, h_rot, h_tran
+
+
+def torques(robot: Manipulator, samples: Samples, trajectory: Trajectory,
+            weights: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+    """tau = (D_rot + D_tran + armature) qdd + h_rot + h_tran + c + b qd + load (eq. 3.4-24), (N, n);
+    ``weights`` (from :func:`masks`) keep only the dominant parts."""
+    wDr, wDt, whr, wht = weights if weights is not None else (1.0, 1.0, 1.0, 1.0)
+    armature = np.array([float(link.armature) for link in robot.links])
+    damping = np.array([float(link.damping) for link in robot.links])
+    D = samples.D_rot * wDr + samples.D_tran * wDt
+    tau = np.einsum("kij,kj->ki", D, trajectory.qdd) + armature * trajectory.qdd
+    return tau + samples.h_rot * whr + samples.h_tran * wht + samples.c + damping * trajectory.qd + samples.load
+
+
+# -- plots ----------------------------------------------------------------------------------------
+
+
+def _units(robot: Manipulator, index: tuple[int, ...]) -> str:
+    revolute = sum(robot.links[k - 1].revolute for k in index)
+    if len(index) == 1:
+        return "N m" if revolute else "N"
+    return {0: "kg", 1: "kg m", 2: "kg m$^2$"}[revolute]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _save_png(fig: object, path: Path) -> Path:
+    """savefig to a temporary file beside ``path``, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=100)  # type: ignore[attr-defined]
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _panel(ax: object, t: np.ndarray, rot: np.ndarray, tran: np.ndarray, element: Element, unit: str) -> None:
+    ax.plot(t, tran, label="translational", color="tab:blue")  # type: ignore[attr-defined]
+    ax.plot(t, rot, label="rotational", color="tab:red", linestyle="--")  # type: ignore[attr-defined]
+    ax.plot(t, rot + tran, label="total", color="black", linewidth=0.8, alpha=0.6)  # type: ignore[attr-defined]
+    ax.set_title(f"{element.name}: {element.dominance}", fontsize=9)  # type: ignore[attr-defined]
+    ax.set_xlabel("time (s)", fontsize=8)  # type: ignore[attr-defined]
+    ax.set_ylabel(f"{element.name} ({unit})", fontsize=8)  # type: ignore[attr-defined]
+    ax.tick_params(labelsize=7)  # type: ignore[attr-defined]
+
+
+def plot_inertia(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element],
+                 path: Path) -> Path:
+    """Fu's figure 3.10: D_ij^rot, D_ij^tran and their sum along the trajectory, panel (i, j) for i <= j."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = robot.n
+    fig, axes = plt.subplots(n, n, figsize=(2.8 * n + 1, 2.2 * n + 1), squeeze=False)
+    by_index = {e.index: e for e in elements}
+    for i in range(n):
+        for j in range(n):
+            ax = axes[i][j]
+            if j < i:
+                ax.axis("off")
+                continue
+            e = by_index[(i + 1, j + 1)]
+            _panel(ax, trajectory.t, samples.D_rot[:, i, j], samples.D_tran[:, i, j], e, _units(robot, e.index))
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{robot.name}: acceleration-related elements D_ij along {trajectory.name} (Fu fig. 3.10)")
+    fig.tight_layout()
+    try:
+        return _save_png(fig, path)
+    finally:
+        plt.close(fig)
+
+
+def plot_velocity(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element],
+                  path: Path) -> Path:
+    """Fu's figure 3.11: h_i^rot, h_i^tran and their sum along the trajectory, one panel per joint."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = robot.n
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 1, 2.6 * rows + 1), squeeze=False)
+    by_index = {e.index: e for e in elements}
+    for k, ax in enumerate(axes.ravel()):
+        if k >= n:
+            ax.axis("off")
+            continue
+        e = by_index[(k + 1,)]
+        _panel(ax, trajectory.t, samples.h_rot[:, k], samples.h_tran[:, k], e, _units(robot, e.index))
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{robot.name}: Coriolis and centrifugal terms h_i along {trajectory.name} (Fu fig. 3.11)")
+    fig.tight_layout()
+    try:
+        return _save_png(fig, path)
+    finally:
+        plt.close(fig)
+
+
+# -- the result -----------------------------------------------------------------------------------
+
+
+@dataclass
+class SimplifiedModel:
+    """Classification, the simplified model's torque error along the trajectory, and the plots."""
+
+    robot: Manipulator
+    trajectory: Trajectory
+    threshold: float
+    elements: list[Element]
+    samples: Samples
+    tau: np.ndarray  # (N, n) full model
+    tau_simplified: np.ndarray  # (N, n)
+    figures: list[Path] = field(default_factory=list)
+    report: Path | None = None
+
+    @property
+    def error(self) -> np.ndarray:
+        """Largest |tau - tau_simplified| of each joint along the trajectory, (n,)."""
+        return np.max(np.abs(self.tau - self.tau_simplified), axis=0)
+
+    @property
+    def peak_torque(self) -> np.ndarray:
+        """Largest |tau| of each joint along the trajectory, (n,)."""
+        return np.max(np.abs(self.tau), axis=0)
+
+    @property
+    def relative_error(self) -> np.ndarray:
+        """error / peak torque for each joint (0 where the joint's torque vanishes and so does its error)."""
+        peak = self.peak_torque
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(peak > 0, self.error / np.where(peak > 0, peak, 1.0), np.where(self.error > 0, np.inf, 0))
+
+    @property
+    def worst_error(self) -> float:
+        return float(np.max(self.error))
+
+    @property
+    def worst_relative_error(self) -> float:
+        return float(np.max(self.relative_error))
+
+    def dominance(self, name: str) -> str:
+        """The class of one element, e.g. ``model.dominance("D12")``."""
+        return next(e.dominance for e in self.elements if e.name == name)
+
+    def table(self) -> str:
+        """The classification and error report as plain text."""
+        lines = [
+            f"Simplified d'Alembert model of {self.robot.name} along {self.trajectory.name} "
+            f"({len(self.trajectory.t)} set points, t = {self.trajectory.t[0]:g}..{self.trajectory.t[-1]:g} s)",
+            f"a part is negligible when its peak magnitude is below {self.threshold:g} x the other part's peak",
+            "",
+            f"{'element':<8} {'max |rot|':>12} {'max |tran|':>12}  dominance",
+        ]
+        lines += [f"{e.name:<8} {e.rot_max:12.4g} {e.tran_max:12.4g}  {e.dominance}" for e in self.elements]
+        lines += ["", f"{'joint':<8} {'max |error|':>12} {'peak |tau|':>12} {'relative':>10}"]
+        lines += [
+            f"{i + 1:<8} {err:12.4g} {peak:12.4g} {rel:10.3%}"
+            for i, (err, peak, rel) in enumerate(zip(self.error, self.peak_torque, self.relative_error, strict=True))
+        ]
+        lines += ["", f"worst torque error: {self.worst_error:.4g} (absolute), "
+                      f"{self.worst_relative_error:.3%} of the joint's peak torque"]
+        return "\n".join(lines) + "\n"
+
+
+def symbolic_split(robot: Manipulator) -> dict[str, se.DenseMatrix]:
+    """The d'Alembert components of ``robot`` in q1..qn, qd1..qdn."""
+    q = [se.Symbol(f"q{i}") for i in range(1, robot.n + 1)]
+    qd = [se.Symbol(f"qd{i}") for i in range(1, robot.n + 1)]
+    return dalembert.components(robot, q, qd)
+
+
+def simplify_model(
+    robot: Manipulator,
+    trajectory: str | Path | Trajectory = "stanford_example1",
+    threshold: float = 0.1,
+    output_dir: str | Path | None = None,
+    *,
+    params: Mapping[str, float] | None = None,
+    split: Mapping[str, se.DenseMatrix] | None = None,
+    samples: int = 101,
+) -> SimplifiedModel:
+    """Fu section 3.4.1 for ``robot`` along ``trajectory`` (a :class:`Trajectory`, built-in name or CSV).
+
+    ``threshold``: a part is negligible when its peak magnitude along the trajectory is below
+    ``threshold`` times the other part's. ``params`` binds symbolic parameters (``g`` defaults to
+    9.81). ``split``: the d'Alembert components (:func:`dalembert.components`), if already derived;
+    ``params`` are substituted into them.
+    ``output_dir``: where to write ``dalembert_D.png`` (Fu fig. 3.10), ``dalembert_h.png`` (fig. 3.11)
+    and ``simplified_model.txt``; created if missing. ``samples``: set points of a built-in trajectory.
+    """
+    if not 0 <= threshold < 1:
+        raise ValueError(f"threshold must be in [0, 1), got {threshold}")
+    bindings = parameter_values(robot, params)
+    robot = numeric_robot(robot, bindings)
+    path = load_trajectory(trajectory, robot, samples)
+    if split is None:
+        parts = symbolic_split(robot)
+    else:
+        values = {se.Symbol(k): to_se(v) for k, v in bindings.items()}
+        parts = {k: v.subs(values) for k, v in split.items()}
+    values = evaluate_split(robot, parts, path)
+    elements = classify_all(values, threshold)
+    model = SimplifiedModel(
+        robot=robot,
+        trajectory=path,
+        threshold=threshold,
+        elements=elements,
+        samples=values,
+        tau=torques(robot, values, path),
+        tau_simplified=torques(robot, values, path, masks(elements, robot.n)),
+    )
+    if output_dir is not None:
+        write_outputs(model, Path(output_dir))
+    return model
+
+
+def write_outputs(model: SimplifiedModel, directory: Path) -> list[Path]:
+    """The two PNG figures and the text report, each written atomically."""
+    directory.mkdir(parents=True, exist_ok=True)
+    args = (model.robot, model.samples, model.trajectory, model.elements)
+    model.figures = [
+        plot_inertia(*args, directory / "dalembert_D.png"),
+        plot_velocity(*args, directory / "dalembert_h.png"),
+    ]
+    model.report = atomic_write(directory / "simplified_model.txt", model.table())
+    return [*model.figures, model.report]
