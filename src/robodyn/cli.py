@@ -44,8 +44,15 @@ PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
 class Method(StrEnum):
     ne = "ne"
     le = "le"
+    gd = "gd"
+    kane = "kane"
     newton_euler = "newton-euler"
     lagrange_euler = "lagrange-euler"
+    dalembert = "dalembert"
+
+
+class CountMethod(StrEnum):
+    kane = "kane"
 
 
 class Form(StrEnum):
@@ -246,6 +253,87 @@ def check(
         return 0 if result.agree else 1
 
     _guarded(body)
+
+
+@app.command()
+def count(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    method: Annotated[CountMethod, typer.Option("--method", "-m", help="Algorithm to count.")] = CountMethod.kane,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+    strict: StrictOption = False,
+) -> None:
+    """Count the multiplications and additions of an inverse-dynamics algorithm on this arm,
+    beside the published figures (Angeles, Ma and Rojas' table 1 for n = 6)."""
+    from robodyn import opcount
+
+    def body() -> None:
+        robot = _load(model, strict)
+        measured = opcount.count_operations(robot)
+        rows = opcount.comparison_table(robot)
+        if fmt is Format.json:
+            data = {
+                "robot": robot.name,
+                "method": method.value,
+                "multiplications": measured.multiplications,
+                "additions": measured.additions,
+                "by_stage": {k: list(v) for k, v in measured.by_stage.items()},
+                "general_geometry_formula": {"ours": "105n - 110, 90n - 106", "paper": "105n - 109, 90n - 105"},
+                "table1": [row.__dict__ for row in rows],
+            }
+            out.print(json.dumps(data, indent=2), markup=False)
+            return
+        out.print(f"Kane's algorithm on {robot.name} ({robot.n} joints): {measured.multiplications} multiplications, "
+                  f"{measured.additions} additions (this geometry's 0, 1, -1 folded; constants off line)")
+        out.print(opcount.format_table(rows), markup=False)
+        out.print(opcount.stage_table(6), markup=False)
+        out.print(opcount.EXPLANATION, markup=False)
+
+    _guarded(body)
+
+
+@app.command("simplify-model")
+def simplify_model(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    trajectory: Annotated[
+        str,
+        typer.Option("--trajectory", "-t", help="A built-in trajectory name or a CSV file (t, q1..qn[, qd.., qdd..])."),
+    ] = "stanford_example1",
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the plots and the report.")] = Path(
+        "robodyn-out/simplified"
+    ),
+    threshold: Annotated[float, typer.Option(help="A part is negligible below this fraction of the other.")] = 0.1,
+    param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
+    strict: StrictOption = False,
+) -> None:
+    """Fu's empirical simplified model: classify every D_ij and h_i along a trajectory, plot them,
+    and report the simplified model's worst torque error."""
+    from robodyn.simplified import simplify_model as run_simplify
+
+    def body() -> None:
+        robot = _load(model, strict)
+        params = _parse_params(param or [])
+        if not 0 <= threshold < 1:
+            raise UserError(f"--threshold must be in [0, 1), got {threshold}")
+        with delayed_progress(f"simplifying {robot.name}"):
+            result = run_simplify(robot, trajectory, threshold=threshold, output_dir=output, params=params)
+        out.print(result.table(), markup=False)
+        for path in [*result.figures, *([result.report] if result.report else [])]:
+            out.print(f"wrote {path}")
+
+    _guarded(body)
+
+
+def _parse_params(items: list[str]) -> dict[str, float]:
+    params = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            params[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise UserError(f"--param {item!r}: expected NAME=VALUE with a number")
+    return params
 
 
 @app.command()

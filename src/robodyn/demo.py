@@ -18,7 +18,6 @@ from robodyn.equations import Equations
 from robodyn.formulations import derive
 from robodyn.model.io import atomic_write
 
-
 #: The demo's methods; ``robodyn check`` runs every available one.
 DEMO_METHODS = ("newton-euler", "lagrange-euler")
 
