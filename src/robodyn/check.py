@@ -25,7 +25,7 @@ CHECKED_PARTS = ("tau", "M", "h", "G")
 #: In "auto" mode, arms without floating-point data and at most this many joints are compared
 #: exactly; larger ones numerically (an exact comparison of the symbolic PUMA by every method
 #: takes minutes: pass mode="exact" for it).
-EXACT_AUTO_MAX_JOINTS = 4
+EXACT_AUTO_MAX_JOINTS = 3
 
 
 @dataclass(frozen=True)
