@@ -110,7 +110,7 @@ def test_stanford_example1_derivatives():
     traj = stanford_example1(robot, samples=2001)
     assert traj.q.shape == (2001, 6) and traj.t[-1] == 10.0
     assert traj.q[0, 1] == pytest.approx(np.pi / 2) and traj.q[-1, 0] == pytest.approx(np.pi / 3)
-    assert traj.q[-1, 2] == pytest.approx(0.1)  # prismatic: A_3 = 0.01 m, t - sin(Bt)/B = 10 at t = 10
+    assert traj.q[-1, 2] == pytest.approx(-0.1)  # q3 = -b3, b3 = A_3 (t - sin(Bt)/B) = 0.01 m x 10 at t = 10
     inner = slice(1, -1)
     np.testing.assert_allclose(np.gradient(traj.q, traj.t, axis=0)[inner], traj.qd[inner], atol=1e-5)
     np.testing.assert_allclose(np.gradient(traj.qd, traj.t, axis=0)[inner], traj.qdd[inner], atol=1e-5)

@@ -323,6 +323,45 @@ def simplify_model(
     _guarded(body)
 
 
+@app.command()
+def torques(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    trajectory: Annotated[
+        str,
+        typer.Option("--trajectory", "-t", help="A built-in trajectory (angeles1) or a CSV file (t, q1..qn[, qd..])."),
+    ] = "angeles1",
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the torque/force plot (PNG) here.")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write t, tau1.. (f_i: forces) as CSV here.")] = None,
+    samples: Annotated[int, typer.Option(help="Samples of a built-in trajectory.")] = 101,
+    param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
+    strict: StrictOption = False,
+) -> None:
+    """Joint torques and forces along a trajectory (Angeles, Ma and Rojas' example 1 and fig. 5):
+    print the peak per joint, optionally write a CSV and a PNG."""
+    from robodyn.torques import torque_history
+
+    def body() -> None:
+        robot = _load(model, strict)
+        params = _parse_params(param or [])
+        if samples < 3:
+            raise UserError(f"--samples must be at least 3, got {samples}")
+        for option, path in (("--plot", plot), ("--csv", csv_out)):
+            if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
+                raise UserError(f"{option} {path}: directory {path.parent} does not exist")
+        history = torque_history(robot, trajectory, params, samples=samples)
+        out.print(history.summary(), markup=False)
+        for path, write in ((csv_out, history.write_csv), (plot, history.plot)):
+            if path is None:
+                continue
+            try:
+                write(path)
+            except OSError as exc:
+                raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+            out.print(f"wrote {path}", markup=False)
+
+    _guarded(body)
+
+
 def _parse_params(items: list[str]) -> dict[str, float]:
     params = {}
     for item in items:

@@ -20,19 +20,17 @@ torque of the joint. As Fu stresses, the simplification holds for that trajector
 Units on the plots assume SI model data: D_ij in kg m^k (k = number of revolute joints among
 i and j), h_i in N m for a revolute joint i and N for a prismatic one.
 
-Trajectories: a built-in name (:data:`TRAJECTORIES`, e.g. ``stanford_example1``, Angeles, Ma and
-Rojas' example 1: theta_i = theta_i(0) + A_i (t - sin(Bt)/B), seed 003 section 7.1, usable on any
-arm) or a CSV file with columns t, q1..qn and optionally qd1..qdn and qdd1..qddn (a header row is
-optional; missing derivatives are obtained by second-order finite differences).
+Trajectories come from :mod:`robodyn.trajectories`: a built-in name (:data:`TRAJECTORIES`, e.g.
+``angeles1`` alias ``stanford_example1``, Angeles, Ma and Rojas' example 1: theta_i = theta_i(0) +
+A_i (t - sin(Bt)/B), seed 003 section 7.1, usable on any arm) or a CSV file with columns t, q1..qn and
+optionally qd1..qdn and qdd1..qddn (a header row is optional; missing derivatives are obtained by
+second-order finite differences).
 """
 
 from __future__ import annotations
 
-import csv
 import math
-import os
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,157 +40,20 @@ import symengine as se
 from robodyn.algebra import to_se
 from robodyn.errors import ModelError
 from robodyn.formulations import dalembert
-from robodyn.model.io import atomic_write
+from robodyn.model.io import atomic_path, atomic_write
 from robodyn.model.manipulator import Manipulator
+from robodyn.trajectories import TRAJECTORIES as TRAJECTORIES  # re-exported: trajectories used to live here
+from robodyn.trajectories import Trajectory as Trajectory
+from robodyn.trajectories import TrajectoryError as TrajectoryError
+from robodyn.trajectories import load_trajectory as load_trajectory
+from robodyn.trajectories import stanford_example1 as stanford_example1
+from robodyn.trajectories import trajectory_from_csv as trajectory_from_csv
 
 CLASSES = ("translational", "rotational", "both", "zero")
 #: Parameter values used when the model leaves them symbolic and the caller gives none.
 DEFAULT_PARAMETERS: dict[str, float] = {"g": 9.81}
 #: Both parts below this fraction of the largest part of the model: the element is "zero".
 ZERO_TOLERANCE = 1e-12
-
-
-class TrajectoryError(ModelError):
-    """A trajectory name or file that cannot be used (one line, like every ModelError)."""
-
-
-# -- trajectories ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """Joint-space samples: t of shape (N,), q, qd, qdd of shape (N, n)."""
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    name: str = "trajectory"
-
-    def __post_init__(self) -> None:
-        t = np.asarray(self.t, dtype=float)
-        arrays = [np.atleast_2d(np.asarray(getattr(self, k), dtype=float)) for k in ("q", "qd", "qdd")]
-        if t.ndim != 1 or t.size < 3:
-            raise TrajectoryError("t must be a 1-d array of at least 3 samples", field="t")
-        if np.any(np.diff(t) <= 0):
-            raise TrajectoryError("t must be strictly increasing", field="t")
-        for key, a in zip(("q", "qd", "qdd"), arrays, strict=True):
-            if a.shape[0] != t.size or a.shape != arrays[0].shape:
-                raise TrajectoryError(f"expected shape ({t.size}, n), got {a.shape}", field=key)
-            if not np.all(np.isfinite(a)):
-                raise TrajectoryError("contains a value that is not finite", field=key)
-        object.__setattr__(self, "t", t)
-        for key, a in zip(("q", "qd", "qdd"), arrays, strict=True):
-            object.__setattr__(self, key, a)
-
-    @property
-    def n(self) -> int:
-        return int(self.q.shape[1])
-
-
-def stanford_example1(robot: Manipulator, samples: int = 101, duration: float = 10.0) -> Trajectory:
-    """Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1) on any arm:
-
-    q_i = q_i(0) + A_i (t - sin(Bt)/B), B = 2 pi/10, t in [0, 10] s, with q_2(0) = pi/2 and
-    q_i(0) = 0 otherwise, A_i = pi/30 for revolute joints (-pi/60 for joint 2) and 0.01 m for
-    prismatic ones (the paper's b_3 = A_3 (t - sin(Bt)/B); robodyn's q_3 = -b_3 on the Angeles
-    Stanford arm, so the boom there runs the other way, which is immaterial for this study).
-    """
-    B = 2 * math.pi / 10
-    t = np.linspace(0.0, duration, samples)
-    q0 = np.zeros(robot.n)
-    A = np.array([math.pi / 30 if link.revolute else 0.01 for link in robot.links])
-    if robot.n >= 2 and robot.links[1].revolute:
-        q0[1], A[1] = math.pi / 2, -math.pi / 60
-    shape = (t - np.sin(B * t) / B)[:, None]
-    q = q0 + A * shape
-    qd = A * (1 - np.cos(B * t))[:, None]
-    qdd = A * (B * np.sin(B * t))[:, None]
-    return Trajectory(t, q, qd, qdd, name="stanford_example1")
-
-
-#: Built-in trajectories by name: functions of (robot, samples).
-TRAJECTORIES: dict[str, Callable[[Manipulator, int], Trajectory]] = {"stanford_example1": stanford_example1}
-
-
-def _read_rows(path: Path) -> tuple[list[str] | None, np.ndarray]:
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = [r for r in csv.reader(handle) if r and any(c.strip() for c in r)]
-    except OSError as exc:
-        raise TrajectoryError(exc.strerror or str(exc), file=str(path)) from None
-    if not rows:
-        raise TrajectoryError("the file is empty", file=str(path))
-    header = None
-    try:
-        float(rows[0][0])
-    except ValueError:
-        header, rows = [c.strip() for c in rows[0]], rows[1:]
-    try:
-        data = np.array([[float(c) for c in r] for r in rows], dtype=float)
-    except ValueError as exc:
-        raise TrajectoryError(f"not a number: {exc}", file=str(path)) from None
-    if data.ndim != 2 or len({len(r) for r in rows}) != 1:
-        raise TrajectoryError("rows have different numbers of columns", file=str(path))
-    return header, data
-
-
-def _columns(header: list[str] | None, data: np.ndarray, n: int, path: Path) -> dict[str, np.ndarray]:
-    """t, q and (when present) qd, qdd, by header names if there is a header, else by position."""
-    groups = {"q": [f"q{i}" for i in range(1, n + 1)], "qd": [f"qd{i}" for i in range(1, n + 1)],
-              "qdd": [f"qdd{i}" for i in range(1, n + 1)]}
-    if header is None:
-        count = data.shape[1]
-        if count not in (1 + n, 1 + 2 * n, 1 + 3 * n):
-            raise TrajectoryError(f"expected 1 + {n}, 1 + {2 * n} or 1 + {3 * n} columns, got {count}",
-                                  file=str(path))
-        out = {"t": data[:, 0]}
-        for k, key in enumerate(("q", "qd", "qdd")[: (count - 1) // n]):
-            out[key] = data[:, 1 + k * n: 1 + (k + 1) * n]
-        return out
-    index = {name.lower(): k for k, name in enumerate(header)}
-    if "t" not in index:
-        raise TrajectoryError("no column 't'", file=str(path), field="t")
-    out = {"t": data[:, index["t"]]}
-    for key, names in groups.items():
-        present = [name in index for name in names]
-        if all(present):
-            out[key] = data[:, [index[name] for name in names]]
-        elif any(present) or key == "q":
-            missing = next(name for name, p in zip(names, present, strict=True) if not p)
-            raise TrajectoryError(f"no column '{missing}'", file=str(path), field=missing)
-    return out
-
-
-def trajectory_from_csv(path: str | Path, n: int) -> Trajectory:
-    """Read t, q1..qn[, qd1..qdn[, qdd1..qddn]] from a CSV file; differentiate what is missing."""
-    path = Path(path)
-    header, data = _read_rows(path)
-    cols = _columns(header, data, n, path)
-    t = cols["t"]
-    if t.size < 3 or np.any(np.diff(t) <= 0):
-        raise TrajectoryError("t must be strictly increasing, with at least 3 samples", file=str(path), field="t")
-    qd = cols.get("qd")
-    qd = np.gradient(cols["q"], t, axis=0, edge_order=2) if qd is None else qd
-    qdd = cols.get("qdd")
-    qdd = np.gradient(qd, t, axis=0, edge_order=2) if qdd is None else qdd
-    return Trajectory(t, cols["q"], qd, qdd, name=path.stem)
-
-
-def load_trajectory(spec: str | Path | Trajectory, robot: Manipulator, samples: int = 101) -> Trajectory:
-    """A :class:`Trajectory`, a built-in name from :data:`TRAJECTORIES` or a CSV path."""
-    if isinstance(spec, Trajectory):
-        trajectory = spec
-    elif str(spec) in TRAJECTORIES:
-        trajectory = TRAJECTORIES[str(spec)](robot, samples)
-    elif Path(spec).is_file():
-        trajectory = trajectory_from_csv(spec, robot.n)
-    else:
-        raise TrajectoryError(f"{str(spec)!r} is neither a file nor a built-in trajectory "
-                              f"({', '.join(TRAJECTORIES)})", field="trajectory")
-    if trajectory.n != robot.n:
-        raise TrajectoryError(f"the trajectory has {trajectory.n} joints, the robot {robot.n}", field="trajectory")
-    return trajectory
 
 
 # -- evaluation along the trajectory --------------------------------------------------------------
@@ -330,23 +191,10 @@ def _units(robot: Manipulator, index: tuple[int, ...]) -> str:
     return {0: "kg", 1: "kg m", 2: "kg m$^2$"}[revolute]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _save_png(fig: object, path: Path) -> Path:
-    """savefig to a temporary file beside ``path``, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
+    """savefig atomically (:func:`robodyn.model.io.atomic_path`)."""
+    with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100)  # type: ignore[attr-defined]
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
 
 

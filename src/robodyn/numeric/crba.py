@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn.numeric._codegen import crba_kernel
 from robodyn.numeric._kernels import JointTransform, cross, dot
 from robodyn.numeric.model import NumericModel
 from robodyn.numeric.rnea import transforms
@@ -71,6 +72,18 @@ def _column_force(revolute: bool, m: float, h: np.ndarray, I_o: np.ndarray) -> n
 
 
 def crba(model: NumericModel, q: np.ndarray) -> np.ndarray:
+    """M(q) for joint-major q of shape (n, N): shape (N, n, n), armature on the diagonal.
+
+    Runs the algorithm below unrolled for this model, its exact zeros and ones folded away
+    (:mod:`robodyn.numeric._codegen`); :func:`crba_reference` is the same algorithm written generally.
+    """
+    n, N = q.shape
+    out = np.empty((n * n, N))
+    crba_kernel(model)(q, None, None, out)
+    return np.ascontiguousarray(out.reshape(n, n, N).transpose(2, 0, 1))
+
+
+def crba_reference(model: NumericModel, q: np.ndarray) -> np.ndarray:
     """M(q) for joint-major q of shape (n, N): shape (N, n, n), armature on the diagonal."""
     n, N = q.shape
     X = transforms(model, q)

@@ -23,6 +23,9 @@ from robodyn.errors import ModelError
 from robodyn.formulations.kane import joint_torques
 from robodyn.model.manipulator import Manipulator
 
+#: States per block (rows of this length stay in cache; results do not depend on it).
+BLOCK = 4096
+
 
 class NumpyOps:
     """Scalars are floats (parameters) and (N,) float arrays (anything that depends on the state)."""
@@ -80,12 +83,15 @@ def kane_inverse_dynamics(
     if not Q.shape == QD.shape == QDD.shape:
         raise ValueError(f"q, qd, qdd must have the same shape, got {Q.shape}, {QD.shape}, {QDD.shape}")
     ops = NumpyOps()
-    columns = [[X[:, i] for i in range(n)] for X in (Q, QD, QDD)]
     gravity = [float(x) for x in robot.gravity]
     tip_force = [float(x) for x in robot.tip_force]
     tip_moment = [float(x) for x in robot.tip_moment]
-    tau = joint_torques(robot, *columns, gravity, tip_force, tip_moment, ops)
-    out = np.empty_like(Q)
-    for i, t in enumerate(tau):
-        out[:, i] = t  # a float when tau_i does not depend on the state (broadcast)
+    out = np.empty((n, Q.shape[0]))
+    # joint-major copies, so that every scalar of the algorithm is a contiguous row; blocks stay in cache
+    for start in range(0, Q.shape[0], BLOCK):
+        columns = [list(np.ascontiguousarray(X[start : start + BLOCK].T)) for X in (Q, QD, QDD)]
+        tau = joint_torques(robot, *columns, gravity, tip_force, tip_moment, ops)
+        for i, t in enumerate(tau):
+            out[i, start : start + BLOCK] = t  # a float when tau_i does not depend on the state (broadcast)
+    out = np.ascontiguousarray(out.T)
     return out[0] if single else out

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robodyn.numeric._codegen import rnea_kernel
 from robodyn.numeric._kernels import JointTransform, cross, cross_z, joint_transform
 from robodyn.numeric.model import NumericModel
 
@@ -95,6 +96,30 @@ def transforms(model: NumericModel, q: np.ndarray) -> list[JointTransform]:
 
 
 def rnea(
+    model: NumericModel,
+    q: np.ndarray,
+    qd: np.ndarray | None,
+    qdd: np.ndarray | None,
+    *,
+    gravity: bool = True,
+    tip: bool = True,
+    joint_terms: bool = True,
+) -> np.ndarray:
+    """Joint torques for joint-major arrays of shape (n, N) (``None`` for a zero qd or qdd).
+
+    ``gravity``/``tip`` switch gravity and the tip load on or off; ``joint_terms`` adds damping
+    b_i qd_i and armature_i qdd_i. Returns tau of shape (n, N).
+
+    Runs the recursion below unrolled for this model, with its exact zeros and ones folded away
+    (:mod:`robodyn.numeric._codegen`); :func:`rnea_reference` is the same recursion written generally.
+    """
+    kernel = rnea_kernel(model, qd is not None, qdd is not None, gravity, tip, joint_terms)
+    out = np.empty(q.shape)
+    kernel(q, qd, qdd, out)
+    return out
+
+
+def rnea_reference(
     model: NumericModel,
     q: np.ndarray,
     qd: np.ndarray | None,
