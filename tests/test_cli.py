@@ -117,3 +117,32 @@ def test_real_process_prints_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.stderr.strip().count("\n") == 0 and "symmetric" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["derive", "two_link_fu", "--method", "bogus"],
+        ["show", "a", "b"],
+        ["check", "puma560", "--samples", "0"],
+        ["check", "puma560", "--rtol", "-1"],
+        ["derive", "double_pendulum", "--no-such-option"],
+    ],
+)
+def test_usage_errors_are_one_line(args):
+    proc = subprocess.run([sys.executable, "-m", "robodyn.cli", *args], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ")
+
+
+def test_symbolic_twist_checks_exactly():
+    """sin(alpha)^2 of a symbolic twist is reduced like a joint angle's: no false disagreement."""
+    import robodyn as rd
+    from robodyn.check import check
+
+    robot = rd.Manipulator.from_dh(
+        [{"joint": "R", "a": "a1", "alpha": "al1", "mass": "m1", "com": ["c1", 0, 0], "inertia": ["I1", "I1", "J1"]},
+         {"joint": "R", "a": "a2", "alpha": 0, "d": "d2", "mass": "m2", "com": [0, "c2", 0]}],
+    )
+    result = check(robot, mode="exact")
+    assert result.agree, [(c.method, c.part) for c in result.comparisons if not c.agree]

@@ -6,6 +6,7 @@ import json
 import warnings
 
 import pytest
+import sympy
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -94,6 +95,12 @@ def test_bad_files_name_file_link_and_field(tmp_path, replace, by, expect):
         "links: []",
         "links:\n  - 7",
         "links:\n  - {a: 1}",
+        "a: &a [1, 1]\nb: &b [*a, *a]\nname: *b\nlinks:\n  - {joint: R}",
+        "links:\n  - {joint: R, mass: " + "9" * 5000 + "}",
+        "links:\n  - {joint: R, a: '((10**64)**64)**64'}",
+        "links:\n  - {joint: R, a: '" + "10**300*" * 100 + "1'}",
+        "links:\n  - {joint: R, mass: 'sqrt(-1)*m'}",
+        "links:\n  - {joint: R, inertia: [[1, '(2*a+2*b+2*c)**64', 0], ['2**63*(a+b+c)**64', 1, 0], [0, 0, 1]]}",
     ],
 )
 def test_hostile_or_broken_yaml(tmp_path, text):
@@ -101,6 +108,18 @@ def test_hostile_or_broken_yaml(tmp_path, text):
     with pytest.raises(ModelError) as info:
         rd.load(path)
     assert str(info.value).startswith(str(path))
+
+
+def test_huge_json_integer(tmp_path):
+    path = write(tmp_path, '{"links": [{"joint": "R", "mass": ' + "9" * 5000 + "}]}", "big.json")
+    with pytest.raises(ModelError) as info:
+        rd.load(path)
+    assert str(info.value).startswith(str(path)) and len(str(info.value)) < 300
+
+
+def test_symmetric_tensor_written_two_ways_is_accepted(tmp_path):
+    path = write(tmp_path, "links:\n  - {joint: R, inertia: [[1, 'a*(b+c)', 0], ['a*b + a*c', 2, 0], [0, 0, 2]]}\n")
+    assert rd.load(path).links[0].inertia[0, 1] == sympy.sympify("a*(b+c)")
 
 
 def test_json_with_same_structure(tmp_path):
@@ -130,7 +149,8 @@ links:
     robot = rd.load(write(tmp_path, text))
     assert robot.convention == "modified"
     assert [link.d for link in robot.links] == [1.5, -0.41]
-    assert robot.links[1].alpha == rd.load(write(tmp_path, text)).links[1].alpha
+    assert [link.alpha for link in robot.links] == [0, sympy.pi / 2]
+    assert [link.a for link in robot.links] == [0, sympy.Float(0.2)]
     with pytest.raises(ModelError, match="'d'"):
         rd.load(write(tmp_path, text.replace("b: -1.5", "d: -1.5")))
 

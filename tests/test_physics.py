@@ -34,7 +34,8 @@ def skew_defect(eqs: rd.Equations) -> sympy.Matrix:
 def test_symmetric_and_skew_exactly(name):
     eqs = rd.derive(rd.load(name))
     q = eqs.symbols.q
-    assert all(canonical(x, q) == 0 for x in eqs.M - eqs.M.T)
+    M = eqs.raw("M")  # as the formulation built it (eqs.M mirrors its upper triangle)
+    assert all(canonical(M[i, j] - M[j, i], q) == 0 for i in range(eqs.n) for j in range(i))
     assert all(canonical(x, q) == 0 for x in skew_defect(eqs))
     # h is exactly C qd
     assert all(canonical(x, q) == 0 for x in eqs.coriolis_matrix() * sympy.Matrix(eqs.symbols.qd) - eqs.h)
@@ -60,6 +61,11 @@ def test_numeric_arms_positive_definite_and_skew(name):
         assert np.allclose(M, M.T, rtol=0, atol=1e-12 * np.max(np.abs(M)))
         assert np.min(np.linalg.eigvalsh(M)) > 0
         assert np.max(np.abs(N)) < 1e-10 * max(1.0, np.max(np.abs(M)))
+    # h = C(q, qd) qd with C from the Christoffel symbols of M: ties h to M (the skew test alone does not)
+    Cqd = se.DenseMatrix((eqs.coriolis_matrix() * sympy.Matrix(eqs.symbols.qd)).tolist())
+    sampler = NumericSampler(eqs.robot, 10, seed=2)
+    h = evaluate(eqs.raw("h"), sampler.symbols(), sampler.points())
+    assert np.max(np.abs(evaluate(Cqd, sampler.symbols(), sampler.points()) - h)) < 1e-10 * np.max(np.abs(h))
 
 
 @settings(max_examples=10, deadline=None)

@@ -6,12 +6,12 @@ of a second in sympy, and expanding tau_1 (11,500 terms) a quarter of a second
 against minutes. The public API speaks sympy; :func:`to_sympy` converts at the door.
 
 Canonical form. Joint angles only ever enter as sin(q_i) and cos(q_i) of single
-coordinates (link transforms write cos(theta0 + q) as cos(theta0) cos(q) - sin(theta0) sin(q)).
-Expanding and then reducing every sin(q_i)^k, k >= 2, with sin^2 = 1 - cos^2 leaves
-a polynomial in which each sin(q_i) has degree at most one. On the torus these
-monomials are linearly independent, so two expressions are equal as functions exactly
-when their canonical forms are identical: this is the exact zero test used to show
-that formulations agree.
+coordinates (link transforms write cos(theta0 + q) as cos(theta0) cos(q) - sin(theta0) sin(q)),
+and symbolic twists or offsets as sin and cos of single parameters. Expanding and then
+reducing every sin(x)^k, k >= 2, with sin^2 = 1 - cos^2 leaves a polynomial in which each
+sine has degree at most one. For independent arguments these monomials are linearly
+independent functions, so two expressions are equal exactly when their canonical forms are
+identical: this is the exact zero test used to show that formulations agree.
 """
 
 from __future__ import annotations
@@ -68,24 +68,26 @@ def _mul(x: SeExpr, y: SeExpr) -> SeExpr:
     return se.Integer(0) if x == 0 or y == 0 else x * y
 
 
-def trig_reduction(expr: SeExpr, angles: Sequence[SeExpr]) -> dict[SeExpr, SeExpr]:
-    """The replacements sin(q)^k -> sin(q)^(k mod 2) (1 - cos(q)^2)^(k div 2) present in expr."""
-    sines = {se.sin(q) for q in angles}
+def trig_reduction(expr: SeExpr) -> dict[SeExpr, SeExpr]:
+    """The replacements sin(x)^k -> sin(x)^(k mod 2) (1 - cos(x)^2)^(k div 2) present in expr,
+    for every argument x: joint angles, and symbolic twists or offsets alike."""
     replacements = {}
     for power in expr.atoms(se.Pow):
         base, exponent = power.args
-        if base in sines and exponent.is_integer and int(exponent) >= 2:
+        if isinstance(base, se.sin) and exponent.is_integer and int(exponent) >= 2:
             k = int(exponent)
             replacements[power] = base ** (k % 2) * (1 - se.cos(base.args[0]) ** 2) ** (k // 2)
     return replacements
 
 
-def canonical(expr: Any, angles: Sequence[Any]) -> SeExpr:
-    """Expanded, with every sin(q_i) of degree at most one (see the module docstring)."""
-    angles_se = [to_se(q) for q in angles]
+def canonical(expr: Any, angles: Sequence[Any] = ()) -> SeExpr:
+    """Expanded, with every sine of degree at most one (see the module docstring).
+
+    ``angles`` is kept for callers that name the joint angles; every sin(x)^2 is reduced, whatever
+    x is (a symbolic twist alpha_i enters as cos(alpha_i), sin(alpha_i) too)."""
     result = se.expand(to_se(expr))
     for _ in range(4):  # one pass suffices; the loop is a guard
-        replacements = trig_reduction(result, angles_se)
+        replacements = trig_reduction(result)
         if not replacements:
             return result
         result = se.expand(result.xreplace(replacements))

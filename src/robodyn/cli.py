@@ -230,13 +230,15 @@ def derive(
 @app.command()
 def check(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
-    samples: Annotated[int, typer.Option(help="Random states for the numeric comparison.")] = 50,
-    rtol: Annotated[float, typer.Option(help="Relative tolerance of the numeric comparison.")] = 1e-10,
+    samples: Annotated[int, typer.Option(min=1, help="Random states for the numeric comparison.")] = 50,
+    rtol: Annotated[float, typer.Option(help="Relative tolerance of the numeric comparison, in (0, 1).")] = 1e-10,
     strict: StrictOption = False,
 ) -> None:
     """Derive with every available method and compare them; exit 1 if any disagree."""
 
     def body() -> int:
+        if not 0 < rtol < 1:
+            raise UserError(f"--rtol must be in (0, 1), got {rtol}")
         robot = _load(model, strict)
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
@@ -409,7 +411,28 @@ def demo(
 
 
 def main() -> None:
-    app()
+    """Entry point: usage errors (unknown option, bad choice) are one ``error:`` line and exit 2.
+
+    Typer bundles its own click; its exceptions are recognised by their interface (``exit_code``,
+    ``format_message``, ``ctx``) rather than imported from a private module.
+    """
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:
+        name = type(exc).__name__
+        ctx = getattr(exc, "ctx", None)
+        if name == "NoArgsIsHelpError" and ctx is not None:
+            out.print(ctx.get_help(), markup=False)
+            raise SystemExit(0) from None
+        if getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message"):
+            where = f"{ctx.command_path}: " if ctx is not None else ""
+            err.print(f"error: {where}{' '.join(exc.format_message().split())}", markup=False)
+            raise SystemExit(2) from None
+        if name == "Abort":
+            err.print("interrupted", markup=False)
+            raise SystemExit(130) from None
+        raise
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

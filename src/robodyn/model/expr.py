@@ -16,6 +16,7 @@ import ast
 import math
 import numbers
 import re
+import reprlib
 
 import sympy
 from sympy.printing.str import StrPrinter
@@ -25,6 +26,7 @@ from robodyn.errors import ModelError
 MAX_LENGTH = 2000  # characters in one expression
 MAX_EXPONENT = 64  # |n| in x**n for a numeric exponent
 MAX_DEPTH = 60  # nesting depth of the syntax tree
+MAX_DIGITS = 300  # decimal digits of an exact number (numerator or denominator)
 
 FUNCTIONS = {"sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos}
 CONSTANTS = {"pi": sympy.pi}
@@ -43,6 +45,26 @@ def parameter_symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name)
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlist = _SHORT.maxdict = 4
+_SHORT.maxlevel = 2
+
+
+def shown(value: object) -> str:
+    """A short repr of a user's value for an error message (never the whole of a huge value)."""
+    if isinstance(value, sympy.Basic):
+        text = str(value)
+        return text if len(text) <= 60 else text[:28] + "..." + text[-28:]
+    return _SHORT.repr(value)
+
+
+def _too_big(expr: sympy.Basic) -> bool:
+    if expr.is_Rational:
+        return max(abs(int(expr.p)), int(expr.q)).bit_length() > MAX_DIGITS * 3.33
+    return False
+
+
 def to_expr(value: object, field: str = "value") -> sympy.Expr:
     """Turn a number, a string or a sympy expression into a checked sympy expression.
 
@@ -52,9 +74,14 @@ def to_expr(value: object, field: str = "value") -> sympy.Expr:
     if isinstance(value, bool):
         raise ModelError(f"expected a number or an expression, got {value!r}", field=field)
     if isinstance(value, numbers.Integral):
+        if int(value).bit_length() > MAX_DIGITS * 3.33:
+            raise ModelError(f"integer with more than {MAX_DIGITS} digits", field=field)
         return sympy.Integer(int(value))
     if isinstance(value, numbers.Real):
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:
+            raise ModelError("number too large", field=field) from None
         if not math.isfinite(x):
             raise ModelError(f"{x} is not a finite number", field=field)
         return sympy.Float(x)
@@ -63,15 +90,19 @@ def to_expr(value: object, field: str = "value") -> sympy.Expr:
     if isinstance(value, sympy.Basic):
         return _check_sympy(value, field)
     raise ModelError(
-        f"expected a number or an expression, got {type(value).__name__} {value!r}", field=field
+        f"expected a number or an expression, got {type(value).__name__} {shown(value)}", field=field
     )
 
 
 def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
     if not isinstance(expr, sympy.Expr):
-        raise ModelError(f"expected a scalar expression, got {expr!r}", field=field)
+        raise ModelError(f"expected a scalar expression, got {shown(expr)}", field=field)
+    if any(_too_big(atom) for atom in expr.atoms(sympy.Rational)):
+        raise ModelError(f"a number with more than {MAX_DIGITS} digits", field=field)
     if expr.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
-        raise ModelError(f"{expr} is not finite", field=field)
+        raise ModelError(f"{shown(expr)} is not finite", field=field)
+    if expr.has(sympy.I):
+        raise ModelError(f"{shown(expr)} is not real", field=field)
     for s in expr.free_symbols:
         if RESERVED.match(s.name):
             raise ModelError(
@@ -95,11 +126,11 @@ def parse_expression(text: str, field: str = "value") -> sympy.Expr:
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ModelError(f"cannot parse expression {source!r} ({exc.__class__.__name__})", field=field) from None
+        raise ModelError(f"cannot parse expression {shown(source)} ({exc.__class__.__name__})", field=field) from None
     try:
         expr = _Builder(source, field).build(tree.body, 0)
     except RecursionError:
-        raise ModelError(f"expression {source!r} is nested too deeply", field=field) from None
+        raise ModelError(f"expression {shown(source)} is nested too deeply", field=field) from None
     return _check_sympy(expr, field)
 
 
@@ -111,7 +142,7 @@ class _Builder:
         self.field = field
 
     def fail(self, why: str) -> ModelError:
-        return ModelError(f"{why} in expression {self.source!r}", field=self.field)
+        return ModelError(f"{why} in expression {shown(self.source)}", field=self.field)
 
     def build(self, node: ast.AST, depth: int) -> sympy.Expr:
         if depth > MAX_DEPTH:
@@ -152,6 +183,8 @@ class _Builder:
     def binop(self, node: ast.BinOp, depth: int) -> sympy.Expr:
         left = self.build(node.left, depth + 1)
         right = self.build(node.right, depth + 1)
+        if _too_big(left) or _too_big(right):
+            raise self.fail(f"a number with more than {MAX_DIGITS} digits")
         op = node.op
         if isinstance(op, ast.Add):
             return left + right
@@ -167,9 +200,11 @@ class _Builder:
             if right.is_number:
                 exponent = float(right)
                 if abs(exponent) > MAX_EXPONENT:
-                    raise self.fail(f"exponent {right} is larger than {MAX_EXPONENT}")
+                    raise self.fail(f"exponent {shown(right)} is larger than {MAX_EXPONENT}")
                 if left == 0 and exponent < 0:
                     raise self.fail("division by zero")
+                if left.is_number and left != 0 and abs(exponent) * abs(math.log10(abs(complex(left)))) > MAX_DIGITS:
+                    raise self.fail(f"a number with more than {MAX_DIGITS} digits")
             return left**right
         raise self.fail(f"operator '{type(op).__name__}' is not allowed")
 

@@ -14,7 +14,7 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.model.expr import to_expr
+from robodyn.model.expr import shown, to_expr
 
 #: Relative tolerance of the numeric checks (symmetry, semidefiniteness, triangle inequality).
 TOLERANCE = 1e-9
@@ -25,7 +25,7 @@ def as_vector3(value: object, field: str) -> tuple[sympy.Expr, sympy.Expr, sympy
     if isinstance(value, sympy.MatrixBase):
         value = list(value)
     if isinstance(value, (str, bytes)) or (not isinstance(value, Sequence) and not hasattr(value, "__len__")):
-        raise ModelError(f"expected a list of 3 numbers or expressions, got {value!r}", field=field)
+        raise ModelError(f"expected a list of 3 numbers or expressions, got {shown(value)}", field=field)
     items = list(value)  # type: ignore[call-overload]
     if len(items) != 3:
         raise ModelError(f"expected 3 components, got {len(items)}", field=field)
@@ -43,7 +43,7 @@ def as_inertia(value: object, field: str = "inertia") -> sympy.ImmutableMatrix:
         value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise ModelError(
-            f"expected a 3x3 matrix or a list of 3 principal moments, got {value!r}", field=field
+            f"expected a 3x3 matrix or a list of 3 principal moments, got {shown(value)}", field=field
         )
     rows = list(value)
     if len(rows) == 3 and not any(isinstance(r, (list, tuple)) for r in rows):
@@ -55,12 +55,27 @@ def as_inertia(value: object, field: str = "inertia") -> sympy.ImmutableMatrix:
     tensor = sympy.ImmutableMatrix(entries)
     for i in range(3):
         for j in range(i + 1, 3):
-            if sympy.expand(tensor[i, j] - tensor[j, i]) != 0:
+            if not _same(tensor[i, j], tensor[j, i]):
                 raise ModelError(
-                    f"not symmetric: entry [{i}][{j}] = {tensor[i, j]} but [{j}][{i}] = {tensor[j, i]}",
+                    f"not symmetric: entry [{i}][{j}] = {shown(tensor[i, j])} but [{j}][{i}] = {shown(tensor[j, i])}",
                     field=field,
                 )
     return tensor
+
+
+def _same(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """a == b as functions: identical, or equal at random points of their symbols (never expanded,
+    so that a hostile file cannot make the reader expand (a + ... + k)**64)."""
+    if a == b:
+        return True
+    symbols = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        point = {s: float(v) for s, v in zip(symbols, rng.uniform(0.5, 1.5, len(symbols)), strict=True)}
+        x, y = complex(a.evalf(subs=point)), complex(b.evalf(subs=point))
+        if abs(x - y) > 1e-9 * max(abs(x), abs(y), 1e-300):
+            return False
+    return True
 
 
 def check_inertia(tensor: sympy.ImmutableMatrix, *, field: str, where: str, strict: bool) -> None:

@@ -86,11 +86,24 @@ def build_located(data: Any, shown: str, *, strict: bool) -> Manipulator:
     return robot
 
 
+class _ModelLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` without aliases: a model file has no use for ``*name``, and alias
+    trees ("billion laughs") would make the reader format exponentially large values."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in model files", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
 def parse_text(text: str, *, json_format: bool, file: str | None = None) -> Any:
     try:
         if json_format:
             return json.loads(text)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_ModelLoader)
     except json.JSONDecodeError as exc:
         raise ModelError(f"not valid JSON (line {exc.lineno}: {exc.msg})", file=file) from None
     except yaml.YAMLError as exc:
@@ -100,6 +113,8 @@ def parse_text(text: str, *, json_format: bool, file: str | None = None) -> Any:
         raise ModelError(f"not valid YAML ({where}{problem})", file=file) from None
     except RecursionError:
         raise ModelError("document nested too deeply", file=file) from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python converts
+        raise ModelError(f"unreadable value ({' '.join(str(exc).split())[:120]})", file=file) from None
 
 
 def _require_mapping(value: Any, what: str, *, link: int | str | None = None) -> Mapping[str, Any]:
@@ -243,7 +258,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; give it the usual permissions
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it 0600; give it the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -257,10 +272,13 @@ def atomic_write(path: str | Path, text: str) -> Path:
     return Path(path)
 
 
-def _umask() -> int:
+def _read_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+_UMASK = _read_umask()  # read once at import: os.umask is process-wide, not thread-safe to toggle
 
 
 def save(robot: Manipulator, path: str | Path) -> Path:
