@@ -12,7 +12,7 @@ from hypothesis import settings
 import robodyn as rd
 
 # CI draws the same examples every run (reproducible timing and failures); locally they vary.
-settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 

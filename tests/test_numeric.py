@@ -59,7 +59,7 @@ def assert_agrees(robot: rd.Manipulator, method: str, samples: int = SAMPLES, se
     assert relative_difference(bias, rest, floor) <= RTOL
 
 
-@pytest.mark.parametrize("method", ["ne", "le"])
+@pytest.mark.parametrize("method", ["ne", "le", "gd", "kane"])
 @pytest.mark.parametrize("name", rd.library.names())
 def test_library_robots_agree_with_symbolic_equations(name: str, method: str) -> None:
     assert_agrees(load_quiet(name), method)

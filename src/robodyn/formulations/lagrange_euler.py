@@ -43,8 +43,9 @@ def pseudo_inertia(body: RigidBody) -> sympy.Matrix:
     return J
 
 
-#: Largest product of the factors' entry sizes (in terms) for which a 4x4 product is expanded.
-EXPAND_LIMIT = 300
+#: Largest product of the factors' entry sizes (in terms) for which a 4x4 product is expanded
+#: (300 made the PUMA 3x faster but a general 7-joint float arm 100x slower; 100 serves both).
+EXPAND_LIMIT = 100
 
 
 def trace_product(A: se.DenseMatrix, J: se.DenseMatrix, B: se.DenseMatrix) -> SeExpr:
@@ -60,7 +61,7 @@ class LagrangeEuler:
     is brought to canonical form (expanded, sin^2 -> 1 - cos^2) when both factors are in that
     form and their largest entries have at most :data:`EXPAND_LIMIT` terms between them;
     otherwise it is kept nested. Right-angled arms such as the PUMA stay expanded throughout
-    and their traces cancel early (its canonical h in 1 s instead of 100 s); general twists
+    and their traces cancel early (its canonical tau in about 4 s instead of 120 s); general twists
     and offsets make expanded blocks grow exponentially with n and switch to nested forms.
     """
 
