@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import symengine as se
-import sympy
 
 from robodyn.algebra import canonical
 from robodyn.equations import Equations
@@ -54,7 +53,7 @@ class CheckResult:
 
 def has_floats(robot: Manipulator) -> bool:
     """True if any number in the description is a floating-point number."""
-    return any(expr.has(sympy.Float) for expr in robot._expressions())
+    return robot.has_floats
 
 
 @dataclass(frozen=True)

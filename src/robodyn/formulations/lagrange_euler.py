@@ -44,8 +44,8 @@ def pseudo_inertia(body: RigidBody) -> sympy.Matrix:
 
 
 #: Largest product of the factors' entry sizes (in terms) for which a 4x4 product is expanded
-#: (300 made the PUMA 3x faster but a general 7-joint float arm 100x slower; 100 serves both).
-EXPAND_LIMIT = 100
+#: (floating-point arms are never expanded: see LagrangeEuler).
+EXPAND_LIMIT = 300
 
 
 def trace_product(A: se.DenseMatrix, J: se.DenseMatrix, B: se.DenseMatrix) -> SeExpr:
@@ -60,7 +60,8 @@ class LagrangeEuler:
     Simplify small and early, but only while it stays small (ARCHITECTURE.md): a 4x4 product
     is brought to canonical form (expanded, sin^2 -> 1 - cos^2) when both factors are in that
     form and their largest entries have at most :data:`EXPAND_LIMIT` terms between them;
-    otherwise it is kept nested. Right-angled arms such as the PUMA stay expanded throughout
+    otherwise it is kept nested, and always for floating-point data (which never cancel exactly).
+    Right-angled symbolic arms such as EMDEG's PUMA stay expanded throughout
     and their traces cancel early (its canonical tau in about 4 s instead of 120 s); general twists
     and offsets make expanded blocks grow exponentially with n and switch to nested forms.
     """
@@ -70,6 +71,8 @@ class LagrangeEuler:
         self.n = robot.n
         self.q = q
         self._terms: dict[int, int] = {}  # id of a canonical block -> its largest entry's terms
+        # floating-point data never cancel exactly: expanding only swells them (kept nested)
+        self.expand = not robot.has_floats
         frames = chain_frames(robot, q)
         self.T = [self.canonical(se.eye(4))]  # 0A_i, i = 0..n (eq. 3.2-4)
         for f in frames:
@@ -96,7 +99,7 @@ class LagrangeEuler:
     def product(self, A: se.DenseMatrix, B: se.DenseMatrix) -> se.DenseMatrix:
         """A B, in canonical form while that stays small (see the class docstring)."""
         ta, tb = self._terms.get(id(A)), self._terms.get(id(B))
-        if ta is not None and tb is not None and ta * tb <= EXPAND_LIMIT:
+        if self.expand and ta is not None and tb is not None and ta * tb <= EXPAND_LIMIT:
             return self.canonical(A * B)
         return A * B
 

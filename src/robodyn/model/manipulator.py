@@ -217,6 +217,11 @@ class Manipulator:
     def is_numeric(self) -> bool:
         return not self.parameters()
 
+    @property
+    def has_floats(self) -> bool:
+        """True if any number in the description is a floating-point number (not exact)."""
+        return any(expr.has(sympy.Float) for expr in self._expressions())
+
     def bodies(self, k: int) -> tuple[RigidBody, ...]:
         """The rigid bodies moving with link k (0-based): the link, and the payload on the last."""
         if k == self.n - 1 and self.payload is not None:
