@@ -211,13 +211,11 @@ def _panel(ax: object, t: np.ndarray, rot: np.ndarray, tran: np.ndarray, element
 def plot_inertia(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element],
                  path: Path) -> Path:
     """Fu's figure 3.10: D_ij^rot, D_ij^tran and their sum along the trajectory, panel (i, j) for i <= j."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # object-oriented: no pyplot, no global backend switch
 
     n = robot.n
-    fig, axes = plt.subplots(n, n, figsize=(2.8 * n + 1, 2.2 * n + 1), squeeze=False)
+    fig = Figure(figsize=(2.8 * n + 1, 2.2 * n + 1))
+    axes = fig.subplots(n, n, squeeze=False)
     by_index = {e.index: e for e in elements}
     for i in range(n):
         for j in range(n):
@@ -230,24 +228,19 @@ def plot_inertia(robot: Manipulator, samples: Samples, trajectory: Trajectory, e
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{robot.name}: acceleration-related elements D_ij along {trajectory.name} (Fu fig. 3.10)")
     fig.tight_layout()
-    try:
-        return _save_png(fig, path)
-    finally:
-        plt.close(fig)
+    return _save_png(fig, path)
 
 
 def plot_velocity(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element],
                   path: Path) -> Path:
     """Fu's figure 3.11: h_i^rot, h_i^tran and their sum along the trajectory, one panel per joint."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # object-oriented: no pyplot, no global backend switch
 
     n = robot.n
     cols = min(n, 3)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 1, 2.6 * rows + 1), squeeze=False)
+    fig = Figure(figsize=(3.6 * cols + 1, 2.6 * rows + 1))
+    axes = fig.subplots(rows, cols, squeeze=False)
     by_index = {e.index: e for e in elements}
     for k, ax in enumerate(axes.ravel()):
         if k >= n:
@@ -258,10 +251,7 @@ def plot_velocity(robot: Manipulator, samples: Samples, trajectory: Trajectory, 
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{robot.name}: Coriolis and centrifugal terms h_i along {trajectory.name} (Fu fig. 3.11)")
     fig.tight_layout()
-    try:
-        return _save_png(fig, path)
-    finally:
-        plt.close(fig)
+    return _save_png(fig, path)
 
 
 # -- the result -----------------------------------------------------------------------------------

@@ -94,15 +94,13 @@ class TorqueHistory:
 
     def plot(self, path: str | Path, dpi: int = 100) -> Path:
         """Angeles et al.'s figure 5: one panel per joint, tau_i (N m) or f_i (N) against t (s); atomic."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # object-oriented: no pyplot, no global backend switch
 
         n = self.robot.n
         cols = 2 if n > 1 else 1
         rows = math.ceil(n / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(5.0 * cols + 1, 2.4 * rows + 1), squeeze=False)
+        fig = Figure(figsize=(5.0 * cols + 1, 2.4 * rows + 1))
+        axes = fig.subplots(rows, cols, squeeze=False)
         t = self.trajectory.t
         for k, ax in enumerate(axes.ravel()):
             if k >= n:
@@ -120,10 +118,7 @@ class TorqueHistory:
         fig.suptitle(f"{self.robot.name}: joint torques and forces along {self.trajectory.name} "
                      "(cf. Angeles, Ma and Rojas fig. 5)")
         fig.tight_layout()
-        try:
-            return save_figure(fig, Path(path), dpi=dpi)
-        finally:
-            plt.close(fig)
+        return save_figure(fig, Path(path), dpi=dpi)
 
 
 def save_figure(fig: Any, path: Path, dpi: int = 100) -> Path:
