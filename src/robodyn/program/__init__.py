@@ -1,0 +1,181 @@
+"""The straight-line program: one intermediate form for emitters and operation counts.
+
+A :class:`Program` has inputs (q, qd, qdd and the parameters), a block of parameter-only
+constants computed once, a block of run-time assignments, and named outputs. This first
+version is built from any :class:`~robodyn.equations.Equations` with symengine's common
+subexpression elimination (shared across all requested outputs, the Macsyma ``fortbigopt``
+step); EMDEG's structure rules, parameter grouping and customised recursions belong to the
+efficient-equations issue and will produce the same type.
+
+Counting rules (used everywhere): each binary ``*`` or ``/`` is one multiplication (also by a
+numeric constant other than 1 or -1; ``x**2`` is one, ``x**k`` is k - 1, ``x**-k`` is k); each
+binary ``+`` or ``-`` is one addition; negation is free; sin and cos of the joint angles are
+counted apart (``trig``); other function calls (sqrt, ...) apart (``functions``); the constants
+block is reported apart and not charged per evaluation, as EMDEG and the Macsyma appendix did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import symengine as se
+
+from robodyn.algebra import SeExpr
+
+__all__ = ["Assignment", "OperationCount", "Program", "count_operations", "from_equations"]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``name = expr``."""
+
+    name: str
+    expr: SeExpr
+
+    def __str__(self) -> str:
+        return f"{self.name} = {self.expr}"
+
+
+@dataclass(frozen=True)
+class OperationCount:
+    multiplications: int = 0
+    additions: int = 0
+    trig: int = 0
+    functions: int = 0
+
+    def __add__(self, other: OperationCount) -> OperationCount:
+        return OperationCount(
+            self.multiplications + other.multiplications,
+            self.additions + other.additions,
+            self.trig + other.trig,
+            self.functions + other.functions,
+        )
+
+
+def _is_unit(x: SeExpr) -> bool:
+    return x.is_Number and abs(float(x)) == 1.0
+
+
+def count_operations(expr: SeExpr, angles: Iterable[SeExpr] = ()) -> OperationCount:
+    """Operations of one expression tree by the module's rules (shared subtrees counted each time)."""
+    return _count(expr, frozenset(angles), in_product=False)
+
+
+def _count(e: SeExpr, angles: frozenset, in_product: bool) -> OperationCount:
+    if e.is_Atom:
+        return OperationCount()
+    args = list(e.args)
+    if isinstance(e, se.Add):
+        own = OperationCount(additions=len(args) - 1)
+        return sum((_count(a, angles, False) for a in args), own)
+    if isinstance(e, se.Mul):
+        factors = [a for a in args if not _is_unit(a)]
+        reciprocal_only = all(_reciprocal(a) for a in factors)
+        # a * b / c: one operation per factor after the first; 1/(b c) also pays for its division
+        own = OperationCount(multiplications=max(len(factors) - 1, 0) + (1 if reciprocal_only else 0))
+        return sum((_count(a, angles, True) for a in factors), own)
+    if isinstance(e, se.Pow):
+        base, exponent = args
+        if exponent.is_integer:
+            k = int(exponent)
+            own = k - 1 if k > 0 else -k - 1 + (0 if in_product else 1)  # x**-k = 1/(x ... x)
+            return _count(base, angles, False) + OperationCount(multiplications=own)
+        return _count(base, angles, False) + OperationCount(functions=1)
+    if isinstance(e, (se.sin, se.cos)) and args[0] in angles:
+        return OperationCount(trig=1)
+    return sum((_count(a, angles, False) for a in args), OperationCount(functions=1))
+
+
+def _reciprocal(x: SeExpr) -> bool:
+    return isinstance(x, se.Pow) and x.args[1].is_Number and x.args[1] < 0
+
+
+@dataclass
+class Program:
+    """Inputs, parameter-only constants, run-time assignments and named outputs."""
+
+    inputs: dict[str, list[se.Symbol]]
+    constants: list[Assignment]
+    body: list[Assignment]
+    outputs: dict[str, list[SeExpr]]
+    angles: list[se.Symbol] = field(default_factory=list)
+
+    def count(self) -> dict[str, OperationCount]:
+        """Per-evaluation count (body and outputs) and the constants block, apart."""
+        run = sum((count_operations(a.expr, self.angles) for a in self.body), OperationCount())
+        run = sum(
+            (count_operations(x, self.angles) for xs in self.outputs.values() for x in xs), run
+        )
+        constants = sum((count_operations(a.expr, self.angles) for a in self.constants), OperationCount())
+        return {"evaluation": run, "constants": constants}
+
+    def evaluate(self, values: Mapping[str, float]) -> dict[str, np.ndarray]:
+        """Run the program on numbers (for tests): ``values`` maps input names to floats."""
+        env: dict[Any, Any] = {se.Symbol(k): v for k, v in values.items()}
+        for a in [*self.constants, *self.body]:
+            env[se.Symbol(a.name)] = float(a.expr.xreplace(env)) if env else float(a.expr)
+        return {
+            name: np.array([float(x.xreplace(env)) for x in xs]) for name, xs in self.outputs.items()
+        }
+
+    def __str__(self) -> str:
+        lines = ["# constants (computed once)"]
+        lines += [str(a) for a in self.constants]
+        lines += ["# run time"]
+        lines += [str(a) for a in self.body]
+        for name, xs in self.outputs.items():
+            lines += [f"{name}[{i + 1}] = {x}" for i, x in enumerate(xs)]
+        c = self.count()
+        e, k = c["evaluation"], c["constants"]
+        lines.append(
+            f"# {e.multiplications} multiplications, {e.additions} additions, {e.trig} sin/cos per evaluation; "
+            f"constants {k.multiplications} multiplications, {k.additions} additions"
+        )
+        return "\n".join(lines)
+
+
+def _entries(matrix: se.DenseMatrix) -> list[SeExpr]:
+    return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
+
+
+def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bool = True) -> Program:
+    """A Program for the named parts of ``eqs`` (``tau``, ``M``, ``h``, ``G``...), with common
+    subexpressions shared across all of them; ``canonical`` starts from the expanded forms
+    (else from the formulation's own nested expressions)."""
+    n = eqs.n
+    q = [se.Symbol(f"q{i}") for i in range(1, n + 1)]
+    qd = [se.Symbol(f"qd{i}") for i in range(1, n + 1)]
+    qdd = [se.Symbol(f"qdd{i}") for i in range(1, n + 1)]
+    params = [se.Symbol(s.name) for s in eqs.robot.parameters()]
+    exprs: list[SeExpr] = []
+    sizes = []
+    for part in outputs:
+        matrix = eqs.canonical(part) if canonical else eqs.raw(part)
+        entries = _entries(matrix)
+        exprs += entries
+        sizes.append((part, len(entries)))
+    replacements, reduced = se.cse(exprs)
+    # cse returns the replacements in dependency order: parameter-only ones go to the constants
+    known = set(params)
+    constants, body = [], []
+    for symbol, value in replacements:
+        if value.free_symbols <= known:
+            constants.append((symbol, value))
+            known.add(symbol)
+        else:
+            body.append((symbol, value))
+    out: dict[str, list[SeExpr]] = {}
+    k = 0
+    for part, size in sizes:
+        out[part] = list(reduced[k : k + size])
+        k += size
+    return Program(
+        inputs={"q": q, "qd": qd, "qdd": qdd, "parameters": params},
+        constants=[Assignment(str(s), v) for s, v in constants],
+        body=[Assignment(str(s), v) for s, v in body],
+        outputs=out,
+        angles=q,
+    )

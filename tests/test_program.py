@@ -1,0 +1,67 @@
+"""The straight-line program: evaluates to the equations, counts by the documented rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import symengine as se
+
+import robodyn as rd
+from robodyn.check import NumericSampler, evaluate
+from robodyn.program import count_operations, from_equations
+from tests.conftest import load_quiet
+
+x, y, z = se.symbols("x y z")
+q1 = se.Symbol("q1")
+
+
+@pytest.mark.parametrize(
+    ("expr", "mults", "adds"),
+    [
+        (x * y, 1, 0),
+        (2 * x * y, 2, 0),  # a numeric factor other than +-1 counts
+        (-x * y, 1, 0),  # negation is free
+        (x / y, 1, 0),
+        (1 / x, 1, 0),
+        (1 / (x * y), 2, 0),
+        (x**2, 1, 0),
+        (x**3, 2, 0),
+        (x + y - z, 0, 2),
+        (-x, 0, 0),
+        (x * (y + z), 1, 1),
+    ],
+)
+def test_counting_rules(expr, mults, adds):
+    c = count_operations(expr)
+    assert (c.multiplications, c.additions) == (mults, adds)
+
+
+def test_trig_of_joint_angles_counted_apart():
+    c = count_operations(se.sin(q1) * x + se.cos(q1), angles=[q1])
+    assert (c.multiplications, c.additions, c.trig, c.functions) == (1, 1, 2, 0)
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "two_link_payload", "stanford_modified", "puma560"])
+@pytest.mark.parametrize("parts", [("tau",), ("M", "h", "G")])
+def test_program_evaluates_to_the_equations(name, parts):
+    eqs = rd.derive(load_quiet(name))
+    program = from_equations(eqs, parts)
+    sampler = NumericSampler(eqs.robot, 3, seed=4)
+    symbols, points = sampler.symbols(), sampler.points()
+    for k, point in enumerate(points):
+        got = program.evaluate({s.name: float(v) for s, v in zip(symbols, point, strict=True)})
+        for part in parts:
+            expected = evaluate(eqs.raw(part), symbols, points[k : k + 1])[0]
+            assert np.allclose(got[part], expected, rtol=1e-12, atol=1e-12 * max(1.0, np.max(np.abs(expected))))
+
+
+def test_constants_depend_on_parameters_only():
+    eqs = rd.derive(rd.load("puma560_symbolic"))
+    program = from_equations(eqs, ("M",))
+    params = set(program.inputs["parameters"]) | {se.Symbol(a.name) for a in program.constants}
+    assert program.constants
+    for a in program.constants:
+        assert a.expr.free_symbols <= params
+    counts = program.count()
+    assert counts["evaluation"].multiplications > 0 and counts["evaluation"].trig > 0
+    assert "multiplications" in str(program)
