@@ -10,14 +10,14 @@ from __future__ import annotations
 import symengine as se
 import sympy
 
-from robodyn.algebra import canonical, matrix_to_sympy
+from robodyn.algebra import canonical, cross, matrix_to_sympy
 from robodyn.model.dh import chain_frames, rotation, translation
 from robodyn.model.manipulator import Manipulator
 from robodyn.symbols import joint_symbols
 
 
 def _q(robot: Manipulator) -> list[se.Symbol]:
-    return [se.Symbol(s.name) for s in joint_symbols(robot.n).q]
+    return joint_symbols(robot.n).symengine()[0]
 
 
 def _tidy(matrix: se.DenseMatrix, robot: Manipulator) -> sympy.ImmutableMatrix:
@@ -66,11 +66,7 @@ def jacobian(robot: Manipulator) -> sympy.ImmutableMatrix:
         z = rotation(W) * se.DenseMatrix([[0], [0], [1]])
         p = translation(W)
         if f.revolute:
-            d = p_tool - p
-            v = se.DenseMatrix(
-                [[z[1] * d[2] - z[2] * d[1]], [z[2] * d[0] - z[0] * d[2]], [z[0] * d[1] - z[1] * d[0]]]
-            )
-            columns.append(list(v) + list(z))
+            columns.append(list(cross(z, p_tool - p)) + list(z))
         else:
             columns.append([*list(z), 0, 0, 0])
     J = se.DenseMatrix([[columns[c][r] for c in range(len(columns))] for r in range(6)])

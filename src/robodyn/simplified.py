@@ -42,6 +42,7 @@ from robodyn.errors import ModelError
 from robodyn.formulations import dalembert
 from robodyn.model.io import atomic_path, atomic_write
 from robodyn.model.manipulator import Manipulator
+from robodyn.symbols import joint_symbols
 from robodyn.trajectories import TRAJECTORIES as TRAJECTORIES  # re-exported: trajectories used to live here
 from robodyn.trajectories import Trajectory as Trajectory
 from robodyn.trajectories import TrajectoryError as TrajectoryError
@@ -92,7 +93,8 @@ def evaluate_split(robot: Manipulator, split: Mapping[str, se.DenseMatrix], traj
     """Compile the split with symengine Lambdify (common subexpressions) and evaluate it along the
     trajectory, all set points at once."""
     n = robot.n
-    symbols = [se.Symbol(f"q{i}") for i in range(1, n + 1)] + [se.Symbol(f"qd{i}") for i in range(1, n + 1)]
+    q, qd, _ = joint_symbols(n).symengine()
+    symbols = q + qd
     keys = ("D_rot", "D_tran", "h_rot", "h_tran", "c", "load")
     entries = [split[k][i, j] for k in keys for i in range(split[k].rows) for j in range(split[k].cols)]
     f = se.Lambdify(symbols, entries, cse=True, backend="lambda")
@@ -322,8 +324,7 @@ class SimplifiedModel:
 
 def symbolic_split(robot: Manipulator) -> dict[str, se.DenseMatrix]:
     """The d'Alembert components of ``robot`` in q1..qn, qd1..qdn."""
-    q = [se.Symbol(f"q{i}") for i in range(1, robot.n + 1)]
-    qd = [se.Symbol(f"qd{i}") for i in range(1, robot.n + 1)]
+    q, qd, _ = joint_symbols(robot.n).symengine()
     return dalembert.components(robot, q, qd)
 
 

@@ -8,7 +8,9 @@ so that expressions from any formulation, file or user compare equal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import symengine as se
 import sympy
 
 g = sympy.Symbol("g")
@@ -28,6 +30,10 @@ class JointSymbols:
 
     def all(self) -> tuple[sympy.Symbol, ...]:
         return self.q + self.qd + self.qdd
+
+    def symengine(self) -> tuple[list[Any], list[Any], list[Any]]:
+        """The same symbols as symengine lists (q, qd, qdd), for the formulations' engine."""
+        return tuple([se.Symbol(s.name) for s in group] for group in (self.q, self.qd, self.qdd))  # type: ignore[return-value]
 
 
 def joint_symbols(n: int) -> JointSymbols:

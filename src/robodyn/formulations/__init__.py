@@ -17,6 +17,7 @@ from robodyn.equations import Equations
 from robodyn.errors import DerivationError
 from robodyn.formulations import dalembert, kane, lagrange_euler, newton_euler
 from robodyn.model.manipulator import Manipulator
+from robodyn.symbols import joint_symbols
 
 #: Canonical method names and the aliases the CLI and users may type.
 METHODS = {
@@ -46,10 +47,7 @@ def method_name(method: str) -> str:
 
 
 def _joint_se(n: int) -> tuple[list[SeExpr], list[SeExpr], list[SeExpr]]:
-    q = [se.Symbol(f"q{i}") for i in range(1, n + 1)]
-    qd = [se.Symbol(f"qd{i}") for i in range(1, n + 1)]
-    qdd = [se.Symbol(f"qdd{i}") for i in range(1, n + 1)]
-    return q, qd, qdd
+    return joint_symbols(n).symengine()
 
 
 def _column(values: list[SeExpr]) -> se.DenseMatrix:

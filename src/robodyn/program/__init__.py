@@ -145,10 +145,7 @@ def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bo
     """A Program for the named parts of ``eqs`` (``tau``, ``M``, ``h``, ``G``...), with common
     subexpressions shared across all of them; ``canonical`` starts from the expanded forms
     (else from the formulation's own nested expressions)."""
-    n = eqs.n
-    q = [se.Symbol(f"q{i}") for i in range(1, n + 1)]
-    qd = [se.Symbol(f"qd{i}") for i in range(1, n + 1)]
-    qdd = [se.Symbol(f"qdd{i}") for i in range(1, n + 1)]
+    q, qd, qdd = eqs.symbols.symengine()
     params = [se.Symbol(s.name) for s in eqs.robot.parameters()]
     exprs: list[SeExpr] = []
     sizes = []
