@@ -176,3 +176,26 @@ def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bo
         outputs=out,
         angles=q,
     )
+
+
+#: What :func:`build` can produce: the parts of tau = M qdd + h + G + damping + load, and
+#: ``bias`` = tau at qdd = 0 (h + G + damping + load; what forward dynamics subtracts).
+OUTPUTS = ("tau", "M", "h", "G", "bias")
+
+
+def build(robot: Any, outputs: Sequence[str] = ("tau",)) -> Program:
+    """The Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
+
+    ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols each) and ``parameters`` (the robot's free
+    symbols in :meth:`~robodyn.Manipulator.parameters` order; empty for a numeric robot, whose
+    numbers are folded in). ``outputs[name]``: n entries for tau, h, G and bias, n*n row-major for M.
+    """
+    from robodyn.formulations import derive
+
+    unknown = [name for name in outputs if name not in OUTPUTS]
+    if unknown:
+        raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}")
+    eqs = derive(robot, "newton-euler")
+    if "bias" in outputs:
+        eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
+    return from_equations(eqs, outputs)
