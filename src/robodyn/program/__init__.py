@@ -25,7 +25,7 @@ import symengine as se
 
 from robodyn.algebra import SeExpr
 
-__all__ = ["Assignment", "OperationCount", "Program", "count_operations", "from_equations"]
+__all__ = ["OUTPUTS", "ROUTES", "Assignment", "OperationCount", "Program", "build", "count_operations", "from_equations"]
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def _count(e: SeExpr, angles: frozenset, in_product: bool) -> OperationCount:
             own = k - 1 if k > 0 else -k - 1 + (0 if in_product else 1)  # x**-k = 1/(x ... x)
             return _count(base, angles, False) + OperationCount(multiplications=own)
         return _count(base, angles, False) + OperationCount(functions=1)
-    if isinstance(e, (se.sin, se.cos)) and args[0] in angles:
+    if isinstance(e, (se.sin, se.cos)) and args[0].free_symbols <= angles:
         return OperationCount(trig=1)
     return sum((_count(a, angles, False) for a in args), OperationCount(functions=1))
 
@@ -102,6 +102,7 @@ class Program:
     body: list[Assignment]
     outputs: dict[str, list[SeExpr]]
     angles: list[se.Symbol] = field(default_factory=list)
+    route: str = ""
 
     def count(self) -> dict[str, OperationCount]:
         """Per-evaluation count (body and outputs) and the constants block, apart."""
@@ -178,24 +179,48 @@ def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bo
     )
 
 
-#: What :func:`build` can produce: the parts of tau = M qdd + h + G + damping + load, and
-#: ``bias`` = tau at qdd = 0 (h + G + damping + load; what forward dynamics subtracts).
-OUTPUTS = ("tau", "M", "h", "G", "bias")
+#: What :func:`build` can produce: the parts of tau = M qdd + h + G + damping + load,
+#: ``bias`` = tau at qdd = 0 (h + G + damping + load) and ``forward`` = qdd = M^-1 (tau - bias).
+OUTPUTS = ("tau", "M", "h", "G", "bias", "forward")
+
+#: The routes :func:`build` knows (see :mod:`robodyn.program.routes`).
+ROUTES = ("recursive", "factored", "expanded")
+
+#: Up to this many joints ``route="auto"`` also tries the factored route (beyond, the expanded
+#: equations are large and the recursion has always been cheaper).
+FACTORED_LIMIT = 3
 
 
-def build(robot: Any, outputs: Sequence[str] = ("tau",)) -> Program:
-    """The Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
+def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto") -> Program:
+    """The cheapest Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
 
-    ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols each) and ``parameters`` (the robot's free
-    symbols in :meth:`~robodyn.Manipulator.parameters` order; empty for a numeric robot, whose
-    numbers are folded in). ``outputs[name]``: n entries for tau, h, G and bias, n*n row-major for M.
+    ``route``: ``"auto"`` (the cheaper of the recursive and, for small arms, the factored
+    route, by multiplications + additions), or one of :data:`ROUTES`; ``program.route`` says
+    which was taken. ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols each; ``tau`` too for
+    ``forward``) and ``parameters`` (the robot's free symbols in
+    :meth:`~robodyn.Manipulator.parameters` order; empty for a numeric robot, whose numbers are
+    folded in). ``outputs[name]``: n entries, or n*n row-major for M.
     """
-    from robodyn.formulations import derive
+    from robodyn.program import routes
 
+    outputs = tuple(outputs)
     unknown = [name for name in outputs if name not in OUTPUTS]
     if unknown:
         raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}")
-    eqs = derive(robot, "newton-euler")
-    if "bias" in outputs:
-        eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
-    return from_equations(eqs, outputs)
+    if route not in ("auto", *ROUTES):
+        raise ValueError(f"unknown route {route!r}; choose from auto, {', '.join(ROUTES)}")
+    if route != "auto":
+        program = getattr(routes, route)(robot, outputs)
+        program.route = route
+        return program
+    candidates = [("recursive", routes.recursive(robot, outputs))]
+    if robot.n <= FACTORED_LIMIT:
+        candidates.append(("factored", routes.factored(robot, outputs)))
+    name, program = min(candidates, key=lambda c: _cost(c[1]))
+    program.route = name
+    return program
+
+
+def _cost(program: Program) -> tuple[int, int]:
+    c = program.count()["evaluation"]
+    return c.multiplications + c.additions, c.multiplications

@@ -1,0 +1,327 @@
+"""Customised Newton-Euler (Khalil and Kleinfinger), written for straight-line programs.
+
+The recursion runs in modified DH frames (standard-DH arms are converted first) on the
+scalars of :mod:`robodyn.program.builder`, so that it is specialised to the arm as it runs:
+every 0, 1 and -1 of the geometry and of the inertial parameters folds away, and what depends
+on parameters only goes to the constants block. Each link carries its standard inertial
+parameters about its own frame origin (Khalil's J_j, MS_j = m_j r_j, M_j), which keeps the
+mass-centre offsets out of the run-time recursion:
+
+    forward, j = 1..n (frame j, R = j-1 R_j = Rot(x, alpha_{j-1}) Rot(z, theta_j)):
+      w_j   = R^T w_{j-1} + qd_j z                                        (revolute)
+      wd_j  = R^T wd_{j-1} + qdd_j z + (R^T w_{j-1}) x qd_j z            (revolute)
+      vd_j  = R^T (vd_{j-1} + U_{j-1} P_j) [+ 2 w_j x qd_j z + qdd_j z]    (prismatic)
+      U_j   = hat(wd_j) + hat(w_j) hat(w_j)
+      F_j   = M_j vd_j + U_j MS_j
+      N_j   = J_j wd_j + w_j x (J_j w_j) + MS_j x vd_j
+    backward, j = n..1:
+      f_j = F_j + R_{j+1} f_{j+1}
+      n_j = N_j + R_{j+1} n_{j+1} + P_{j+1} x (R_{j+1} f_{j+1})
+      tau_j = n_j . z (revolute) or f_j . z (prismatic) + damping qd_j + armature qdd_j
+
+with vd_0 = -gravity (the base accelerating upwards) and the tip load as f_{n+1}, n_{n+1}.
+Products with R and R^T are done component by component (never forming the matrix), and U_j
+is formed from the six products w_a w_b, as Khalil and Kleinfinger do.
+
+:func:`inertia_matrix` is the composite-body algorithm in the same parameters: the composite
+parameters of links j..n are carried back to frame j-1 (J' = R J R^T - m hat(P) hat(P)
+- hat(P) hat(h) - hat(h) hat(P), h = R MS, MS' = h + m P) and column j of M is the wrench a
+unit qdd_j produces, carried to the base.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from robodyn.model.manipulator import Manipulator
+
+Vec = tuple[Any, Any, Any]
+Mat = tuple[Vec, Vec, Vec]
+ZERO: Vec = (0, 0, 0)
+
+
+# -- small vector algebra over any scalars with + - * -----------------------------------------
+def add3(*vs: Vec) -> Vec:
+    return tuple(sum(components[1:], components[0]) for components in zip(*vs, strict=True))  # type: ignore[return-value]
+
+
+def scale3(k: Any, v: Vec) -> Vec:
+    return (k * v[0], k * v[1], k * v[2])
+
+
+def cross(a: Vec, b: Vec) -> Vec:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def matvec(m: Mat, v: Vec) -> Vec:
+    return tuple(m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2] for i in range(3))  # type: ignore[return-value]
+
+
+# -- the geometry of one link in modified DH ----------------------------------------------------
+@dataclass(frozen=True)
+class Joint:
+    """Link j: R = Rot(x, alpha) Rot(z, theta) and P = (a, -s_alpha d, c_alpha d), as scalars."""
+
+    revolute: bool
+    c_alpha: Any
+    s_alpha: Any
+    c_theta: Any
+    s_theta: Any
+    P: Vec
+    qd: Any
+    qdd: Any
+
+    def to_link(self, v: Vec) -> Vec:
+        """R^T v: from frame j-1 into frame j."""
+        y = self.c_alpha * v[1] + self.s_alpha * v[2]
+        return (
+            self.c_theta * v[0] + self.s_theta * y,
+            self.c_theta * y - self.s_theta * v[0],
+            self.c_alpha * v[2] - self.s_alpha * v[1],
+        )
+
+    def to_parent(self, v: Vec) -> Vec:
+        """R v: from frame j into frame j-1."""
+        y = self.s_theta * v[0] + self.c_theta * v[1]
+        return (
+            self.c_theta * v[0] - self.s_theta * v[1],
+            self.c_alpha * y - self.s_alpha * v[2],
+            self.s_alpha * y + self.c_alpha * v[2],
+        )
+
+
+@dataclass(frozen=True)
+class Inertial:
+    """Khalil's standard parameters of one link about its frame origin: J (3x3), MS, M."""
+
+    J: Mat
+    MS: Vec
+    M: Any
+    damping: Any = 0
+    armature: Any = 0
+
+
+def modified(robot: Manipulator) -> Manipulator:
+    """The arm in modified DH (the frames of this recursion)."""
+    if robot.convention == "modified":
+        return robot
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model's own warnings were given when it was loaded
+        return robot.to_convention("modified")
+
+
+def joints(robot: Manipulator, ops: Any, q: Sequence[Any], qd: Sequence[Any], qdd: Sequence[Any]) -> list[Joint]:
+    """The links' geometry as scalars of ``ops`` (a :class:`~robodyn.program.builder.Builder`)."""
+    out = []
+    for i, link in enumerate(robot.links):
+        revolute = link.joint == "R"
+        c_alpha, s_alpha = (ops.value(sympy.cos(link.alpha)), ops.value(sympy.sin(link.alpha)))
+        if revolute:
+            c_theta, s_theta = ops.trig(link.theta + q[i])
+            d = ops.value(link.d)
+        else:
+            c_theta, s_theta = ops.value(sympy.cos(link.theta)), ops.value(sympy.sin(link.theta))
+            d = ops.value(link.d) + ops.value(q[i])
+        P = (ops.value(link.a), -s_alpha * d, c_alpha * d)
+        out.append(Joint(revolute, c_alpha, s_alpha, c_theta, s_theta, P, ops.value(qd[i]), ops.value(qdd[i])))
+    return out
+
+
+def inertial_parameters(robot: Manipulator, ops: Any) -> list[Inertial]:
+    """J_j about O_j (parallel axes), MS_j and M_j of each link, payload included, as constants."""
+    out = []
+    for j, link in enumerate(robot.links):
+        J = [[0] * 3 for _ in range(3)]
+        MS: Any = ZERO
+        M: Any = 0
+        for body in robot.bodies(j):
+            m = sympy.sympify(body.mass)
+            r = [sympy.sympify(x) for x in body.com]
+            rr = sum(x * x for x in r)
+            for a in range(3):
+                for b in range(3):
+                    shift = m * ((rr if a == b else 0) - r[a] * r[b])
+                    J[a][b] = J[a][b] + sympy.expand(body.inertia[a, b] + shift)
+            MS = add3(MS, tuple(sympy.expand(m * x) for x in r))
+            M = M + m
+        out.append(
+            Inertial(
+                J=tuple(tuple(ops.value(x) for x in row) for row in J),  # type: ignore[arg-type]
+                MS=tuple(ops.value(x) for x in MS),  # type: ignore[arg-type]
+                M=ops.value(M),
+                damping=ops.value(link.damping),
+                armature=ops.value(link.armature),
+            )
+        )
+    return out
+
+
+def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[Inertial]:
+    """Khalil and Kleinfinger's regrouping, from the last link to the first (exact: tau unchanged).
+
+    Revolute joint j: the part of link j that is symmetric about z_j (YY_j on the xx and yy
+    entries of J_j, MZ_j and M_j) moves as if fixed to link j-1, whatever q_j, so it is carried
+    into frame j-1 with Rot(x, alpha) and P_j (the transform of :func:`inertia_matrix`): what
+    remains is XXR_j = XX_j - YY_j, XY_j, XZ_j, YZ_j, ZZ_j, MX_j, MY_j. Prismatic joint j: J_j
+    is a couple-producing term that rotates with link j-1, so it joins J_{j-1} (R J_j R^T).
+    For j = 1 the parent is the fixed base and the moved part has no effect at all."""
+    out = list(parameters)
+    for j in reversed(range(robot.n)):
+        link, p = robot.links[j], out[j]
+        c, s = ops.value(sympy.cos(link.alpha)), ops.value(sympy.sin(link.alpha))
+        if link.joint == "R":
+            yy, mz, m = p.J[1][1], p.MS[2], p.M
+            J_moved = ((yy, 0, 0), (0, yy, 0), (0, 0, 0))
+            MS_moved: Vec = (0, 0, mz)
+            rest = Inertial(
+                J=_sub33(p.J, J_moved), MS=(p.MS[0], p.MS[1], 0), M=0, damping=p.damping, armature=p.armature
+            )
+        else:
+            J_moved, MS_moved, m = p.J, ZERO, 0
+            rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature)  # type: ignore[arg-type]
+        out[j] = rest
+        if j == 0:
+            continue
+        fixed = Joint(True, c, s, 1, 0, (ops.value(link.a), -s * ops.value(link.d), c * ops.value(link.d)), 0, 0)
+        J, MS = _carry(fixed, m, J_moved, MS_moved)
+        parent = out[j - 1]
+        out[j - 1] = Inertial(
+            J=tuple(tuple(parent.J[a][b] + J[a][b] for b in range(3)) for a in range(3)),  # type: ignore[arg-type]
+            MS=add3(parent.MS, MS),
+            M=parent.M + m,
+            damping=parent.damping,
+            armature=parent.armature,
+        )
+    return out
+
+
+def _sub33(A: Mat, B: Any) -> Mat:
+    return tuple(tuple(A[a][b] - B[a][b] for b in range(3)) for a in range(3))  # type: ignore[return-value]
+
+
+def _carry(jt: Joint, m: Any, J: Any, MS: Vec) -> tuple[list[list[Any]], Vec]:
+    """J, MS of a body about O_j in frame j, about O_{j-1} in frame j-1 (module docstring)."""
+    h = jt.to_parent(MS)
+    RJ = [jt.to_parent(tuple(J[r][c] for r in range(3))) for c in range(3)]  # columns of R J
+    RJRt = [jt.to_parent(tuple(RJ[c][r] for c in range(3))) for r in range(3)]
+    shift = _parallel_axes(m, jt.P, h)
+    out = [[0] * 3 for _ in range(3)]
+    for a in range(3):
+        for b in range(a, 3):
+            out[a][b] = out[b][a] = RJRt[a][b] + shift[a][b]
+    return out, add3(h, scale3(m, jt.P))
+
+
+def _U_times(w: Vec, wd: Vec, v: Vec) -> Vec:
+    """U v = wd x v + w x (w x v), with U from the six products w_a w_b (Khalil)."""
+    wx2, wy2, wz2 = w[0] * w[0], w[1] * w[1], w[2] * w[2]
+    wxy, wxz, wyz = w[0] * w[1], w[0] * w[2], w[1] * w[2]
+    U = (
+        (-(wy2 + wz2), wxy - wd[2], wxz + wd[1]),
+        (wxy + wd[2], -(wx2 + wz2), wyz - wd[0]),
+        (wxz - wd[1], wyz + wd[0], -(wx2 + wy2)),
+    )
+    return matvec(U, v)
+
+
+def inverse_dynamics(
+    robot: Manipulator,
+    ops: Any,
+    q: Sequence[Any],
+    qd: Sequence[Any] | None,
+    qdd: Sequence[Any] | None,
+    *,
+    gravity: bool = True,
+    tip_load: bool = True,
+    friction: bool = True,
+    group: bool = True,
+) -> list[Any]:
+    """tau by the customised recursion (module docstring); ``qd``/``qdd`` None stand for zero.
+
+    ``robot`` must be in modified DH (see :func:`modified`); ``friction`` adds damping qd and
+    armature qdd; ``group`` applies :func:`grouped` first."""
+    n = robot.n
+    zero = [0] * n
+    geo = joints(robot, ops, q, qd or zero, qdd or zero)
+    par = inertial_parameters(robot, ops)
+    par = grouped(robot, ops, par) if group else par
+    w: Vec = ZERO
+    wd: Vec = ZERO
+    vd: Vec = tuple(-ops.value(g) for g in robot.gravity) if gravity else ZERO  # type: ignore[assignment]
+    F, N = [], []
+    for jt, p in zip(geo, par, strict=True):
+        vd = jt.to_link(add3(vd, _U_times(w, wd, jt.P)))
+        w_in = jt.to_link(w)
+        wd = jt.to_link(wd)
+        if jt.revolute:
+            w = (w_in[0], w_in[1], w_in[2] + jt.qd)
+            wd = (wd[0] + w_in[1] * jt.qd, wd[1] - w_in[0] * jt.qd, wd[2] + jt.qdd)
+        else:
+            w = w_in
+            vd = (vd[0] + 2 * w[1] * jt.qd, vd[1] - 2 * w[0] * jt.qd, vd[2] + jt.qdd)
+        F.append(add3(scale3(p.M, vd), _U_times(w, wd, p.MS)))
+        N.append(add3(matvec(p.J, wd), cross(w, matvec(p.J, w)), cross(p.MS, vd)))
+
+    f: Vec = tuple(ops.value(x) for x in robot.tip_force) if tip_load else ZERO  # type: ignore[assignment]
+    m: Vec = tuple(ops.value(x) for x in robot.tip_moment) if tip_load else ZERO  # type: ignore[assignment]
+    tau: list[Any] = [0] * n
+    for j in reversed(range(n)):
+        f = add3(F[j], f)
+        m = add3(N[j], m)
+        jt, p = geo[j], par[j]
+        tau[j] = m[2] if jt.revolute else f[2]
+        if friction:
+            tau[j] = tau[j] + p.damping * jt.qd + p.armature * jt.qdd
+        if j:
+            f_parent = jt.to_parent(f)
+            m = add3(jt.to_parent(m), cross(jt.P, f_parent))
+            f = f_parent
+    return tau
+
+
+def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: bool = True) -> list[list[Any]]:
+    """M (n x n, symmetric) by the composite-body algorithm (module docstring), armature included."""
+    n = robot.n
+    geo = joints(robot, ops, q, [0] * n, [0] * n)
+    par = inertial_parameters(robot, ops)
+    par = grouped(robot, ops, par) if group else par
+    J, MS, M = [list(map(list, p.J)) for p in par], [p.MS for p in par], [p.M for p in par]
+    for j in reversed(range(1, n)):  # composite parameters of links j..n, then into frame j-1
+        carried_J, carried_MS = _carry(geo[j], M[j], J[j], MS[j])
+        J[j - 1] = [[J[j - 1][a][b] + carried_J[a][b] for b in range(3)] for a in range(3)]
+        MS[j - 1] = add3(MS[j - 1], carried_MS)
+        M[j - 1] = M[j - 1] + M[j]
+    out: list[list[Any]] = [[0] * n for _ in range(n)]
+    for j in range(n):
+        z = (0, 0, 1)
+        if geo[j].revolute:  # unit qdd_j: wd = z gives F = z x MS, N = J z
+            f, m = cross(z, MS[j]), tuple(J[j][r][2] for r in range(3))
+        else:  # vd = z gives F = M z, N = MS x z
+            f, m = scale3(M[j], z), cross(MS[j], z)
+        for i in reversed(range(j + 1)):
+            value = m[2] if geo[i].revolute else f[2]
+            out[i][j] = out[j][i] = value + (par[j].armature if i == j else 0)
+            if i:
+                f_parent = geo[i].to_parent(f)
+                m = add3(geo[i].to_parent(m), cross(geo[i].P, f_parent))
+                f = f_parent
+    return out
+
+
+def _parallel_axes(m: Any, P: Vec, h: Vec) -> list[list[Any]]:
+    """-m hat(P) hat(P) - hat(P) hat(h) - hat(h) hat(P) = (m P.P + 2 P.h) 1 - m P P^T - h P^T - P h^T
+    (from -hat(a) hat(b) = (a.b) 1 - b a^T); upper triangle."""
+    mP = scale3(m, P)
+    pp = P[0] * mP[0] + P[1] * mP[1] + P[2] * mP[2]
+    ph = P[0] * h[0] + P[1] * h[1] + P[2] * h[2]
+    out = [[0] * 3 for _ in range(3)]
+    for a in range(3):
+        for b in range(a, 3):
+            diag = (pp + 2 * ph) if a == b else 0
+            out[a][b] = diag - (P[a] * mP[b] + P[a] * h[b] + h[a] * P[b])
+    return out
