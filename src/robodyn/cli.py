@@ -52,7 +52,24 @@ class Method(StrEnum):
 
 
 class CountMethod(StrEnum):
+    program = "program"
     kane = "kane"
+
+
+class CountOutput(StrEnum):
+    tau = "tau"
+    M = "M"
+    h = "h"
+    G = "G"
+    bias = "bias"
+    forward = "forward"
+
+
+class Route(StrEnum):
+    auto = "auto"
+    recursive = "recursive"
+    factored = "factored"
+    expanded = "expanded"
 
 
 class Form(StrEnum):
@@ -260,37 +277,53 @@ def check(
 @app.command()
 def count(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
-    method: Annotated[CountMethod, typer.Option("--method", "-m", help="Algorithm to count.")] = CountMethod.kane,
+    output: Annotated[CountOutput, typer.Option("--output", "-o", help="What to compute.")] = CountOutput.tau,
+    method: Annotated[
+        CountMethod, typer.Option("--method", "-m", help="program: the cheapest straight-line program; kane: "
+                                  "Angeles, Ma and Rojas' algorithm beside their table 1.")
+    ] = CountMethod.program,
+    route: Annotated[Route, typer.Option("--route", help="Route to the program (auto: the cheapest).")] = Route.auto,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
     strict: StrictOption = False,
 ) -> None:
-    """Count the multiplications and additions of an inverse-dynamics algorithm on this arm,
-    beside the published figures (Angeles, Ma and Rojas' table 1 for n = 6)."""
-    from robodyn import opcount
+    """Count the multiplications and additions per evaluation, beside the published figures."""
 
     def body() -> None:
         robot = _load(model, strict)
-        measured = opcount.count_operations(robot)
-        rows = opcount.comparison_table(robot)
-        if fmt is Format.json:
-            data = {
-                "robot": robot.name,
-                "method": method.value,
-                "multiplications": measured.multiplications,
-                "additions": measured.additions,
-                "by_stage": {k: list(v) for k, v in measured.by_stage.items()},
-                "general_geometry_formula": {"ours": "105n - 110, 90n - 106", "paper": "105n - 109, 90n - 105"},
-                "table1": [row.__dict__ for row in rows],
-            }
-            out.print(json.dumps(data, indent=2), markup=False)
+        if method is CountMethod.kane:
+            _count_kane(robot, fmt)
             return
-        out.print(f"Kane's algorithm on {robot.name} ({robot.n} joints): {measured.multiplications} multiplications, "
-                  f"{measured.additions} additions (this geometry's 0, 1, -1 folded; constants off line)")
-        out.print(opcount.format_table(rows), markup=False)
-        out.print(opcount.stage_table(6), markup=False)
-        out.print(opcount.EXPLANATION, markup=False)
+        from robodyn.program.targets import count_summary, format_summary
+
+        with delayed_progress(f"building the program for {robot.name}"):
+            summary = count_summary(robot, output.value, route.value)
+        out.print(json.dumps(summary, indent=2) if fmt is Format.json else format_summary(summary), markup=False)
 
     _guarded(body)
+
+
+def _count_kane(robot: rd.Manipulator, fmt: Format) -> None:
+    from robodyn import opcount
+
+    measured = opcount.count_operations(robot)
+    rows = opcount.comparison_table(robot)
+    if fmt is Format.json:
+        data = {
+            "robot": robot.name,
+            "method": "kane",
+            "multiplications": measured.multiplications,
+            "additions": measured.additions,
+            "by_stage": {k: list(v) for k, v in measured.by_stage.items()},
+            "general_geometry_formula": {"ours": "105n - 110, 90n - 106", "paper": "105n - 109, 90n - 105"},
+            "table1": [row.__dict__ for row in rows],
+        }
+        out.print(json.dumps(data, indent=2), markup=False)
+        return
+    out.print(f"Kane's algorithm on {robot.name} ({robot.n} joints): {measured.multiplications} multiplications, "
+              f"{measured.additions} additions (this geometry's 0, 1, -1 folded; constants off line)")
+    out.print(opcount.format_table(rows), markup=False)
+    out.print(opcount.stage_table(6), markup=False)
+    out.print(opcount.EXPLANATION, markup=False)
 
 
 @app.command("simplify-model")

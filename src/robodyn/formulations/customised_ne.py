@@ -187,7 +187,9 @@ def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[In
         out[j] = rest
         if j == 0:
             continue
-        fixed = Joint(True, c, s, 1, 0, (ops.value(link.a), -s * ops.value(link.d), c * ops.value(link.d)), 0, 0)
+        # revolute: the moved part is symmetric about z_j, any theta will do; prismatic: R is constant
+        ct, st = (1, 0) if link.joint == "R" else (ops.value(sympy.cos(link.theta)), ops.value(sympy.sin(link.theta)))
+        fixed = Joint(True, c, s, ct, st, (ops.value(link.a), -s * ops.value(link.d), c * ops.value(link.d)), 0, 0)
         J, MS = _carry(fixed, m, J_moved, MS_moved)
         parent = out[j - 1]
         out[j - 1] = Inertial(

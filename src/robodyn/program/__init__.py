@@ -25,7 +25,16 @@ import symengine as se
 
 from robodyn.algebra import SeExpr
 
-__all__ = ["OUTPUTS", "ROUTES", "Assignment", "OperationCount", "Program", "build", "count_operations", "from_equations"]
+__all__ = [
+    "OUTPUTS",
+    "ROUTES",
+    "Assignment",
+    "OperationCount",
+    "Program",
+    "build",
+    "count_operations",
+    "from_equations",
+]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 import symengine as se
 
 from robodyn.algebra import SeExpr, to_se
-from robodyn.program import Assignment, Program
+from robodyn.program import Assignment, Program, count_operations
 from robodyn.program.peephole import factor_sums
 
 Number = int | float
@@ -226,7 +226,8 @@ def _inline(
             expr = a.expr.xreplace(replace) if replace else a.expr
             symbol = se.Symbol(a.name)
             # a constant is not pushed into run-time code, where it would be recomputed
-            if uses.get(symbol, 0) == 1 and not (a.name in constant_names and _used_at_run_time(symbol, body, outputs)):
+            inlinable = uses.get(symbol, 0) == 1 and _size(expr) <= INLINE_LIMIT
+            if inlinable and not (a.name in constant_names and _used_at_run_time(symbol, body, outputs)):
                 replace[symbol] = expr
             else:
                 kept.append(Assignment(a.name, expr))
@@ -236,6 +237,16 @@ def _inline(
     new_body = keep(body)
     new_outputs = {name: [x.xreplace(replace) for x in xs] for name, xs in outputs.items()}
     return new_constants, new_body, new_outputs
+
+
+#: A temporary is inlined only while the expression it joins stays this small (readable, and
+#: shallow enough for recursive tree walks).
+INLINE_LIMIT = 40
+
+
+def _size(expr: SeExpr) -> int:
+    c = count_operations(expr)
+    return c.multiplications + c.additions
 
 
 def _used_at_run_time(symbol: se.Symbol, body: list[Assignment], outputs: Mapping[str, list[SeExpr]]) -> bool:

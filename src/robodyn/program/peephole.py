@@ -45,7 +45,7 @@ def _factor(terms: list[SeExpr]) -> SeExpr:
     for number, factors in parts:
         for f in factors:
             counts[f] += 1
-        if abs(number) != 1:
+        if float(abs(number)) != 1.0:
             counts[abs(number)] += 1
     best = max(counts, key=lambda f: (counts[f], str(f)), default=None) if counts else None
     if best is None or counts[best] < 2:
@@ -53,7 +53,7 @@ def _factor(terms: list[SeExpr]) -> SeExpr:
     inner, rest = [], []
     for number, factors in parts:
         if best.is_Number and abs(number) == best:
-            inner.append(_rebuild(number / best, factors))
+            inner.append(_rebuild(se.Integer(1 if number > 0 else -1), factors))
         elif not best.is_Number and factors[best]:
             reduced = factors.copy()
             reduced[best] -= 1

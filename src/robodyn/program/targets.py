@@ -1,0 +1,72 @@
+"""Published operation counts to beat, and the summary ``robodyn count`` prints."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from robodyn.model.manipulator import Manipulator
+
+
+@dataclass(frozen=True)
+class Figure:
+    source: str
+    multiplications: int
+    additions: int
+
+
+#: (library robot, output) -> the published figures (issue 4's table; seeds 001, 003, 004).
+FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
+    ("puma560_symbolic", "tau"): (
+        Figure("EMDEG (Burdick 1986, seed 001)", 401, 254),
+        Figure("SymPyBotics, modified DH, all inertial parameters symbolic", 362, 319),
+        Figure("robodyn goal", 220, 180),
+    ),
+    ("puma560", "tau"): (
+        Figure("Angeles, Ma and Rojas, general geometry (seed 003)", 521, 435),
+        Figure("customised Newton-Euler, base parameters, Staubli RX-90 (SYMORO+)", 160, 113),
+        Figure("robodyn goal", 180, 150),
+    ),
+    ("two_link_payload", "tau"): (
+        Figure("Macsyma (seed 004)", 30, 17),
+        Figure("minimum quoted in seed 004", 20, 14),
+        Figure("robodyn goal", 14, 14),
+    ),
+    ("two_link_payload", "forward"): (
+        Figure("Macsyma (seed 004)", 57, 33),
+        Figure("robodyn goal", 45, 30),
+    ),
+}
+
+
+def count_summary(robot: Manipulator, output: str = "tau", route: str = "auto") -> dict[str, Any]:
+    """What ``robodyn count`` reports: the counts of the cheapest program for ``output``,
+    the route taken, the constants block apart, and the published figures for this robot."""
+    from robodyn.program import build
+
+    program = build(robot, (output,), route=route)
+    counts = program.count()
+    run, constants = counts["evaluation"], counts["constants"]
+    return {
+        "robot": robot.name,
+        "output": output,
+        "route": program.route,
+        "multiplications": run.multiplications,
+        "additions": run.additions,
+        "trig": run.trig,
+        "constants": {"multiplications": constants.multiplications, "additions": constants.additions},
+        "to_beat": [asdict(f) for f in FIGURES.get((robot.name, output), ())],
+    }
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """Plain text of :func:`count_summary`."""
+    lines = [
+        f"{summary['robot']}, {summary['output']}: {summary['multiplications']} multiplications, "
+        f"{summary['additions']} additions, {summary['trig']} sin/cos per evaluation "
+        f"(route: {summary['route']}); constants computed once: {summary['constants']['multiplications']} "
+        f"multiplications, {summary['constants']['additions']} additions",
+    ]
+    for f in summary["to_beat"]:
+        lines.append(f"  {f['source']}: {f['multiplications']} multiplications, {f['additions']} additions")
+    return "\n".join(lines)

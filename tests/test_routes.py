@@ -1,0 +1,151 @@
+"""The efficient programs (issue 4): every route evaluates to the equations of motion, the
+regrouping is exact, and the operation counts reach the published figures."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import symengine as se
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from robodyn import library, numeric
+from robodyn.algebra import canonical, to_se
+from robodyn.cli import app
+from robodyn.formulations import customised_ne as cne
+from robodyn.formulations import derive
+from robodyn.program import OUTPUTS, build
+from robodyn.program.targets import count_summary
+from tests.conftest import load_quiet, random_robot
+
+
+def _reference(robot, output, q, qd, qdd, tau, params):
+    kw = {"params": params} if params else {}
+    if output == "tau":
+        return numeric.inverse_dynamics(robot, q, qd, qdd, **kw)
+    if output == "M":
+        return numeric.mass_matrix(robot, q, **kw).ravel()
+    if output == "G":
+        return numeric.gravity(robot, q, **kw)
+    if output == "h":
+        return numeric.coriolis(robot, q, qd, **kw)
+    if output == "bias":
+        return numeric.bias_forces(robot, q, qd, **kw)
+    return numeric.forward_dynamics(robot, q, qd, tau, **kw)
+
+
+def _agree(program, robot, output, seed):
+    rng = np.random.default_rng(seed)
+    n = robot.n
+    params = {s.name: float(rng.uniform(0.5, 2.0)) for s in robot.parameters()}
+    q, qd, qdd, tau = (rng.uniform(-2, 2, n) for _ in range(4))
+    values = dict(params)
+    for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
+        values.update({f"{name}{i + 1}": float(x[i]) for i in range(n)})
+    got = program.evaluate(values)[output]
+    ref = _reference(robot, output, q, qd, qdd, tau, params)
+    scale = max(np.max(np.abs(ref)), 1e-300)
+    assert np.max(np.abs(got - ref)) / scale < 1e-12, (robot.name, output, program.route)
+
+
+@pytest.mark.parametrize("name", library.names())
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_cheapest_program_is_the_dynamics(name, output):
+    robot = load_quiet(name)
+    program = build(robot, (output,))
+    assert program.route in ("recursive", "factored")
+    _agree(program, robot, output, seed=7)
+
+
+@pytest.mark.parametrize("route", ["recursive", "factored", "expanded"])
+@pytest.mark.parametrize("name", ["double_pendulum", "two_link_payload", "stanford_modified"])
+def test_every_route_is_the_dynamics(name, route):
+    robot = load_quiet(name)
+    outputs = [o for o in OUTPUTS if not (route == "expanded" and o == "forward")]
+    program = build(robot, outputs, route=route)
+    for output in outputs:
+        _agree(program, robot, output, seed=3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 7), convention=st.sampled_from(["standard", "modified"]))
+def test_recursive_route_on_random_arms(seed, n, convention):
+    robot = random_robot(seed, n, convention)
+    program = build(robot, ("tau", "M", "forward"), route="recursive")
+    for output in ("tau", "M", "forward"):
+        _agree(program, robot, output, seed)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 3), convention=st.sampled_from(["standard", "modified"]))
+def test_factored_route_on_random_arms(seed, n, convention):
+    robot = random_robot(seed, n, convention)
+    program = build(robot, ("tau", "forward"), route="factored")
+    for output in ("tau", "forward"):
+        _agree(program, robot, output, seed)
+
+
+class _Expressions:
+    """Plain symengine scalars for the customised recursion (no program): for exact checks."""
+
+    def value(self, x):
+        return to_se(x)
+
+    def trig(self, angle):
+        a = to_se(angle)
+        return se.cos(a), se.sin(a)
+
+
+@pytest.mark.parametrize("group", [False, True])
+def test_customised_recursion_and_regrouping_are_exact(group):
+    """tau of the customised recursion, with and without Khalil's regrouping, minus the
+    Newton-Euler tau is identically zero for the symbolic PUMA (every length, mass and inertia a symbol)."""
+    robot = load_quiet("puma560_symbolic")
+    eqs = derive(robot, "newton-euler")
+    q, qd, qdd = eqs.symbols.symengine()
+    tau = cne.inverse_dynamics(robot, _Expressions(), q, qd, qdd, group=group)
+    for i in range(robot.n):
+        assert canonical(tau[i] - eqs.raw("tau")[i], q) == 0
+
+
+def test_regrouping_removes_parameters():
+    """After regrouping, links 2..6 of the symbolic PUMA carry no mass, no MZ and no YY (Khalil's rule)."""
+    robot = load_quiet("puma560_symbolic")
+    ops = _Expressions()
+    grouped = cne.grouped(robot, ops, cne.inertial_parameters(robot, ops))
+    for p in grouped:
+        assert p.M == 0 and p.MS[2] == 0 and se.expand(p.J[1][1]) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "output", "mults", "adds"),
+    [
+        ("two_link_payload", "tau", 14, 14),  # goal; Macsyma 30/17, seed 004's minimum 20/14
+        ("two_link_payload", "forward", 45, 30),  # goal; Macsyma 57/33
+        ("puma560_symbolic", "tau", 220, 180),  # goal; EMDEG 401/254, SymPyBotics 362/319
+        ("puma560", "tau", 521, 435),  # Angeles, Ma and Rojas' general geometry
+    ],
+)
+def test_operation_counts_reach_the_figures(name, output, mults, adds):
+    summary = count_summary(load_quiet(name), output)
+    assert summary["multiplications"] <= mults and summary["additions"] <= adds, summary
+
+
+def test_count_cli_json_keys():
+    result = CliRunner().invoke(app, ["count", "two_link_payload", "--output", "forward", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert set(data) >= {"multiplications", "additions", "trig", "constants", "route"}
+    assert set(data["constants"]) == {"multiplications", "additions"}
+    assert data["route"] in ("recursive", "factored")
+
+
+def test_unknown_output_and_route_are_refused():
+    robot = load_quiet("double_pendulum")
+    with pytest.raises(ValueError, match="unknown output"):
+        build(robot, ("K",))
+    with pytest.raises(ValueError, match="unknown route"):
+        build(robot, ("tau",), route="magic")
