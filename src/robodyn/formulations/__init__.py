@@ -15,7 +15,7 @@ import symengine as se
 from robodyn.algebra import SeExpr, to_se
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError
-from robodyn.formulations import dalembert, kane, lagrange_euler, newton_euler
+from robodyn.formulations import dalembert, emdeg, kane, lagrange_euler, newton_euler
 from robodyn.model.manipulator import Manipulator
 from robodyn.symbols import joint_symbols
 
@@ -30,9 +30,11 @@ METHODS = {
     "dalembert": "dalembert",
     "gd": "dalembert",
     "kane": "kane",
+    "emdeg": "emdeg",
+    "burdick": "emdeg",
 }
 #: Formulations available, in the order ``robodyn check`` runs them.
-AVAILABLE = ("newton-euler", "lagrange-euler", "dalembert", "kane")
+AVAILABLE = ("newton-euler", "lagrange-euler", "dalembert", "kane", "emdeg")
 
 Progress = Callable[[str], None]
 
@@ -110,6 +112,7 @@ _BUILDERS: dict[str, Callable[[Manipulator, Progress | None], dict[str, se.Dense
     "lagrange-euler": lambda robot, progress: assemble_components(robot, lagrange_euler.components, progress),
     "dalembert": lambda robot, progress: assemble_components(robot, dalembert.components, progress),
     "kane": lambda robot, progress: split_inverse_dynamics(robot, kane.inverse_dynamics, progress),
+    "emdeg": lambda robot, progress: assemble_components(robot, emdeg.components, progress),
 }
 
 
@@ -118,7 +121,8 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
 
     ``method``: ``"newton-euler"`` (``"ne"``), ``"lagrange-euler"`` (``"le"``), ``"dalembert"``
     (``"gd"``, generalized d'Alembert; its rotational/translational split is in ``eqs.extras``)
-    or ``"kane"`` (Angeles, Ma and Rojas' algorithm).
+    ``"kane"`` (Angeles, Ma and Rojas' algorithm) or ``"emdeg"`` (Burdick's structure-exploiting
+    method: M from composite quantities, c and b by the Christoffel structure rules).
     ``progress``, if given, is called with a short description after each step.
     """
     if not isinstance(robot, Manipulator):

@@ -112,6 +112,8 @@ class Program:
     outputs: dict[str, list[SeExpr]]
     angles: list[se.Symbol] = field(default_factory=list)
     route: str = ""
+    #: outputs defined as a multiple of another (printed, not computed): {name: "factor * other"}
+    references: dict[str, str] = field(default_factory=dict)
 
     def count(self) -> dict[str, OperationCount]:
         """Per-evaluation count (body and outputs) and the constants block, apart."""
@@ -137,7 +139,10 @@ class Program:
         lines += ["# run time"]
         lines += [str(a) for a in self.body]
         for name, xs in self.outputs.items():
-            lines += [f"{name}[{i + 1}] = {x}" for i, x in enumerate(xs)]
+            lines += [f"{name} = {xs[0]}"] if len(xs) == 1 else [f"{name}[{i + 1}] = {x}" for i, x in enumerate(xs)]
+        if self.references:
+            lines.append("# references (not computed)")
+            lines += [f"{name} = {ref}" for name, ref in self.references.items()]
         c = self.count()
         e, k = c["evaluation"], c["constants"]
         lines.append(
@@ -189,26 +194,31 @@ def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bo
 
 
 #: What :func:`build` can produce: the parts of tau = M qdd + h + G + damping + load,
-#: ``bias`` = tau at qdd = 0 (h + G + damping + load) and ``forward`` = qdd = M^-1 (tau - bias).
-OUTPUTS = ("tau", "M", "h", "G", "bias", "forward")
+#: ``bias`` = tau at qdd = 0 (h + G + damping + load), ``forward`` = qdd = M^-1 (tau - bias), and
+#: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...).
+OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements")
 
 #: The routes :func:`build` knows (see :mod:`robodyn.program.routes`).
-ROUTES = ("recursive", "factored", "expanded")
+ROUTES = ("recursive", "factored", "expanded", "emdeg")
 
-#: Up to this many joints ``route="auto"`` also tries the factored route (beyond, the expanded
-#: equations are large and the recursion has always been cheaper).
+#: Up to this many joints ``route="auto"`` also tries the factored route for every part;
+#: beyond, only for the configuration-only parts M and G (whose canonical forms stay small;
+#: the velocity terms of a 6-joint arm do not, and the recursion has always been cheaper).
 FACTORED_LIMIT = 3
+FACTORED_PARTS = ("M", "G")
 
 
 def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto") -> Program:
     """The cheapest Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
 
-    ``route``: ``"auto"`` (the cheaper of the recursive and, for small arms, the factored
-    route, by multiplications + additions), or one of :data:`ROUTES`; ``program.route`` says
-    which was taken. ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols each; ``tau`` too for
-    ``forward``) and ``parameters`` (the robot's free symbols in
+    ``route``: ``"auto"`` picks, part by part (tau, M, h, G, bias; ``forward`` is made of M and
+    bias), the cheaper of the recursive and factored routes by multiplications + additions;
+    or one of :data:`ROUTES` for the whole program. ``program.route`` says what was taken
+    (e.g. ``"M: factored, bias: recursive"``). ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols
+    each; ``tau`` too for ``forward``) and ``parameters`` (the robot's free symbols in
     :meth:`~robodyn.Manipulator.parameters` order; empty for a numeric robot, whose numbers are
-    folded in). ``outputs[name]``: n entries, or n*n row-major for M.
+    folded in). ``outputs[name]``: n entries, or n*n row-major for M; for ``elements`` one output
+    per distinct element.
     """
     from robodyn.program import routes
 
@@ -218,18 +228,27 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto") ->
         raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}")
     if route not in ("auto", *ROUTES):
         raise ValueError(f"unknown route {route!r}; choose from auto, {', '.join(ROUTES)}")
+    if "elements" in outputs:
+        if outputs != ("elements",) or route not in ("auto", "emdeg"):
+            raise ValueError("'elements' is built alone, by the emdeg route")
+        route = "emdeg"
     if route != "auto":
         program = getattr(routes, route)(robot, outputs)
         program.route = route
         return program
-    candidates = [("recursive", routes.recursive(robot, outputs))]
-    if robot.n <= FACTORED_LIMIT:
-        candidates.append(("factored", routes.factored(robot, outputs)))
-    name, program = min(candidates, key=lambda c: _cost(c[1]))
-    program.route = name
+    ctx = routes.Context(robot)
+    needed = sorted({p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))})
+    plan = {part: _cheapest_route(ctx, part) for part in needed}
+    program = routes.assemble(ctx, outputs, plan)
+    program.route = ", ".join(f"{part}: {r}" for part, r in plan.items()) if len(set(plan.values())) > 1 else (
+        next(iter(plan.values()))
+    )
     return program
 
 
-def _cost(program: Program) -> tuple[int, int]:
-    c = program.count()["evaluation"]
-    return c.multiplications + c.additions, c.multiplications
+def _cheapest_route(ctx: Any, part: str) -> str:
+    from robodyn.program import routes
+
+    if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
+        return "recursive"
+    return min(("recursive", "factored"), key=lambda r: routes.part_cost(ctx, part, r))

@@ -136,9 +136,49 @@ def contract_rates(poly: Poly, pairs: Iterable[tuple[SeExpr, SeExpr]]) -> Poly:
     return poly
 
 
+def angle_sum_bases(robot: Any, q: Sequence[SeExpr]) -> list[dict[SeExpr, SeExpr]]:
+    """Substitutions to try (the first, empty, keeps the joint angles): for each run p..k of
+    successive parallel revolute joints (modified DH, alpha = 0), the absolute angles
+    theta_m = q_p + ... + q_m, with sin q_m, cos q_m written through theta_m - theta_{m-1}; and
+    every run at once."""
+    runs, run = [], [0]
+    for i in range(1, robot.n):
+        link, prev = robot.links[i], robot.links[i - 1]
+        if link.joint == "R" and prev.joint == "R" and link.alpha == 0:
+            run.append(i)
+        else:
+            runs.append(run)
+            run = [i]
+    runs.append(run)
+    runs = [r for r in runs if len(r) > 1]
+    subs = [_sum_substitution(r, q) for r in runs]
+    everything: dict[SeExpr, SeExpr] = {}
+    for sub in subs:
+        everything.update(sub)
+    return [{}, *subs, *([everything] if len(subs) > 1 else [])]
+
+
+def _sum_substitution(run: list[int], q: Sequence[SeExpr]) -> dict[SeExpr, SeExpr]:
+    out = {}
+    previous = q[run[0]]
+    for m in run[1:]:
+        theta = previous + q[m]
+        c, s, cp, sp = se.cos(theta), se.sin(theta), se.cos(previous), se.sin(previous)
+        out[se.sin(q[m])] = s * cp - c * sp
+        out[se.cos(q[m])] = c * cp + s * sp
+        previous = theta
+    return out
+
+
 # -- 3. Horner ------------------------------------------------------------------------------------
 def horner(ops: Builder, poly: Poly) -> Any:
-    """The polynomial as program values, greedily factored (module docstring, step 3)."""
+    """The polynomial as program values, greedily factored (module docstring, step 3).
+
+    Among the variables in two terms or more, the one of the joint nearest the base is taken
+    out first (then the most frequent): what is left inside are functions of the distal joints,
+    alike from element to element, like EMDEG's V terms, and shared through the builder. On the
+    symbolic PUMA's elements this gives 229 multiplications and 141 additions against 235 and 151
+    for "most frequent first"; a lookahead on each element's own cost lost sharing (335, 231)."""
     if not poly:
         return 0
     common = _common_coefficient(poly)
@@ -147,10 +187,15 @@ def horner(ops: Builder, poly: Poly) -> Any:
     counts: Counter = Counter(v for m in poly for v, _ in m)
     if not counts or counts.most_common(1)[0][1] < 2:
         return _grouped_sum(ops, poly)
-    var = min(counts, key=lambda v: (-counts[v], str(v)))
+    var = min((v for v in counts if counts[v] >= 2), key=lambda v: (_joint(v), -counts[v], str(v)))
     inner = {_with(m, var, -1): c for m, c in poly.items() if _has(m, var)}
     rest = {m: c for m, c in poly.items() if not _has(m, var)}
     return ops.add(ops.mul(ops.value(_atom(ops, var)), horner(ops, inner)), horner(ops, rest))
+
+
+def _joint(var: SeExpr) -> int:
+    """The lowest joint number a variable depends on (sin q2, cos(q2 + q3), qd2 -> 2)."""
+    return min(int("".join(ch for ch in str(s) if ch.isdigit()) or 0) for s in var.free_symbols)
 
 
 def _grouped_sum(ops: Builder, poly: Poly) -> Any:
@@ -234,7 +279,5 @@ def _product(ops: Builder, m: Monomial) -> Any:
 def cost(poly: Poly, parameters: Sequence[se.Symbol]) -> int:
     """Multiplications + additions of :func:`horner` on its own (no sharing with other outputs)."""
     scratch = Builder(parameters)
-    value = horner(scratch, poly)
-    program = scratch.program({}, {"x": [value]}, inline=False)
-    c = program.count()["evaluation"]
+    c = scratch.program({}, {"x": [horner(scratch, poly)]}, inline=False).count()["evaluation"]
     return c.multiplications + c.additions

@@ -1,47 +1,66 @@
-"""Routes to a Program: each builds the same outputs a different way; :func:`cheapest` picks.
+"""Routes to a Program; :func:`robodyn.program.build` picks the cheapest for each part.
 
 - ``recursive``: the customised Newton-Euler and composite-body recursions of
   :mod:`robodyn.formulations.customised_ne` run on program-building scalars
-  (:mod:`robodyn.program.builder`);
-- ``expanded``: the canonical (expanded) Newton-Euler equations with common subexpressions
-  shared across outputs (:func:`robodyn.program.from_equations`).
+  (:mod:`robodyn.program.builder`), parameters regrouped;
+- ``factored``: the canonical Newton-Euler parts as grouped-constant sums of products in the
+  best angle basis, factored (:mod:`robodyn.program.factor`);
+- ``expanded``: the canonical parts with common subexpressions shared (the baseline);
+- ``emdeg``: Burdick's distinct elements, factored.
+
+``recursive`` and ``factored`` build *parts* (tau, M, h, G, bias) into one shared builder, so a
+program may take M from one route and the bias from the other; ``forward`` is then an
+unrolled L D L^T solve over the chosen M and bias.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import Any
 
 import symengine as se
 
+from robodyn.algebra import SeExpr, canonical
 from robodyn.formulations import customised_ne as cne
 from robodyn.model.manipulator import Manipulator
 from robodyn.program import Program
 from robodyn.program.builder import Builder
 from robodyn.symbols import joint_symbols
 
-
-def _inputs(robot: Manipulator) -> tuple[dict[str, list[se.Symbol]], list[se.Symbol]]:
-    q, qd, qdd = joint_symbols(robot.n).symengine()
-    params = [se.Symbol(s.name) for s in robot.parameters()]
-    tau = [se.Symbol(f"tau{i + 1}") for i in range(robot.n)]
-    return {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "parameters": params}, params
+#: The parts the shared-builder routes produce; ``forward`` is made of M and bias.
+PARTS = ("tau", "M", "h", "G", "bias")
 
 
-def recursive(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
-    """The customised recursions, specialised to ``robot`` as they run (one shared builder)."""
-    inputs, params = _inputs(robot)
-    arm = cne.modified(robot)
-    ops = Builder(params)
-    q, qd, qdd = inputs["q"], inputs["qd"], inputs["qdd"]
-    out: dict[str, list[Any]] = {}
-    for name in outputs:
-        out[name] = _recursive_part(arm, ops, name, q, qd, qdd, inputs["tau"])
-    used = {k: v for k, v in inputs.items() if k != "tau" or "forward" in outputs}
-    return ops.program(used, out, angles=q)
+class Context:
+    """One robot's inputs, and what the routes derive from it, computed once."""
+
+    def __init__(self, robot: Manipulator) -> None:
+        self.robot = robot
+        q, qd, qdd = joint_symbols(robot.n).symengine()
+        self.params = [se.Symbol(s.name) for s in robot.parameters()]
+        tau = [se.Symbol(f"tau{i + 1}") for i in range(robot.n)]
+        self.inputs = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "parameters": self.params}
+        self.arm = cne.modified(robot)
+
+    @cached_property
+    def equations(self) -> Any:
+        from robodyn.formulations import derive
+
+        return derive(self.robot, "newton-euler")
+
+    @cached_property
+    def prepare(self) -> Callable[[SeExpr], dict]:
+        return _preparation(self.robot, self.inputs)
+
+    def program(self, ops: Builder, out: dict[str, list[Any]]) -> Program:
+        used = {k: v for k, v in self.inputs.items() if k != "tau" or "forward" in out}
+        return ops.program(used, out, angles=self.inputs["q"])
 
 
-def _recursive_part(arm: Manipulator, ops: Builder, name: str, q: list, qd: list, qdd: list, tau: list) -> list[Any]:
+def recursive_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
+    """One part by the customised recursions, specialised to the arm as they run."""
+    arm, q, qd, qdd = ctx.arm, ctx.inputs["q"], ctx.inputs["qd"], ctx.inputs["qdd"]
     if name == "tau":
         return cne.inverse_dynamics(arm, ops, q, qd, qdd)
     if name == "M":
@@ -52,11 +71,59 @@ def _recursive_part(arm: Manipulator, ops: Builder, name: str, q: list, qd: list
         return cne.inverse_dynamics(arm, ops, q, None, None, tip_load=False, friction=False)
     if name == "bias":
         return cne.inverse_dynamics(arm, ops, q, qd, None)
-    if name == "forward":
-        M = cne.inertia_matrix(arm, ops, q)
-        bias = cne.inverse_dynamics(arm, ops, q, qd, None)
-        return ldlt_solve(ops, M, [ops.value(t) - b for t, b in zip(tau, bias, strict=True)])
-    raise ValueError(f"unknown output {name!r}")
+    raise ValueError(f"unknown part {name!r}")
+
+
+def factored_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
+    """One part from the canonical equations, factored (M's lower triangle refers to the upper)."""
+    exprs = _canonical_part(ctx.equations, name)
+    return _through_differences(ops, exprs, ctx.params, ctx.prepare, symmetric=name == "M", n=ctx.robot.n)
+
+
+PART_ROUTES: dict[str, Callable[[Context, Builder, str], list[Any]]] = {
+    "recursive": recursive_part,
+    "factored": factored_part,
+}
+
+
+def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Program:
+    """The program for ``outputs`` with each part built by the route ``plan[part]``."""
+    ops = Builder(ctx.params)
+    parts: dict[str, list[Any]] = {}
+
+    def part(name: str) -> list[Any]:
+        if name not in parts:
+            parts[name] = PART_ROUTES[plan[name]](ctx, ops, name)
+        return parts[name]
+
+    out: dict[str, list[Any]] = {}
+    for name in outputs:
+        if name == "forward":
+            n = ctx.robot.n
+            flat = part("M")
+            M = [flat[i * n : (i + 1) * n] for i in range(n)]
+            rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]
+            out[name] = ldlt_solve(ops, M, rhs)
+        else:
+            out[name] = part(name)
+    return ctx.program(ops, out)
+
+
+def part_cost(ctx: Context, name: str, route: str) -> tuple[int, int]:
+    """(multiplications + additions, multiplications) of one part alone by one route."""
+    ops = Builder(ctx.params)
+    c = ctx.program(ops, {name: PART_ROUTES[route](ctx, ops, name)}).count()["evaluation"]
+    return c.multiplications + c.additions, c.multiplications
+
+
+def recursive(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
+    """Every part by the customised recursions."""
+    return assemble(Context(robot), outputs, dict.fromkeys(PARTS, "recursive"))
+
+
+def factored(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
+    """Every part from the canonical equations, factored."""
+    return assemble(Context(robot), outputs, dict.fromkeys(PARTS, "factored"))
 
 
 def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any]) -> list[Any]:
@@ -81,41 +148,6 @@ def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any]) -> list[Any]:
     return x
 
 
-def factored(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
-    """The canonical equations as grouped-constant sums of products, factored
-    (:mod:`robodyn.program.factor`); M's lower triangle refers to the upper one."""
-    from robodyn.formulations import derive
-    from robodyn.program import factor
-
-    inputs, params = _inputs(robot)
-    eqs = derive(robot, "newton-euler")
-    known = set(params)
-    q, qd, qdd = inputs["q"], inputs["qd"], inputs["qdd"]
-    revolute = [q[i] for i, link in enumerate(robot.links) if link.joint == "R"]
-    angle_pairs = [(a, b) for i, a in enumerate(revolute) for b in revolute[i + 1 :]]
-    rate_pairs = [(x[i], x[j]) for x in (qd, qdd) for i in range(robot.n) for j in range(i + 1, robot.n)]
-    ops = Builder(params)
-    out: dict[str, list[Any]] = {}
-    parts: dict[str, list[Any]] = {}
-    for name in sorted({p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))}):
-        exprs = _canonical_part(eqs, name)
-        polys = [factor.to_poly(e, known) for e in exprs]
-
-        def contract(poly: dict) -> dict:
-            return factor.contract_rates(factor.contract_angles(poly, angle_pairs), rate_pairs)
-
-        parts[name] = _through_differences(ops, polys, params, contract, symmetric=name == "M", n=robot.n)
-    for name in outputs:
-        if name == "forward":
-            n = robot.n
-            M = [parts["M"][i * n : (i + 1) * n] for i in range(n)]
-            rhs = [ops.value(t) - b for t, b in zip(inputs["tau"], parts["bias"], strict=True)]
-            out[name] = ldlt_solve(ops, M, rhs)
-        else:
-            out[name] = parts[name]
-    return ops.program({k: v for k, v in inputs.items() if k != "tau" or "forward" in outputs}, out, angles=q)
-
-
 def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     """Common subexpressions of the canonical Newton-Euler parts (no factoring): the baseline."""
     from robodyn.formulations import derive
@@ -129,6 +161,56 @@ def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     return from_equations(eqs, outputs)
 
 
+def emdeg(robot: Manipulator, outputs: Sequence[str] = ("elements",)) -> Program:
+    """Burdick's distinct elements M_ij, c_ijj, b_ijk, g_i (:mod:`robodyn.formulations.emdeg`),
+    factored; each element may be an earlier one of its kind plus a difference (EMDEG's
+    M12 = M13 + ...). The relations between elements are kept as references, not computed."""
+    from robodyn.formulations import emdeg as burdick
+
+    if tuple(outputs) != ("elements",):
+        raise ValueError("the emdeg route gives the output 'elements' (all distinct M, c, b, g)")
+    ctx = Context(robot)
+    q, params = ctx.inputs["q"], ctx.params
+    el = burdick.elements(robot, q)
+    prepare = ctx.prepare
+    ops = Builder(params)
+    out: dict[str, list[Any]] = {}
+    for kind in ("M", "c", "b", "g"):
+        names = [name for name in el.values if name[0] == kind]
+        exprs = [el.values[name] for name in names]
+        values = _through_differences(ops, exprs, params, prepare, symmetric=False, n=robot.n)
+        out.update({name: [v] for name, v in zip(names, values, strict=True)})
+    program = ops.program({"q": q, "parameters": params}, out, angles=q)
+    program.references = {
+        name: ("0" if other is None else f"{factor_} * {other}") for name, (factor_, other) in el.relations.items()
+    }
+    return program
+
+
+def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
+    """expr -> the sum of products (:mod:`robodyn.program.factor`) in the angle basis with the
+    fewest terms (the joint angles, or absolute angles of runs of parallel revolute joints),
+    with rules 1 and 2 applied."""
+    from robodyn.program import factor
+
+    q, qd, qdd = inputs["q"], inputs["qd"], inputs["qdd"]
+    known = set(inputs["parameters"])
+    revolute = [q[i] for i, link in enumerate(robot.links) if link.joint == "R"]
+    angle_pairs = [(a, b) for i, a in enumerate(revolute) for b in revolute[i + 1 :]]
+    rate_pairs = [(x[i], x[j]) for x in (qd, qdd) for i in range(robot.n) for j in range(i + 1, robot.n)]
+    bases = factor.angle_sum_bases(cne.modified(robot), q)
+
+    def prepare(expr: SeExpr) -> dict:
+        candidates = []
+        for basis in bases:
+            e = canonical(expr.xreplace(basis), q) if basis else se.expand(expr)
+            poly = factor.to_poly(e, known)
+            candidates.append(factor.contract_rates(factor.contract_angles(poly, angle_pairs), rate_pairs))
+        return min(candidates, key=len)
+
+    return prepare
+
+
 def _canonical_part(eqs: Any, name: str) -> list[Any]:
     parts = ("h", "G", "damping", "load") if name == "bias" else (name,)
     total = None
@@ -139,21 +221,21 @@ def _canonical_part(eqs: Any, name: str) -> list[Any]:
 
 
 def _through_differences(
-    ops: Builder, polys: list, params: list, contract: Any, *, symmetric: bool, n: int
+    ops: Builder, exprs: list, params: list, prepare: Any, *, symmetric: bool, n: int
 ) -> list[Any]:
     """Each entry factored on its own or as an earlier entry plus a difference, whichever is
     cheaper (entries done from the last to the first, as the backward recursion goes)."""
     from robodyn.program import factor
 
-    values: list[Any] = [None] * len(polys)
+    values: list[Any] = [None] * len(exprs)
     done: list[int] = []
-    for index in reversed(range(len(polys))):
+    for index in reversed(range(len(exprs))):
         if symmetric and index // n > index % n:  # lower triangle of M: the upper entry
             continue
-        poly = contract(polys[index])
+        poly = prepare(exprs[index])
         best, best_cost = None, factor.cost(poly, params)
         for other in done:
-            difference = contract(_subtract(polys[index], polys[other]))
+            difference = prepare(se.expand(exprs[index] - exprs[other]))
             c = factor.cost(difference, params) + 1
             if c < best_cost:
                 best, best_cost = (other, difference), c
@@ -162,15 +244,8 @@ def _through_differences(
         )
         done.append(index)
     if symmetric:
-        for index in range(len(polys)):
+        for index in range(len(exprs)):
             i, j = divmod(index, n)
             if i > j:
                 values[index] = values[j * n + i]
     return values
-
-
-def _subtract(a: dict, b: dict) -> dict:
-    out = dict(a)
-    for m, c in b.items():
-        out[m] = out.get(m, se.Integer(0)) - c
-    return {m: se.expand(c) for m, c in out.items() if se.expand(c) != 0}
