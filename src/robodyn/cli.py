@@ -46,6 +46,7 @@ class Method(StrEnum):
     le = "le"
     gd = "gd"
     kane = "kane"
+    emdeg = "emdeg"
     newton_euler = "newton-euler"
     lagrange_euler = "lagrange-euler"
     dalembert = "dalembert"
@@ -63,6 +64,7 @@ class CountOutput(StrEnum):
     G = "G"
     bias = "bias"
     forward = "forward"
+    all = "all"
 
 
 class Route(StrEnum):
@@ -70,6 +72,7 @@ class Route(StrEnum):
     recursive = "recursive"
     factored = "factored"
     expanded = "expanded"
+    emdeg = "emdeg"
 
 
 class Form(StrEnum):
@@ -235,6 +238,13 @@ def derive(
 
     def body() -> None:
         robot = _load(model, strict)
+        if method is Method.emdeg and fmt is Format.text and form is Form.tau:
+            from robodyn.program import emdeg_text
+
+            with delayed_progress(f"EMDEG's elements of {robot.name}"):
+                text = emdeg_text(robot)
+            _write(text, output)
+            return
         with delayed_progress(f"deriving {robot.name}") as step:
             eqs = rd.derive(robot, method.value, progress=step)
             step("simplifying")
@@ -277,7 +287,9 @@ def check(
 @app.command()
 def count(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
-    output: Annotated[CountOutput, typer.Option("--output", "-o", help="What to compute.")] = CountOutput.tau,
+    output: Annotated[
+        CountOutput, typer.Option("--output", "-o", help="What to compute (all: every distinct M, c, b, g element).")
+    ] = CountOutput.tau,
     method: Annotated[
         CountMethod, typer.Option("--method", "-m", help="program: the cheapest straight-line program; kane: "
                                   "Angeles, Ma and Rojas' algorithm beside their table 1.")
@@ -296,7 +308,7 @@ def count(
         from robodyn.program.targets import count_summary, format_summary
 
         with delayed_progress(f"building the program for {robot.name}"):
-            summary = count_summary(robot, output.value, route.value)
+            summary = count_summary(robot, "elements" if output is CountOutput.all else output.value, route.value)
         out.print(json.dumps(summary, indent=2) if fmt is Format.json else format_summary(summary), markup=False)
 
     _guarded(body)
@@ -363,10 +375,17 @@ def torques(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     trajectory: Annotated[
         str,
-        typer.Option("--trajectory", "-t", help="A built-in trajectory (angeles1) or a CSV file (t, q1..qn[, qd..])."),
+        typer.Option("--trajectory", "-t",
+                     help="A built-in trajectory (angeles1, angeles2) or a CSV file (t, q1..qn[, qd..])."),
     ] = "angeles1",
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the torque/force plot (PNG) here.")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Write t, tau1.. (f_i: forces) as CSV here.")] = None,
+    joint_plot: Annotated[
+        Path | None, typer.Option("--joint-plot", help="Write the joint trajectory plot (PNG) here.")
+    ] = None,
+    joint_csv: Annotated[
+        Path | None, typer.Option("--joint-csv", help="Write the joint trajectory t, q.., qd.., qdd.. as CSV here.")
+    ] = None,
     samples: Annotated[int, typer.Option(help="Samples of a built-in trajectory.")] = 101,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
@@ -380,12 +399,16 @@ def torques(
         params = _parse_params(param or [])
         if samples < 3:
             raise UserError(f"--samples must be at least 3, got {samples}")
-        for option, path in (("--plot", plot), ("--csv", csv_out)):
-            if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
-                raise UserError(f"{option} {path}: directory {path.parent} does not exist")
-        history = torque_history(robot, trajectory, params, samples=samples)
+        outputs = (("--plot", plot), ("--csv", csv_out), ("--joint-plot", joint_plot), ("--joint-csv", joint_csv))
+        for option, path in outputs:
+            _check_directory(option, path)
+        with delayed_progress(f"torques of {robot.name}"):
+            history = torque_history(robot, trajectory, params, samples=samples)
         out.print(history.summary(), markup=False)
-        for path, write in ((csv_out, history.write_csv), (plot, history.plot)):
+        traj = history.trajectory
+        writers = ((csv_out, history.write_csv), (plot, history.plot), (joint_csv, traj.to_csv),
+                   (joint_plot, lambda path: _plot_joints(traj, robot, path)))
+        for path, write in writers:
             if path is None:
                 continue
             try:
@@ -393,6 +416,187 @@ def torques(
             except OSError as exc:
                 raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
             out.print(f"wrote {path}", markup=False)
+
+    _guarded(body)
+
+
+def _check_directory(option: str, path: Path | None) -> None:
+    if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
+        raise UserError(f"{option} {path}: directory {path.parent} does not exist")
+
+
+def _plot_joints(trajectory: Any, robot: rd.Manipulator, path: Path) -> None:
+    from robodyn.ik import plot_joint_trajectory
+
+    plot_joint_trajectory(trajectory, robot, path)
+
+
+def _parse_vector(option: str, text: str | None, n: int) -> list[float] | None:
+    """``--q0 0.1,0.2,...``: n numbers separated by commas or spaces (None if not given)."""
+    if text is None:
+        return None
+    items = [x for x in text.replace(",", " ").split() if x]
+    try:
+        values = [float(x) for x in items]
+    except ValueError:
+        raise UserError(f"{option} {text!r}: expected {n} numbers separated by commas") from None
+    if len(values) != n:
+        raise UserError(f"{option} {text!r}: expected {n} numbers (one per joint), got {len(values)}")
+    return values
+
+
+class TorqueLaw(StrEnum):
+    zero = "zero"
+    gravity = "gravity"
+
+
+class Engine(StrEnum):
+    lambdify = "lambdify"
+    numpy = "numpy"
+    compiled = "compiled"
+
+
+@app.command()
+def simulate(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    t_end: Annotated[float, typer.Option("--t-end", help="Simulated time (s).")] = 5.0,
+    torque: Annotated[TorqueLaw, typer.Option(help="zero: free motion; gravity: tau = G(q) holds the arm.")] = (
+        TorqueLaw.zero
+    ),
+    q0: Annotated[str | None, typer.Option("--q0", help="Initial joint values, comma-separated (rad, m).")] = None,
+    qd0: Annotated[str | None, typer.Option("--qd0", help="Initial joint rates, comma-separated.")] = None,
+    method: Annotated[str, typer.Option(help="solve_ivp method: RK45, DOP853, Radau, BDF, LSODA...")] = "RK45",
+    rtol: Annotated[float, typer.Option(help="Relative tolerance of the integrator.")] = 1e-8,
+    atol: Annotated[float, typer.Option(help="Absolute tolerance of the integrator.")] = 1e-10,
+    samples: Annotated[int, typer.Option(help="Output samples.")] = 501,
+    engine: Annotated[Engine, typer.Option(help="Forward-dynamics engine.")] = Engine.lambdify,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the motion and energy plot (PNG) here.")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write t, q, qd, qdd, tau, energies (CSV).")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
+    strict: StrictOption = False,
+) -> None:
+    """Simulate the arm (forward dynamics integrated by scipy's solve_ivp): print the energy drift and the
+    final state, optionally write a plot and a CSV."""
+    from robodyn.simulation import simulate as run_simulation
+
+    def body() -> None:
+        robot = _load(model, strict)
+        params = _parse_params(param or [])
+        if not t_end > 0:
+            raise UserError(f"--t-end must be positive, got {t_end}")
+        if samples < 2:
+            raise UserError(f"--samples must be at least 2, got {samples}")
+        for option, path in (("--plot", plot), ("--csv", csv_out)):
+            _check_directory(option, path)
+        start = _parse_vector("--q0", q0, robot.n)
+        rates = _parse_vector("--qd0", qd0, robot.n)
+        with delayed_progress(f"simulating {robot.name}"):
+            result = run_simulation(robot, t_end, start, rates, torque.value, method=method, rtol=rtol, atol=atol,
+                                    params=params, samples=samples, engine=engine.value)
+        out.print(result.summary(), markup=False)
+        for path, write in ((csv_out, result.write_csv), (plot, result.plot)):
+            if path is None:
+                continue
+            try:
+                write(path)
+            except OSError as exc:
+                raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+            out.print(f"wrote {path}", markup=False)
+
+    _guarded(body)
+
+
+class LinearOutput(StrEnum):
+    state = "state"
+    q = "q"
+    qd = "qd"
+    tool = "tool"
+
+
+class Discrete(StrEnum):
+    zoh = "zoh"
+    euler = "euler"
+
+
+def _matrix_text(name: str, matrix: Any) -> str:
+    import numpy as np
+
+    if hasattr(matrix, "free_symbols"):
+        return f"{name} =\n{matrix}"
+    with np.printoptions(precision=6, suppress=False, linewidth=160):
+        return f"{name} =\n{np.asarray(matrix)}"
+
+
+@app.command()
+def linearize(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    q0: Annotated[str | None, typer.Option("--q0", help="Operating point q0, comma-separated (default 0).")] = None,
+    qd0: Annotated[str | None, typer.Option("--qd0", help="Operating point qd0 (default 0).")] = None,
+    tau0: Annotated[str | None, typer.Option("--tau0", help="Operating torque (default G(q0): equilibrium).")] = None,
+    output: Annotated[LinearOutput, typer.Option("--output", help="What y is: C and D.")] = LinearOutput.state,
+    dt: Annotated[float | None, typer.Option("--dt", help="Also give the discrete model for this step (s).")] = None,
+    discrete: Annotated[Discrete, typer.Option("--discrete", help="Discretisation.")] = Discrete.zoh,
+    symbolic: Annotated[bool, typer.Option("--symbolic", help="Symbolic A, B (arms of up to 3 joints).")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+    param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
+    strict: StrictOption = False,
+) -> None:
+    """The linearised state-space model x = (q, qd), u = tau: A, B, C, D (and the discrete-time Ad, Bd)."""
+    from robodyn.linear import discretize
+    from robodyn.linear import linearize as run_linearize
+
+    def body() -> None:
+        robot = _load(model, strict)
+        params = _parse_params(param or [])
+        if dt is not None and not dt > 0:
+            raise UserError(f"--dt must be positive, got {dt}")
+        point = [_parse_vector(opt, text, robot.n) for opt, text in (("--q0", q0), ("--qd0", qd0), ("--tau0", tau0))]
+        if symbolic and dt is not None:
+            raise UserError("--dt needs a numeric model: leave out --symbolic")
+        with delayed_progress(f"linearising {robot.name}"):
+            lin = run_linearize(robot, *point, output=output.value, symbolic=symbolic, params=params)
+            disc = discretize(lin, dt=dt, method=discrete.value) if dt is not None else None
+        matrices = {"A": lin.A, "B": lin.B, "C": lin.C, "D": lin.D}
+        if disc is not None:
+            matrices.update({"Ad": disc.Ad, "Bd": disc.Bd})
+        if fmt is Format.json:
+            def plain(m: Any) -> Any:
+                return [[str(x) for x in row] for row in m.tolist()] if symbolic else m.tolist()
+
+            data = {"robot": robot.name, "output": lin.output, "dt": dt,
+                    "discretisation": discrete.value if dt is not None else None,
+                    **{k: plain(v) for k, v in matrices.items()}}
+            out.print(json.dumps(data, indent=2), markup=False)
+            return
+        out.print(f"{robot.name}: x = (q, qd), u = tau, y = {lin.output}", markup=False)
+        for name, matrix in matrices.items():
+            out.print(_matrix_text(name, matrix), markup=False)
+
+    _guarded(body)
+
+
+@app.command()
+def report(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path("report.html"),
+    method: Annotated[Method, typer.Option("--method", "-m", help="Formulation for the equations.")] = Method.ne,
+    cross_check: Annotated[bool, typer.Option("--check/--no-check", help="Include the cross-check table.")] = True,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Include simulation and torque plots.")] = True,
+    param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for the plots.")] = None,
+    strict: StrictOption = False,
+) -> None:
+    """Write one self-contained HTML page: DH and inertia tables, the equations (MathML, rendered offline),
+    operation counts, the cross-check of the formulations and plots."""
+    from robodyn import report as reporting
+
+    def body() -> None:
+        robot = _load(model, strict)
+        params = _parse_params(param or [])
+        _check_directory("--output", output)
+        with delayed_progress(f"report on {robot.name}") as step:
+            page = reporting.build(robot, params=params, method=method.value, cross_check=cross_check, plots=plots,
+                                   progress=step)
+        _write(page, output)
 
     _guarded(body)
 
@@ -408,6 +612,54 @@ def _parse_params(items: list[str]) -> dict[str, float]:
         if not sep or not name.strip():
             raise UserError(f"--param {item!r}: expected NAME=VALUE with a number")
     return params
+
+
+class Language(StrEnum):
+    c = "c"
+    fortran = "fortran"
+    numpy = "numpy"
+    jax = "jax"
+
+
+@app.command()
+def codegen(
+    model: Annotated[str, typer.Argument(help=MODEL_HELP)],
+    lang: Annotated[Language, typer.Option("--lang", "-l", help="Language of the generated code.")] = Language.c,
+    outputs: Annotated[
+        str, typer.Option("--outputs", help="Routines, comma-separated: tau, M, h, bias, G, forward.")
+    ] = "tau,M,h,bias,G,forward",
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the generated files.")] = Path(
+        "robodyn-out/codegen"
+    ),
+    strict: StrictOption = False,
+) -> None:
+    """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
+    bias, G and forward dynamics, each with its operation count (see README, Generated code)."""
+    from robodyn import codegen as generator
+
+    def body() -> None:
+        keys = [key.strip() for key in outputs.split(",") if key.strip()]
+        unknown = [key for key in keys if key not in generator.KEYS]
+        if unknown or not keys:
+            raise UserError(f"--outputs {outputs!r}: choose from {', '.join(generator.KEYS)}")
+        if output.exists() and not output.is_dir():
+            raise UserError(f"--output {output}: not a directory")
+        robot = _load(model, strict)
+        with delayed_progress(f"generating {lang.value} for {robot.name}"):
+            try:
+                files = generator.generate(robot, lang.value, keys)
+            except ValueError as exc:
+                raise UserError(f"{robot.name}: {exc}") from None
+        try:
+            output.mkdir(parents=True, exist_ok=True)
+            for filename, text in files.items():
+                atomic_write(output / filename, text)
+        except OSError as exc:
+            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
+        for filename in files:
+            out.print(f"wrote {output / filename}", markup=False)
+
+    _guarded(body)
 
 
 @app.command()

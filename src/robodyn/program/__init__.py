@@ -33,6 +33,7 @@ __all__ = [
     "Program",
     "build",
     "count_operations",
+    "emdeg_text",
     "from_equations",
 ]
 
@@ -206,6 +207,10 @@ ROUTES = ("recursive", "factored", "expanded", "emdeg")
 #: the velocity terms of a 6-joint arm do not, and the recursion has always been cheaper).
 FACTORED_LIMIT = 3
 FACTORED_PARTS = ("M", "G")
+#: ... and only while the part has at most this many terms in canonical form (a 3-joint arm
+#: of general geometry, every parameter a symbol, has about 12,000: factoring them takes
+#: minutes and the recursion wins anyway).
+FACTORED_TERMS = 3000
 
 
 def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto") -> Program:
@@ -251,4 +256,31 @@ def _cheapest_route(ctx: Any, part: str) -> str:
 
     if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
         return "recursive"
+    if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms
+        return "recursive"
+    if routes.canonical_terms(ctx, part) > FACTORED_TERMS:
+        return "recursive"
     return min(("recursive", "factored"), key=lambda r: routes.part_cost(ctx, part, r))
+
+
+def emdeg_text(robot: Any) -> str:
+    """EMDEG's elements the way its appendix II prints them: the configuration-independent
+    constants (computed once), the configuration-dependent terms, the distinct elements, and
+    the elements that are multiples of others."""
+    program = build(robot, ("elements",))
+    c = program.count()
+    run, constants = c["evaluation"], c["constants"]
+    lines = [f"# {robot.name}: Burdick's M_ij, c_ijj, b_ijk, g_i (EMDEG, seed 001), factored"]
+    lines.append("# configuration-independent terms, computed once and stored as constants:")
+    lines += [str(a) for a in program.constants]
+    lines.append("# configuration-dependent terms, computed in real time:")
+    lines += [str(a) for a in program.body]
+    lines.append("# the distinct elements:")
+    lines += [f"{name} = {xs[0]}" for name, xs in program.outputs.items()]
+    lines.append("# the other elements (not computed):")
+    lines += [f"{name} = {ref}" for name, ref in program.references.items()]
+    lines.append(
+        f"# {run.multiplications} multiplications, {run.additions} additions, {run.trig} sin/cos per evaluation; "
+        f"constants: {constants.multiplications} multiplications, {constants.additions} additions"
+    )
+    return "\n".join(lines)

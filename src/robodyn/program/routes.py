@@ -109,6 +109,11 @@ def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Prog
     return ctx.program(ops, out)
 
 
+def canonical_terms(ctx: Context, name: str) -> int:
+    """Terms of a part in canonical form (the size the factored route works on)."""
+    return sum(len(e.args) if isinstance(e, se.Add) else 1 for e in _canonical_part(ctx.equations, name))
+
+
 def part_cost(ctx: Context, name: str, route: str) -> tuple[int, int]:
     """(multiplications + additions, multiplications) of one part alone by one route."""
     ops = Builder(ctx.params)

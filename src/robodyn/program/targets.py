@@ -22,6 +22,7 @@ FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
         Figure("SymPyBotics, modified DH, all inertial parameters symbolic", 362, 319),
         Figure("robodyn goal", 220, 180),
     ),
+    ("puma560_symbolic", "elements"): (Figure("EMDEG (Burdick 1986, seed 001)", 291, 131),),
     ("puma560", "tau"): (
         Figure("Angeles, Ma and Rojas, general geometry (seed 003)", 521, 435),
         Figure("customised Newton-Euler, base parameters, Staubli RX-90 (SYMORO+)", 160, 113),
