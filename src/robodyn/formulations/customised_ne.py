@@ -13,7 +13,7 @@ mass-centre offsets out of the run-time recursion:
       vd_j  = R^T (vd_{j-1} + U_{j-1} P_j) [+ 2 w_j x qd_j z + qdd_j z]    (prismatic)
       U_j   = hat(wd_j) + hat(w_j) hat(w_j)
       F_j   = M_j vd_j + U_j MS_j
-      N_j   = J_j wd_j + w_j x (J_j w_j) + MS_j x vd_j
+      N_j   = J_j wd_j + w_j x (J_j w_j) + MS_j x vd_j   (w x J w from the products w_a w_b)
     backward, j = n..1:
       f_j = F_j + R_{j+1} f_{j+1}
       n_j = N_j + R_{j+1} n_{j+1} + P_{j+1} x (R_{j+1} f_{j+1})
@@ -231,6 +231,20 @@ def _U_times(w: Vec, wd: Vec, v: Vec) -> Vec:
     return matvec(U, v)
 
 
+def _w_cross_Jw(J: Mat, w: Vec) -> Vec:
+    """w x (J w) as quadratic forms in the six products w_a w_b that U_j already needs:
+    (w x Jw)_x = (J_zz - J_yy) w_y w_z + J_xz w_x w_y - J_xy w_x w_z + J_yz (w_y^2 - w_z^2), and
+    cyclically; the differences of moments are constants (3 multiplications fewer than J w, then
+    the cross product, for a full tensor)."""
+    xx, yy, zz = w[0] * w[0], w[1] * w[1], w[2] * w[2]
+    xy, xz, yz = w[0] * w[1], w[0] * w[2], w[1] * w[2]
+    return (
+        (J[2][2] - J[1][1]) * yz + J[0][2] * xy - J[0][1] * xz + J[1][2] * (yy - zz),
+        (J[0][0] - J[2][2]) * xz + J[0][1] * yz - J[1][2] * xy + J[0][2] * (zz - xx),
+        (J[1][1] - J[0][0]) * xy + J[1][2] * xz - J[0][2] * yz + J[0][1] * (xx - yy),
+    )
+
+
 def inverse_dynamics(
     robot: Manipulator,
     ops: Any,
@@ -267,7 +281,7 @@ def inverse_dynamics(
             w = w_in
             vd = (vd[0] + 2 * w[1] * jt.qd, vd[1] - 2 * w[0] * jt.qd, vd[2] + jt.qdd)
         F.append(add3(scale3(p.M, vd), _U_times(w, wd, p.MS)))
-        N.append(add3(matvec(p.J, wd), cross(w, matvec(p.J, w)), cross(p.MS, vd)))
+        N.append(add3(matvec(p.J, wd), _w_cross_Jw(p.J, w), cross(p.MS, vd)))
 
     f: Vec = tuple(ops.value(x) for x in robot.tip_force) if tip_load else ZERO  # type: ignore[assignment]
     m: Vec = tuple(ops.value(x) for x in robot.tip_moment) if tip_load else ZERO  # type: ignore[assignment]

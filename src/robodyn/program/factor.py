@@ -201,7 +201,7 @@ def _joint(var: SeExpr) -> int:
 def _grouped_sum(ops: Builder, poly: Poly) -> Any:
     """Terms sharing no variable: those whose coefficients are multiples of one constant share it."""
     groups: dict[SeExpr, Poly] = {}
-    for m, c in sorted(poly.items(), key=lambda item: str(item[0])):
+    for m, c in sorted(poly.items(), key=lambda item: (not item[0], str(item[0]))):  # constant last: shared sums
         groups.setdefault(_content(c)[1], {})[m] = c
     total: Any = 0
     for base, group in groups.items():
