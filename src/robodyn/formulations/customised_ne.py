@@ -7,7 +7,8 @@ on parameters only goes to the constants block. Each link carries its standard i
 parameters about its own frame origin (Khalil's J_j, MS_j = m_j r_j, M_j), which keeps the
 mass-centre offsets out of the run-time recursion:
 
-    forward, j = 1..n (frame j, R = j-1 R_j = Rot(x, alpha_{j-1}) Rot(z, theta_j)):
+    forward, j = 1..n (frame j, R = j-1 R_j = Rot(x, alpha_{j-1}) Rot(z, theta_j), or with a fixed
+    placement before it, see :class:`Joint`):
       w_j   = R^T w_{j-1} + qd_j z                                        (revolute)
       wd_j  = R^T wd_{j-1} + qdd_j z + (R^T w_{j-1}) x qd_j z            (revolute)
       vd_j  = R^T (vd_{j-1} + U_{j-1} P_j) [+ 2 w_j x qd_j z + qdd_j z]    (prismatic)
@@ -65,11 +66,12 @@ def matvec(m: Mat, v: Vec) -> Vec:
 # -- the geometry of one link in modified DH ----------------------------------------------------
 @dataclass(frozen=True)
 class Joint:
-    """Link j: R = Rot(x, alpha) Rot(z, theta) and P = (a, -s_alpha d, c_alpha d), as scalars."""
+    """Link j: R = F Rot(z, theta) and P, as scalars, with F the constant part of the rotation:
+    Rot(x, alpha) in modified DH, R_P Rot(x, alpha) for a link with a fixed ``placement`` (R_P, p_P),
+    whose P is then p_P + R_P (a, -s_alpha d, c_alpha d)."""
 
     revolute: bool
-    c_alpha: Any
-    s_alpha: Any
+    F: Mat
     c_theta: Any
     s_theta: Any
     P: Vec
@@ -78,21 +80,13 @@ class Joint:
 
     def to_link(self, v: Vec) -> Vec:
         """R^T v: from frame j-1 into frame j."""
-        y = self.c_alpha * v[1] + self.s_alpha * v[2]
-        return (
-            self.c_theta * v[0] + self.s_theta * y,
-            self.c_theta * y - self.s_theta * v[0],
-            self.c_alpha * v[2] - self.s_alpha * v[1],
-        )
+        u = tuple(self.F[0][r] * v[0] + self.F[1][r] * v[1] + self.F[2][r] * v[2] for r in range(3))  # F^T v
+        return (self.c_theta * u[0] + self.s_theta * u[1], self.c_theta * u[1] - self.s_theta * u[0], u[2])
 
     def to_parent(self, v: Vec) -> Vec:
         """R v: from frame j into frame j-1."""
-        y = self.s_theta * v[0] + self.c_theta * v[1]
-        return (
-            self.c_theta * v[0] - self.s_theta * v[1],
-            self.c_alpha * y - self.s_alpha * v[2],
-            self.s_alpha * y + self.c_alpha * v[2],
-        )
+        u = (self.c_theta * v[0] - self.s_theta * v[1], self.s_theta * v[0] + self.c_theta * v[1], v[2])
+        return matvec(self.F, u)
 
 
 @dataclass(frozen=True)
@@ -119,17 +113,28 @@ def joints(robot: Manipulator, ops: Any, q: Sequence[Any], qd: Sequence[Any], qd
     """The links' geometry as scalars of ``ops`` (a :class:`~robodyn.program.builder.Builder`)."""
     out = []
     for i, link in enumerate(robot.links):
-        revolute = link.joint == "R"
-        c_alpha, s_alpha = (ops.value(sympy.cos(link.alpha)), ops.value(sympy.sin(link.alpha)))
-        if revolute:
+        if link.joint == "R":
             c_theta, s_theta = ops.trig(link.theta + q[i])
             d = ops.value(link.d)
         else:
             c_theta, s_theta = ops.value(sympy.cos(link.theta)), ops.value(sympy.sin(link.theta))
             d = ops.value(link.d) + ops.value(q[i])
-        P = (ops.value(link.a), -s_alpha * d, c_alpha * d)
-        out.append(Joint(revolute, c_alpha, s_alpha, c_theta, s_theta, P, ops.value(qd[i]), ops.value(qdd[i])))
+        out.append(fixed_part(link, ops, c_theta, s_theta, d, ops.value(qd[i]), ops.value(qdd[i])))
     return out
+
+
+def fixed_part(link: Any, ops: Any, c_theta: Any, s_theta: Any, d: Any, qd: Any = 0, qdd: Any = 0) -> Joint:
+    """The Joint of a link for the given cos, sin of theta and d (F and P of :class:`Joint`)."""
+    ca, sa = ops.value(sympy.cos(link.alpha)), ops.value(sympy.sin(link.alpha))
+    F: Mat = ((1, 0, 0), (0, ca, -sa), (0, sa, ca))
+    P: Vec = (ops.value(link.a), -sa * d, ca * d)
+    if getattr(link, "has_placement", False):
+        T = link.placement
+        R_P: Mat = tuple(tuple(ops.value(T[r, c]) for c in range(3)) for r in range(3))  # type: ignore[assignment]
+        F = tuple(tuple(sum((R_P[r][k] * F[k][c] for k in range(1, 3)), R_P[r][0] * F[0][c]) for c in range(3))
+                  for r in range(3))  # type: ignore[assignment]
+        P = add3(tuple(ops.value(T[r, 3]) for r in range(3)), matvec(R_P, P))  # type: ignore[arg-type]
+    return Joint(link.joint == "R", F, c_theta, s_theta, P, qd, qdd)
 
 
 def inertial_parameters(robot: Manipulator, ops: Any) -> list[Inertial]:
@@ -173,7 +178,6 @@ def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[In
     out = list(parameters)
     for j in reversed(range(robot.n)):
         link, p = robot.links[j], out[j]
-        c, s = ops.value(sympy.cos(link.alpha)), ops.value(sympy.sin(link.alpha))
         if link.joint == "R":
             yy, mz, m = p.J[1][1], p.MS[2], p.M
             J_moved = ((yy, 0, 0), (0, yy, 0), (0, 0, 0))
@@ -189,7 +193,7 @@ def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[In
             continue
         # revolute: the moved part is symmetric about z_j, any theta will do; prismatic: R is constant
         ct, st = (1, 0) if link.joint == "R" else (ops.value(sympy.cos(link.theta)), ops.value(sympy.sin(link.theta)))
-        fixed = Joint(True, c, s, ct, st, (ops.value(link.a), -s * ops.value(link.d), c * ops.value(link.d)), 0, 0)
+        fixed = fixed_part(link, ops, ct, st, ops.value(link.d))
         J, MS = _carry(fixed, m, J_moved, MS_moved)
         parent = out[j - 1]
         out[j - 1] = Inertial(

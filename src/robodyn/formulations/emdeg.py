@@ -77,6 +77,10 @@ def links(robot: Manipulator, q: list[SeExpr]) -> list[Link]:
         d = to_se(link.d) + (0 if revolute else q[i])
         R = se.DenseMatrix([[ct, -st, 0], [ca * st, ca * ct, -sa], [sa * st, sa * ct, ca]])  # eq. 1
         P = vector([to_se(link.a), -sa * d, ca * d])
+        if getattr(link, "has_placement", False):  # a fixed transform before the DH row (URDF)
+            T = se.DenseMatrix(link.placement.tolist())
+            R_P = T[:3, :3]
+            R, P = R_P * R, vector([T[r, 3] for r in range(3)]) + R_P * P
         mass, first, inertia = se.Integer(0), zeros(3), zeros(3, 3)
         for body in robot.bodies(i):
             m, r = to_se(body.mass), vector(body.com)

@@ -144,7 +144,7 @@ def angle_sum_bases(robot: Any, q: Sequence[SeExpr]) -> list[dict[SeExpr, SeExpr
     runs, run = [], [0]
     for i in range(1, robot.n):
         link, prev = robot.links[i], robot.links[i - 1]
-        if link.joint == "R" and prev.joint == "R" and link.alpha == 0:
+        if link.joint == "R" and prev.joint == "R" and link.alpha == 0 and not getattr(link, "has_placement", False):
             run.append(i)
         else:
             runs.append(run)
