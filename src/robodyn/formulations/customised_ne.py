@@ -39,28 +39,8 @@ from typing import Any
 
 import sympy
 
+from robodyn.formulations.vec3 import ZERO3, Mat, Vec, cross, matvec, vadd, vscale
 from robodyn.model.manipulator import Manipulator
-
-Vec = tuple[Any, Any, Any]
-Mat = tuple[Vec, Vec, Vec]
-ZERO: Vec = (0, 0, 0)
-
-
-# -- small vector algebra over any scalars with + - * -----------------------------------------
-def add3(*vs: Vec) -> Vec:
-    return tuple(sum(components[1:], components[0]) for components in zip(*vs, strict=True))  # type: ignore[return-value]
-
-
-def scale3(k: Any, v: Vec) -> Vec:
-    return (k * v[0], k * v[1], k * v[2])
-
-
-def cross(a: Vec, b: Vec) -> Vec:
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def matvec(m: Mat, v: Vec) -> Vec:
-    return tuple(m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2] for i in range(3))  # type: ignore[return-value]
 
 
 # -- the geometry of one link in modified DH ----------------------------------------------------
@@ -133,7 +113,7 @@ def fixed_part(link: Any, ops: Any, c_theta: Any, s_theta: Any, d: Any, qd: Any 
         R_P: Mat = tuple(tuple(ops.value(T[r, c]) for c in range(3)) for r in range(3))  # type: ignore[assignment]
         F = tuple(tuple(sum((R_P[r][k] * F[k][c] for k in range(1, 3)), R_P[r][0] * F[0][c]) for c in range(3))
                   for r in range(3))  # type: ignore[assignment]
-        P = add3(tuple(ops.value(T[r, 3]) for r in range(3)), matvec(R_P, P))  # type: ignore[arg-type]
+        P = vadd(tuple(ops.value(T[r, 3]) for r in range(3)), matvec(R_P, P))  # type: ignore[arg-type]
     return Joint(link.joint == "R", F, c_theta, s_theta, P, qd, qdd)
 
 
@@ -142,7 +122,7 @@ def inertial_parameters(robot: Manipulator, ops: Any) -> list[Inertial]:
     out = []
     for j, link in enumerate(robot.links):
         J = [[0] * 3 for _ in range(3)]
-        MS: Any = ZERO
+        MS: Any = ZERO3
         M: Any = 0
         for body in robot.bodies(j):
             m = sympy.sympify(body.mass)
@@ -152,7 +132,7 @@ def inertial_parameters(robot: Manipulator, ops: Any) -> list[Inertial]:
                 for b in range(3):
                     shift = m * ((rr if a == b else 0) - r[a] * r[b])
                     J[a][b] = J[a][b] + sympy.expand(body.inertia[a, b] + shift)
-            MS = add3(MS, tuple(sympy.expand(m * x) for x in r))
+            MS = vadd(MS, tuple(sympy.expand(m * x) for x in r))
             M = M + m
         out.append(
             Inertial(
@@ -186,7 +166,7 @@ def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[In
                 J=_sub33(p.J, J_moved), MS=(p.MS[0], p.MS[1], 0), M=0, damping=p.damping, armature=p.armature
             )
         else:
-            J_moved, MS_moved, m = p.J, ZERO, 0
+            J_moved, MS_moved, m = p.J, ZERO3, 0
             rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature)  # type: ignore[arg-type]
         out[j] = rest
         if j == 0:
@@ -198,7 +178,7 @@ def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[In
         parent = out[j - 1]
         out[j - 1] = Inertial(
             J=tuple(tuple(parent.J[a][b] + J[a][b] for b in range(3)) for a in range(3)),  # type: ignore[arg-type]
-            MS=add3(parent.MS, MS),
+            MS=vadd(parent.MS, MS),
             M=parent.M + m,
             damping=parent.damping,
             armature=parent.armature,
@@ -220,7 +200,7 @@ def _carry(jt: Joint, m: Any, J: Any, MS: Vec) -> tuple[list[list[Any]], Vec]:
     for a in range(3):
         for b in range(a, 3):
             out[a][b] = out[b][a] = RJRt[a][b] + shift[a][b]
-    return out, add3(h, scale3(m, jt.P))
+    return out, vadd(h, vscale(m, jt.P))
 
 
 def _U_times(w: Vec, wd: Vec, v: Vec) -> Vec:
@@ -270,12 +250,12 @@ def inverse_dynamics(
     geo = joints(robot, ops, q, qd or zero, qdd or zero)
     par = inertial_parameters(robot, ops)
     par = grouped(robot, ops, par) if group else par
-    w: Vec = ZERO
-    wd: Vec = ZERO
-    vd: Vec = tuple(-ops.value(g) for g in robot.gravity) if gravity else ZERO  # type: ignore[assignment]
+    w: Vec = ZERO3
+    wd: Vec = ZERO3
+    vd: Vec = tuple(-ops.value(g) for g in robot.gravity) if gravity else ZERO3  # type: ignore[assignment]
     F, N = [], []
     for jt, p in zip(geo, par, strict=True):
-        vd = jt.to_link(add3(vd, _U_times(w, wd, jt.P)))
+        vd = jt.to_link(vadd(vd, _U_times(w, wd, jt.P)))
         w_in = jt.to_link(w)
         wd = jt.to_link(wd)
         if jt.revolute:
@@ -284,22 +264,22 @@ def inverse_dynamics(
         else:
             w = w_in
             vd = (vd[0] + 2 * w[1] * jt.qd, vd[1] - 2 * w[0] * jt.qd, vd[2] + jt.qdd)
-        F.append(add3(scale3(p.M, vd), _U_times(w, wd, p.MS)))
-        N.append(add3(matvec(p.J, wd), _w_cross_Jw(p.J, w), cross(p.MS, vd)))
+        F.append(vadd(vscale(p.M, vd), _U_times(w, wd, p.MS)))
+        N.append(vadd(matvec(p.J, wd), _w_cross_Jw(p.J, w), cross(p.MS, vd)))
 
-    f: Vec = tuple(ops.value(x) for x in robot.tip_force) if tip_load else ZERO  # type: ignore[assignment]
-    m: Vec = tuple(ops.value(x) for x in robot.tip_moment) if tip_load else ZERO  # type: ignore[assignment]
+    f: Vec = tuple(ops.value(x) for x in robot.tip_force) if tip_load else ZERO3  # type: ignore[assignment]
+    m: Vec = tuple(ops.value(x) for x in robot.tip_moment) if tip_load else ZERO3  # type: ignore[assignment]
     tau: list[Any] = [0] * n
     for j in reversed(range(n)):
-        f = add3(F[j], f)
-        m = add3(N[j], m)
+        f = vadd(F[j], f)
+        m = vadd(N[j], m)
         jt, p = geo[j], par[j]
         tau[j] = m[2] if jt.revolute else f[2]
         if friction:
             tau[j] = tau[j] + p.damping * jt.qd + p.armature * jt.qdd
         if j:
             f_parent = jt.to_parent(f)
-            m = add3(jt.to_parent(m), cross(jt.P, f_parent))
+            m = vadd(jt.to_parent(m), cross(jt.P, f_parent))
             f = f_parent
     return tau
 
@@ -314,7 +294,7 @@ def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: boo
     for j in reversed(range(1, n)):  # composite parameters of links j..n, then into frame j-1
         carried_J, carried_MS = _carry(geo[j], M[j], J[j], MS[j])
         J[j - 1] = [[J[j - 1][a][b] + carried_J[a][b] for b in range(3)] for a in range(3)]
-        MS[j - 1] = add3(MS[j - 1], carried_MS)
+        MS[j - 1] = vadd(MS[j - 1], carried_MS)
         M[j - 1] = M[j - 1] + M[j]
     out: list[list[Any]] = [[0] * n for _ in range(n)]
     for j in range(n):
@@ -322,13 +302,13 @@ def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: boo
         if geo[j].revolute:  # unit qdd_j: wd = z gives F = z x MS, N = J z
             f, m = cross(z, MS[j]), tuple(J[j][r][2] for r in range(3))
         else:  # vd = z gives F = M z, N = MS x z
-            f, m = scale3(M[j], z), cross(MS[j], z)
+            f, m = vscale(M[j], z), cross(MS[j], z)
         for i in reversed(range(j + 1)):
             value = m[2] if geo[i].revolute else f[2]
             out[i][j] = out[j][i] = value + (par[j].armature if i == j else 0)
             if i:
                 f_parent = geo[i].to_parent(f)
-                m = add3(geo[i].to_parent(m), cross(geo[i].P, f_parent))
+                m = vadd(geo[i].to_parent(m), cross(geo[i].P, f_parent))
                 f = f_parent
     return out
 
@@ -336,7 +316,7 @@ def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: boo
 def _parallel_axes(m: Any, P: Vec, h: Vec) -> list[list[Any]]:
     """-m hat(P) hat(P) - hat(P) hat(h) - hat(h) hat(P) = (m P.P + 2 P.h) 1 - m P P^T - h P^T - P h^T
     (from -hat(a) hat(b) = (a.b) 1 - b a^T); upper triangle."""
-    mP = scale3(m, P)
+    mP = vscale(m, P)
     pp = P[0] * mP[0] + P[1] * mP[1] + P[2] * mP[2]
     ph = P[0] * h[0] + P[1] * h[1] + P[2] * h[2]
     out = [[0] * 3 for _ in range(3)]
