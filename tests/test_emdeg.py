@@ -115,3 +115,17 @@ def test_elements_count_beats_emdeg_multiplications():
     """Burdick: 291 multiplications and 131 additions for all distinct M, c, b, g of the PUMA."""
     c = build(load_quiet("puma560_symbolic"), ("elements",)).count()["evaluation"]
     assert c.multiplications <= 291
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_parallel_joints_rule_34_on_random_arms(seed):
+    """Eq. 34 on random 4-joint arms whose joints 2 and 3 are parallel revolute joints."""
+    robot = random_robot(seed, 4, "modified", right_angled=True)
+    links = list(robot.links)
+    links[1] = links[1].replace(joint="R")
+    links[2] = links[2].replace(joint="R", alpha=0)
+    robot = robot.replace(links=tuple(links))
+    q = joint_symbols(4).symengine()[0]
+    el = emdeg.elements(robot, q)
+    assert _small(canonical(el.element("b124") - el.element("b134"), q))
