@@ -115,8 +115,9 @@ class TorqueHistory:
             ax.set_ylabel(label, fontsize=8)
             ax.tick_params(labelsize=7)
             ax.grid(True, linewidth=0.3)
-        fig.suptitle(f"{self.robot.name}: joint torques and forces along {self.trajectory.name} "
-                     "(cf. Angeles, Ma and Rojas fig. 5)")
+        figure = {"angeles1": "fig. 5", "angeles2": "fig. 8"}.get(self.trajectory.name)
+        fig.suptitle(f"{self.robot.name}: joint torques and forces along {self.trajectory.name}"
+                     + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))
         fig.tight_layout()
         return save_figure(fig, Path(path), dpi=dpi)
 

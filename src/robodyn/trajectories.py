@@ -12,6 +12,8 @@ A :class:`Trajectory` holds t of shape (N,) and q, qd, qdd of shape (N, n). Sour
   the joint coordinate is q_3 = -b_3(t), and likewise qd_3 = -bd_3, qdd_3 = -bdd_3. :func:`angeles1`
   applies that mapping to every prismatic joint (``prismatic_sign=-1``). ``stanford_example1`` is an
   alias kept for :mod:`robodyn.simplified`.
+- :func:`angeles2`: their example 2 (the industrial arm's straight Cartesian line over 1 s), built by the
+  numeric inverse kinematics of :mod:`robodyn.ik` (see :func:`robodyn.ik.angeles2` for the start and end).
 - :func:`quintic`: point-to-point quintic polynomial, zero velocity and acceleration at both ends.
 - :func:`trajectory_from_csv`: tabulated samples, columns t, q1..qn and optionally qd1..qdn,
   qdd1..qddn (a header row is optional; missing derivatives come from second-order finite differences,
@@ -169,10 +171,19 @@ def quintic(
     return Trajectory(t, q, qd, qdd, name=name)
 
 
+def angeles2(robot: Manipulator, samples: int = 101) -> Trajectory:
+    """Angeles, Ma and Rojas' example 2 (seed 003, sec. 7.2): a straight Cartesian line by numeric inverse
+    kinematics; see :func:`robodyn.ik.angeles2` (imported on use: it needs the kinematics)."""
+    from robodyn.ik import angeles2 as build
+
+    return build(robot, samples)
+
+
 #: Built-in trajectories by name: functions of (robot, samples).
 TRAJECTORIES: dict[str, Callable[[Manipulator, int], Trajectory]] = {
     "angeles1": angeles1,
     "stanford_example1": stanford_example1,
+    "angeles2": angeles2,
 }
 
 

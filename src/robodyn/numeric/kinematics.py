@@ -1,0 +1,166 @@
+"""Numeric kinematics in NumPy on batches of joint values: frames, tool pose, geometric Jacobian and its
+time derivative, and the potential energy of gravity.
+
+Frames are the *joint frames* of :mod:`robodyn.numeric.model` (joint i moves about/along the z axis of
+joint frame i, whose origin lies on the axis), chained as
+
+    X_i = X_{i-1} K_i S_i(q_i),   K_i = (E_i, p_i),   S_i = Rot(z, theta_i) Trans(z, d_i),
+
+so that link frame n is X_n C_n (C_n = Trans(x, a_n) Rot(x, alpha_n) in standard DH, the identity in
+modified DH) and the tool frame is X_n C_n T_tool. The geometric Jacobian has rows (v; omega) in the base
+frame like :func:`robodyn.kinematics.jacobian`: column i is (z_i x (p - o_i); z_i) for a revolute joint and
+(z_i; 0) for a prismatic one.
+
+Shapes: ``q`` of shape (n,) gives results for one state; (N, n) gives a leading batch axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn.model.manipulator import Manipulator
+from robodyn.numeric.model import NumericModel, Params, _Floats, _rot_x, _symbol_map, compile_model
+
+
+@dataclass(frozen=True)
+class Frames:
+    """Joint frames of a batch: rotations ``R`` (N, n, 3, 3) and origins ``o`` (N, n, 3) in the base frame."""
+
+    R: np.ndarray
+    o: np.ndarray
+
+    @property
+    def axes(self) -> np.ndarray:
+        """Joint axes z_i in the base frame, (N, n, 3)."""
+        return self.R[..., :, 2]
+
+
+def _batch(q: np.ndarray, n: int) -> tuple[bool, np.ndarray]:
+    q = np.asarray(q, dtype=float)
+    if q.ndim not in (1, 2) or q.shape[-1] != n:
+        raise ValueError(f"joint values must have shape ({n},) or (N, {n}), got {q.shape}")
+    return q.ndim == 1, np.atleast_2d(q)
+
+
+def _rz(theta: np.ndarray) -> np.ndarray:
+    """Rot(z, theta) for a batch of angles (N,): (N, 3, 3)."""
+    c, s = np.cos(theta), np.sin(theta)
+    out = np.zeros((theta.size, 3, 3))
+    out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1], out[:, 2, 2] = c, -s, s, c, 1.0
+    return out
+
+
+def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
+    """X_1..X_n for q of shape (N, n) (always batched here)."""
+    N, n = q.shape
+    R = np.empty((N, n, 3, 3))
+    o = np.empty((N, n, 3))
+    R_prev, o_prev = np.broadcast_to(np.eye(3), (N, 3, 3)), np.zeros((N, 3))
+    for i in range(n):
+        E, p = model.E[i], model.p[i]
+        if model.revolute[i]:
+            theta, d = model.theta0[i] + q[:, i], np.full(N, model.d0[i])
+        else:
+            theta, d = np.full(N, model.theta0[i]), model.d0[i] + q[:, i]
+        RE = R_prev @ E
+        o[:, i] = o_prev + R_prev @ p + RE[:, :, 2] * d[:, None]
+        R[:, i] = RE @ _rz(theta)
+        R_prev, o_prev = R[:, i], o[:, i]
+    return Frames(R, o)
+
+
+def tool_offset(robot: Manipulator, params: Params | None = None) -> np.ndarray:
+    """C_n T_tool as a 4x4 array: the tool frame in joint frame n."""
+    floats = _Floats(_symbol_map(params))
+    last = robot.links[-1]
+    C = np.eye(4)
+    if robot.convention == "standard":  # C_n = Trans(x, a_n) Rot(x, alpha_n)
+        C[:3, :3] = _rot_x(floats.scalar(last.alpha))
+        C[0, 3] = floats.scalar(last.a)
+    return C @ floats.array(robot.tool, (4, 4))
+
+
+def tool_pose(
+    robot: Manipulator, q: np.ndarray, params: Params | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(R, p) of the tool frame in the base frame: (3, 3) and (3,), or (N, 3, 3) and (N, 3)."""
+    model = compile_model(robot, params)
+    single, qb = _batch(q, model.n)
+    frames = joint_frames(model, qb)
+    T = tool_offset(robot, params)
+    R = frames.R[:, -1] @ T[:3, :3]
+    p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
+    return (R[0], p[0]) if single else (R, p)
+
+
+def _columns(model: NumericModel, frames: Frames, p: np.ndarray) -> np.ndarray:
+    """Geometric Jacobian (N, 6, n) of the point p (N, 3) from the joint frames."""
+    z = frames.axes
+    J = np.zeros((z.shape[0], 6, model.n))
+    for i in range(model.n):
+        if model.revolute[i]:
+            J[:, :3, i] = np.cross(z[:, i], p - frames.o[:, i])
+            J[:, 3:, i] = z[:, i]
+        else:
+            J[:, :3, i] = z[:, i]
+    return J
+
+
+def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """Geometric Jacobian of the tool frame origin, rows (v; omega) in the base frame: (6, n) or (N, 6, n)."""
+    model = compile_model(robot, params)
+    single, qb = _batch(q, model.n)
+    frames = joint_frames(model, qb)
+    T = tool_offset(robot, params)
+    p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
+    J = _columns(model, frames, p)
+    return J[0] if single else J
+
+
+def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """dJ/dt at (q, qd), analytic: (6, n) or (N, 6, n).
+
+    Joint axis i turns with the links before it, zdot_i = omega_{i-1} x z_i (omega_{i-1} = sum_{j<i} z_j qd_j
+    over revolute j); its origin moves with velocity odot_i = sum_{j<i} J_j(o_i) qd_j; the tool point with
+    pdot = J qd. Differentiating the columns: d/dt (z x (p - o)) = zdot x (p - o) + z x (pdot - odot).
+    """
+    model = compile_model(robot, params)
+    single, qb = _batch(q, model.n)
+    _, qdb = _batch(qd, model.n)
+    frames = joint_frames(model, qb)
+    T = tool_offset(robot, params)
+    p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
+    J = _columns(model, frames, p)
+    z, o = frames.axes, frames.o
+    pdot = np.einsum("nij,nj->ni", J[:, :3], qdb)
+    omega = np.zeros_like(p)  # angular velocity of the link before joint i
+    odot = np.zeros_like(p)
+    Jdot = np.zeros_like(J)
+    for i in range(model.n):
+        if i > 0:  # velocity of o_i as a point of link i-1
+            prev = i - 1
+            odot = odot + np.cross(omega, o[:, i] - o[:, prev])
+            if not model.revolute[prev]:
+                odot = odot + z[:, prev] * qdb[:, prev, None]
+        zdot = np.cross(omega, z[:, i])
+        if model.revolute[i]:
+            Jdot[:, :3, i] = np.cross(zdot, p - o[:, i]) + np.cross(z[:, i], pdot - odot)
+            Jdot[:, 3:, i] = zdot
+            omega = omega + z[:, i] * qdb[:, i, None]
+        else:
+            Jdot[:, :3, i] = zdot
+    return Jdot[0] if single else Jdot
+
+
+def potential_energy(robot: Manipulator | NumericModel, q: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """V(q) = -sum_k m_k g . c_k over every body (payload included), zero with all centres of mass at the
+    base origin: () or (N,). Its gradient is G(q) (:func:`robodyn.numeric.gravity`)."""
+    model = compile_model(robot, params)
+    single, qb = _batch(q, model.n)
+    frames = joint_frames(model, qb)
+    # m_i c_i in the base frame: m_i o_i + R_i h_i (h_i = m_i c_i in joint frame i)
+    weighted = model.mass[None, :, None] * frames.o + np.einsum("nkij,kj->nki", frames.R, model.first_moment)
+    V = -np.einsum("nki,i->n", weighted, model.gravity)
+    return V[0] if single else V

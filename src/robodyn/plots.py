@@ -1,0 +1,104 @@
+"""Figures shared by simulations, joint trajectories and the HTML report, with matplotlib's
+object-oriented :class:`~matplotlib.figure.Figure` (no pyplot state, no global backend switch).
+
+Every figure has labelled axes with units: t (s); q_i in degrees for a revolute joint, in metres for
+a prismatic one; energies in J. :func:`save` writes atomically; :func:`png_base64` embeds a figure in HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robodyn.model.manipulator import Manipulator
+
+
+def new_figure(panels: int, columns: int = 2, height: float = 2.3, width: float = 5.0) -> tuple[Any, list[Any]]:
+    """A Figure with ``panels`` axes on a grid of ``columns``; the unused axes are switched off."""
+    from matplotlib.figure import Figure
+
+    cols = min(columns, panels)
+    rows = math.ceil(panels / cols)
+    fig = Figure(figsize=(width * cols + 1, height * rows + 1))
+    axes = list(fig.subplots(rows, cols, squeeze=False).ravel())
+    for ax in axes[panels:]:
+        ax.axis("off")
+    return fig, axes[:panels]
+
+
+def _style(ax: Any, title: str, ylabel: str) -> None:
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("t (s)", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, linewidth=0.3)
+
+
+def joint_values(robot: Manipulator, q: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """q with revolute columns in degrees, and the axis label of every joint."""
+    shown = np.array(q, dtype=float, copy=True)
+    labels = []
+    for k, link in enumerate(robot.links):
+        if link.revolute:
+            shown[:, k] = np.degrees(shown[:, k])
+            labels.append(f"$q_{{{k + 1}}}$ (deg)")
+        else:
+            labels.append(f"$q_{{{k + 1}}}$ (m)")
+    return shown, labels
+
+
+def joint_figure(t: np.ndarray, q: np.ndarray, robot: Manipulator, title: str) -> Any:
+    """One panel per joint: q_i(t) (Angeles et al.'s figures 4 and 7)."""
+    fig, axes = new_figure(robot.n)
+    shown, labels = joint_values(robot, q)
+    for k, ax in enumerate(axes):
+        ax.plot(t, shown[:, k], color="tab:blue" if robot.links[k].revolute else "tab:red")
+        _style(ax, f"joint {k + 1}", labels[k])
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def simulation_figure(
+    t: np.ndarray,
+    q: np.ndarray,
+    kinetic: np.ndarray,
+    potential: np.ndarray,
+    robot: Manipulator,
+    title: str,
+) -> Any:
+    """Joint motion (left) and the energies with their sum (right)."""
+    fig, (ax_q, ax_e) = new_figure(2, width=5.5, height=3.2)
+    shown, _ = joint_values(robot, q)
+    for k in range(robot.n):
+        ax_q.plot(t, shown[:, k], label=f"joint {k + 1} ({'deg' if robot.links[k].revolute else 'm'})")
+    _style(ax_q, "joint motion", "q (deg for R, m for P)")
+    ax_q.legend(fontsize=7)
+    energy = kinetic + potential
+    ax_e.plot(t, kinetic, label="kinetic T")
+    ax_e.plot(t, potential - potential[0], label="potential V - V(0)")
+    ax_e.plot(t, energy - energy[0], label="T + V - E(0)", color="black", linewidth=1.2)
+    _style(ax_e, "energy", "energy (J)")
+    ax_e.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def save(fig: Any, path: str | Path, dpi: int = 100) -> Path:
+    """``fig.savefig`` to a temporary file beside ``path``, then renamed (:func:`robodyn.torques.save_figure`)."""
+    from robodyn.torques import save_figure
+
+    return save_figure(fig, Path(path), dpi=dpi)
+
+
+def png_base64(fig: Any, dpi: int = 80) -> str:
+    """The figure as a base64 PNG, for ``<img src="data:image/png;base64,...">``."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")

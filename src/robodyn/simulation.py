@@ -1,0 +1,579 @@
+"""Forward dynamics and simulation: the equations of motion put to work (ROBMAT sec. 4.4, seed 000;
+the Macsyma appendix's forward dynamics and its checks, seed 004).
+
+    import robodyn as rd
+    fd = rd.simulation.forward_dynamics_symbolic(rd.load("double_pendulum"))   # closed form, n <= 3
+    res = rd.simulate(rd.load("puma560"), 10.0, q0, torque="gravity")           # scipy solve_ivp
+    res.t, res.q, res.qd, res.qdd, res.tau, res.kinetic, res.potential, res.energy
+    res.plot("swing.png")
+
+Forward dynamics solves ROBMAT's configuration-space equation for the accelerations (seed 000, sec. 4.4),
+
+    qdd = M(q)^-1 [tau - h(q, qd) - G(q) - damping(qd) - load(q)],
+
+in closed form for arms of up to three joints (:func:`forward_dynamics_symbolic`: adj(M) (tau - bias) / det M,
+as seed 004 did with Macsyma's ``solve``) and numerically for any arm. :func:`simulate` integrates
+x = (q, qd), xdot = (qd, qdd) with :func:`scipy.integrate.solve_ivp`; the accelerations come from one of the
+engines of :func:`dynamics`:
+
+- ``"lambdify"`` (default): the Newton-Euler M and bias of :func:`robodyn.derive`, parameters bound, compiled
+  once per arm with symengine's ``Lambdify`` (common subexpressions shared), then a 6x6 solve: about 30 us
+  per state for the PUMA 560;
+- ``"numpy"``: :func:`robodyn.numeric.forward_dynamics` (composite rigid body + Newton-Euler + Cholesky),
+  no symbolic step, about 0.5 ms per single state (it is built for batches);
+- ``"compiled"``: :func:`robodyn.compile`, the generated C code, where the code-generation feature exists.
+
+The validation seed 004 ran is built in: the energy E = T + V with T = 1/2 qd^T M qd and V = -sum_k m_k g . c_k
+(every body, payload included, centres of mass in the base frame) is returned along the motion and conserved
+in a free undamped simulation; :func:`small_oscillations` gives the periods of the linearised motion about an
+equilibrium (2 pi / sqrt(lambda), K v = lambda M v); :func:`gravity_torque` holds the arm still.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import symengine as se
+import sympy
+from scipy.integrate import solve_ivp
+
+from robodyn import numeric
+from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
+from robodyn.errors import DerivationError, ModelError, ModelWarning
+from robodyn.formulations import derive
+from robodyn.model.manipulator import Manipulator
+from robodyn.numeric.kinematics import potential_energy
+from robodyn.numeric.model import Params, compile_model
+
+#: Closed-form forward dynamics up to this many joints (the inverse of M by adjugate and determinant).
+SYMBOLIC_MAX_JOINTS = 3
+#: Values used for parameters the caller leaves free, as :mod:`robodyn.torques` does.
+DEFAULT_PARAMETERS: dict[str, float] = {"g": 9.81}
+ENGINES = ("lambdify", "numpy", "compiled")
+#: The integrators of :func:`scipy.integrate.solve_ivp`.
+METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+Torque = None | str | Sequence[float] | np.ndarray | Callable[[float, np.ndarray, np.ndarray], Any]
+
+
+class SimulationError(ModelError):
+    """A simulation that cannot run or did not finish (one line, like every ModelError)."""
+
+
+def tau_symbols(n: int) -> tuple[sympy.Symbol, ...]:
+    """The joint torque/force symbols ``tau1..taun``."""
+    return tuple(sympy.Symbol(f"tau{i}") for i in range(1, n + 1))
+
+
+def bind_parameters(robot: Manipulator, params: Params | None) -> dict[str, float] | None:
+    """``params`` as {name: float}, with ``g`` = 9.81 where the robot uses g and the caller gives none."""
+    names = {s.name for s in robot.parameters()}
+    values = {k: v for k, v in DEFAULT_PARAMETERS.items() if k in names}
+    values.update({str(k): float(v) for k, v in (params or {}).items()})
+    return values or None
+
+
+# -- closed-form forward dynamics (seed 000 sec. 4.4; seed 004's Macsyma solve) --------------------
+
+
+@dataclass(frozen=True)
+class SymbolicForwardDynamics:
+    """qdd = numerator / denominator, numerator = adj(M) (tau - bias), denominator = det M (factored).
+
+    ``qdd`` is the n x 1 sympy matrix in q, qd, tau1..taun and the parameters; the numerators are in the
+    canonical form of :mod:`robodyn.algebra` (expanded, each sin of degree <= 1).
+    """
+
+    robot: Manipulator
+    numerator: sympy.ImmutableMatrix
+    denominator: sympy.Expr
+    tau: tuple[sympy.Symbol, ...]
+
+    @property
+    def qdd(self) -> sympy.ImmutableMatrix:
+        return sympy.ImmutableMatrix([x / self.denominator for x in self.numerator])
+
+    def terms(self) -> list[int]:
+        """Number of terms of each numerator (a size measure for reports)."""
+        return [count_terms(to_se(x)) for x in self.numerator]
+
+
+def _bias(eqs: Any) -> se.DenseMatrix:
+    """h + G + damping + load: everything in tau but M qdd."""
+    return eqs.canonical("h") + eqs.canonical("G") + eqs.canonical("damping") + eqs.canonical("load")
+
+
+def _factored(expr: se.Basic, limit: int = 400) -> sympy.Expr:
+    """sympy's factor of a small expression (a determinant of M), the expression itself if large."""
+    value = to_sympy(expr)
+    return sympy.factor(value) if count_terms(expr) <= limit else value
+
+
+def forward_dynamics_symbolic(robot: Manipulator, method: str = "newton-euler") -> SymbolicForwardDynamics:
+    """The closed-form accelerations of an arm of at most three joints (seed 000 sec. 4.4).
+
+    qdd = M^-1 (tau - h - G - damping - load) with M^-1 = adj(M) / det(M) (Berkowitz's division-free
+    determinant and adjugate), numerators brought to canonical form and det M factored. Larger arms raise
+    :class:`~robodyn.errors.DerivationError`: their M^-1 is too large to be useful in closed form, and
+    :func:`robodyn.numeric.forward_dynamics` or :func:`simulate` solve M qdd = tau - bias numerically.
+    """
+    n = robot.n
+    if n > SYMBOLIC_MAX_JOINTS:
+        raise DerivationError(
+            f"closed-form forward dynamics is offered for arms of up to {SYMBOLIC_MAX_JOINTS} joints; "
+            f"{robot.name} has {n}: use robodyn.numeric.forward_dynamics (or simulate), which solve "
+            "M qdd = tau - bias numerically"
+        )
+    eqs = derive(robot, method)
+    q = eqs.symbols.q
+    M = sympy.Matrix(matrix_to_sympy(eqs.canonical("M")))
+    tau = tau_symbols(n)
+    rhs = se.DenseMatrix([[se.Symbol(t.name)] for t in tau]) - _bias(eqs)
+    adj = M.adjugate(method="berkowitz")
+    numerator = [
+        canonical(sum((to_se(adj[i, j]) * rhs[j, 0] for j in range(n)), se.Integer(0)), q) for i in range(n)
+    ]
+    det = canonical(to_se(M.det(method="berkowitz")), q)
+    return SymbolicForwardDynamics(
+        robot, sympy.ImmutableMatrix([to_sympy(x) for x in numerator]), _factored(det), tau
+    )
+
+
+# -- numeric engines ---------------------------------------------------------------------------------
+
+
+class Dynamics:
+    """qdd(q, qd, tau) of one arm with its parameters bound, by one engine (see :func:`dynamics`)."""
+
+    engine = "base"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        self.robot = robot
+        self.params = dict(params or {})
+        self.n = robot.n
+        self.model = compile_model(robot, self.params)  # also checks that every parameter is bound
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """qdd for one state, (n,)."""
+        raise NotImplementedError
+
+    def holding_torque(self, q: np.ndarray) -> np.ndarray:
+        """G(q) + load(q): the torques that hold the arm at rest (batched, numeric engine)."""
+        return numeric.bias_forces(self.model, q, np.zeros_like(q))
+
+
+class NumpyDynamics(Dynamics):
+    """:func:`robodyn.numeric.forward_dynamics` (CRBA, RNEA, Cholesky), one state at a time."""
+
+    engine = "numpy"
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        return numeric.forward_dynamics(self.model, q, qd, tau)
+
+
+class LambdifiedDynamics(Dynamics):
+    """M(q) and bias(q, qd) of the Newton-Euler equations, parameters substituted, compiled by symengine's
+    Lambdify with common subexpressions; qdd by a dense solve (LAPACK)."""
+
+    engine = "lambdify"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        super().__init__(robot, params)
+        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
+            warnings.simplefilter("ignore", ModelWarning)
+            bound = robot.subs(self.params) if self.params else robot
+        eqs = derive(bound, "newton-euler")
+        q, qd, _ = eqs.symbols.symengine()
+        M, bias = eqs.raw("M"), eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
+        outputs = [M[i, j] for i in range(self.n) for j in range(self.n)] + [bias[i, 0] for i in range(self.n)]
+        self._function = se.Lambdify([*q, *qd], outputs, cse=True)
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        n = self.n
+        values = self._function(np.concatenate([q, qd]))
+        return np.linalg.solve(values[: n * n].reshape(n, n), tau - values[n * n :])
+
+
+class CompiledDynamics(Dynamics):
+    """The generated C forward dynamics (M by the generated code, an LDL^T solve) of :func:`robodyn.compile`."""
+
+    engine = "compiled"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        super().__init__(robot, params)
+        import robodyn
+
+        compile_fn = getattr(robodyn, "compile", None)
+        if compile_fn is None:
+            raise SimulationError("engine 'compiled' needs robodyn.compile (code generation), not available here")
+        try:
+            compiled = compile_fn(robot, outputs=("forward",))
+        except RuntimeError as exc:  # robodyn.compile.CompileError: no compiler, or it failed
+            raise SimulationError(" ".join(str(exc).split()), field="engine") from None
+        names = tuple(compiled.parameters)
+        self._values = tuple(self.params[name] for name in names) if names else None
+        self._forward = compiled.forward_dynamics
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        return self._forward(q, qd, tau, params=self._values)
+
+
+_ENGINE_CLASSES: dict[str, type[Dynamics]] = {
+    "lambdify": LambdifiedDynamics,
+    "numpy": NumpyDynamics,
+    "compiled": CompiledDynamics,
+}
+#: id(robot) -> (weak reference, {(engine, params key): Dynamics}); entries vanish with their robot.
+_CACHE: dict[int, tuple[weakref.ref, dict[tuple[str, tuple[tuple[str, float], ...]], Dynamics]]] = {}
+
+
+def _forget(key: int) -> None:
+    _CACHE.pop(key, None)
+
+
+def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "lambdify") -> Dynamics:
+    """The forward-dynamics engine of ``robot`` with ``params`` bound (g defaults to 9.81), built once and
+    cached per robot and binding. ``engine``: ``"lambdify"``, ``"numpy"`` or ``"compiled"``."""
+    if engine not in _ENGINE_CLASSES:
+        raise SimulationError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}", field="engine")
+    bound = bind_parameters(robot, params)
+    key = (engine, tuple(sorted((bound or {}).items())))
+    entry = _CACHE.get(id(robot))
+    if entry is None or entry[0]() is not robot:
+        entry = (weakref.ref(robot), {})
+        _CACHE[id(robot)] = entry
+        weakref.finalize(robot, _forget, id(robot))
+    if key not in entry[1]:
+        entry[1][key] = _ENGINE_CLASSES[engine](robot, bound)
+    return entry[1][key]
+
+
+# -- energies and holding torques ----------------------------------------------------------------------
+
+
+def kinetic_energy(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """T = 1/2 qd^T M(q) qd (armature included, as in M): () or (N,)."""
+    M = numeric.mass_matrix(robot, q, params=bind_parameters(robot, params))
+    return 0.5 * np.einsum("...i,...ij,...j->...", qd, M, qd)
+
+
+def gravity_energy(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """V = -sum_k m_k g . c_k over every body, payload included (see :mod:`robodyn.numeric.kinematics`)."""
+    return potential_energy(robot, q, bind_parameters(robot, params))
+
+
+def gravity_torque(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """The torques that hold the arm at rest at q: tau = G(q) (+ load(q) where the arm has a tip load).
+
+    Applied as a torque law ``torque="gravity"`` it is gravity compensation: the arm stays where it starts.
+    """
+    q = np.asarray(q, dtype=float)
+    return numeric.bias_forces(robot, q, np.zeros_like(q), params=bind_parameters(robot, params))
+
+
+# -- simulation ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """The motion at the output times: t (N,), q, qd, qdd, tau (N, n), kinetic, potential, energy (N,).
+
+    ``potential`` is V(q) = -sum m_k g . c_k (zero with every centre of mass at the base origin); ``energy``
+    = kinetic + potential, conserved when tau = 0 and the arm is undamped. ``t_events`` holds the times of
+    the ``events`` passed to :func:`simulate`; ``nfev`` the number of evaluations of the dynamics.
+    """
+
+    robot: Manipulator
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    method: str
+    engine: str
+    nfev: int
+    t_events: list[np.ndarray]
+
+    @property
+    def energy(self) -> np.ndarray:
+        return self.kinetic + self.potential
+
+    def energy_drift(self) -> float:
+        """max |E(t) - E(0)| relative to the energy in play, max(|E(0)|, max T, max |V - V(0)|)."""
+        E = self.energy
+        scale = max(abs(E[0]), float(np.max(self.kinetic)), float(np.max(np.abs(self.potential - self.potential[0]))))
+        return float(np.max(np.abs(E - E[0])) / scale) if scale > 0 else 0.0
+
+    def summary(self) -> str:
+        """A few lines: span, evaluations, energy drift, final state."""
+        q_end = ", ".join(f"{x:.6g}" for x in self.q[-1])
+        return (
+            f"{self.robot.name}: t = {self.t[0]:g}..{self.t[-1]:g} s, {len(self.t)} samples, {self.method} "
+            f"({self.engine} engine), {self.nfev} evaluations\n"
+            f"energy: E(0) = {self.energy[0]:.10g} J, E(end) = {self.energy[-1]:.10g} J, "
+            f"relative drift {self.energy_drift():.3g}\n"
+            f"q(end) = ({q_end})\n"
+        )
+
+    def to_csv_text(self) -> str:
+        """Header ``t,q1..,qd1..,qdd1..,tau1..,kinetic,potential,energy``; one row per sample."""
+        n = self.robot.n
+        names = ["t", *(f"{p}{i}" for p in ("q", "qd", "qdd", "tau") for i in range(1, n + 1))]
+        names += ["kinetic", "potential", "energy"]
+        data = np.hstack([self.t[:, None], self.q, self.qd, self.qdd, self.tau,
+                          self.kinetic[:, None], self.potential[:, None], self.energy[:, None]])
+        rows = [",".join(f"{x:.17g}" for x in row) for row in data]
+        return "\n".join([",".join(names), *rows]) + "\n"
+
+    def write_csv(self, path: str | Path) -> Path:
+        """:meth:`to_csv_text`, written atomically."""
+        from robodyn.model.io import atomic_write
+
+        return atomic_write(Path(path), self.to_csv_text())
+
+    def plot(self, path: str | Path | None = None) -> Any:
+        """Joint motion and energies against t (a matplotlib Figure); written atomically to ``path`` if given."""
+        from robodyn.plots import save, simulation_figure
+
+        fig = simulation_figure(self.t, self.q, self.kinetic, self.potential, self.robot,
+                                f"{self.robot.name}: simulation ({self.method})")
+        if path is not None:
+            save(fig, path)
+        return fig
+
+
+def _vector(value: Any, n: int, what: str) -> np.ndarray:
+    try:
+        out = np.array(value, dtype=float).reshape(-1) if value is not None else np.zeros(n)
+    except (TypeError, ValueError):
+        raise SimulationError(f"{what} must be {n} numbers, got {value!r}", field=what) from None
+    if out.shape != (n,) or not np.all(np.isfinite(out)):
+        raise SimulationError(f"{what} must be {n} finite numbers, got {out.tolist()}", field=what)
+    return out
+
+
+TorqueLaw = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
+
+
+def torque_law(robot: Manipulator, torque: Torque, engine: Dynamics) -> TorqueLaw:
+    """tau(t, q, qd) from what :func:`simulate` accepts: None or "zero", "gravity", n numbers, or a callable."""
+    n = robot.n
+    if torque is None or (isinstance(torque, str) and torque == "zero"):
+        zero = np.zeros(n)
+        return lambda t, q, qd: zero
+    if isinstance(torque, str):
+        if torque != "gravity":
+            raise SimulationError(f"unknown torque {torque!r}: zero, gravity, n numbers or a function", field="torque")
+        return lambda t, q, qd: engine.holding_torque(q)
+    if callable(torque):
+        def law(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+            return _vector(torque(t, q, qd), n, "torque")
+
+        return law
+    constant = _vector(torque, n, "torque")
+    return lambda t, q, qd: constant
+
+
+def simulate(
+    robot: Manipulator,
+    t_span: float | tuple[float, float],
+    q0: Sequence[float] | np.ndarray | None = None,
+    qd0: Sequence[float] | np.ndarray | None = None,
+    torque: Torque = None,
+    *,
+    method: str = "RK45",
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    params: Params | None = None,
+    t_eval: Sequence[float] | np.ndarray | None = None,
+    samples: int = 501,
+    max_step: float = math.inf,
+    events: Any = None,
+    engine: str = "lambdify",
+) -> SimulationResult:
+    """Integrate the equations of motion from (q0, qd0) (zeros by default) over ``t_span`` ((t0, t1), or t1).
+
+    ``torque``: None or ``"zero"`` (free motion), ``"gravity"`` (tau = G(q) + load(q), gravity compensation),
+    n numbers (constant), or a function ``tau(t, q, qd)`` (a PD or computed-torque controller).
+    ``method``, ``rtol``, ``atol``, ``max_step``, ``events``: passed to :func:`scipy.integrate.solve_ivp`
+    (``"DOP853"`` with rtol = atol = 1e-12 conserves energy to ~1e-10). ``t_eval``: output times (default:
+    ``samples`` equally spaced). ``params`` binds symbolic parameters (g defaults to 9.81). ``engine``: see
+    :func:`dynamics`. Raises :class:`SimulationError` if the integration fails.
+    """
+    t0, t1 = (0.0, float(t_span)) if np.isscalar(t_span) else (float(t_span[0]), float(t_span[1]))  # type: ignore[index]
+    if not t1 > t0:
+        raise SimulationError(f"the time span must end after it starts, got ({t0}, {t1})", field="t_span")
+    if isinstance(method, str) and method not in METHODS:
+        raise SimulationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}", field="method")
+    n = robot.n
+    q_start, qd_start = _vector(q0, n, "q0"), _vector(qd0, n, "qd0")
+    bound = bind_parameters(robot, params)
+    engine_ = dynamics(robot, bound, engine)
+    law = torque_law(robot, torque, engine_)
+
+    def rhs(t: float, x: np.ndarray) -> np.ndarray:  # xdot = (qd, M^-1 (tau - bias)), seed 000 sec. 4.4
+        q, qd = x[:n], x[n:]
+        return np.concatenate([qd, engine_.accelerations(q, qd, law(t, q, qd))])
+
+    times = np.linspace(t0, t1, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
+    try:
+        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), method=method, t_eval=times,
+                        rtol=rtol, atol=atol, max_step=max_step, events=events)
+    except np.linalg.LinAlgError as exc:
+        raise SimulationError(f"the mass matrix became singular ({exc})") from None
+    except ValueError as exc:
+        raise SimulationError(" ".join(str(exc).split()), field="method") from None
+    if sol.status < 0:
+        raise SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
+    return _result(robot, engine_, law, sol, method, bound)
+
+
+def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, method: str,
+            params: Mapping[str, float] | None) -> SimulationResult:
+    n = robot.n
+    t, q, qd = sol.t, sol.y[:n].T.copy(), sol.y[n:].T.copy()
+    tau = np.array([law(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd, strict=True)]).reshape(len(t), n)
+    qdd = numeric.forward_dynamics(engine.model, q, qd, tau) if len(t) else np.zeros((0, n))
+    return SimulationResult(
+        robot=robot,
+        t=t,
+        q=q,
+        qd=qd,
+        qdd=qdd,
+        tau=tau,
+        kinetic=kinetic_energy(robot, q, qd, params) if len(t) else np.zeros(0),
+        potential=gravity_energy(robot, q, params) if len(t) else np.zeros(0),
+        method=method,
+        engine=engine.engine,
+        nfev=int(sol.nfev),
+        t_events=list(sol.t_events or []),
+    )
+
+
+# -- equilibria and small oscillations (seed 004's free-swing check) ------------------------------------
+
+
+def stable_equilibrium(
+    robot: Manipulator, q_guess: Sequence[float] | np.ndarray, params: Params | None = None, tol: float = 1e-12
+) -> np.ndarray:
+    """A local minimum of the potential V(q) near ``q_guess`` (gradient G(q)): where the arm hangs at rest
+    without torques. Joints gravity does not move (a vertical axis) stay where they are."""
+    from scipy.optimize import minimize
+
+    bound = bind_parameters(robot, params)
+    model = compile_model(robot, bound)
+    start = _vector(q_guess, robot.n, "q_guess")
+    result = minimize(
+        lambda q: float(potential_energy(model, q)),
+        start,
+        jac=lambda q: numeric.gravity(model, q),
+        method="BFGS",
+        options={"gtol": tol},
+    )
+    return np.asarray(result.x, dtype=float)
+
+
+@dataclass(frozen=True)
+class Oscillations:
+    """The linearised free motion about (q0, qd = 0) under the constant torque tau0 = G(q0) + load(q0).
+
+    M dq'' + K dq = 0 with K = d(G + load)/dq at q0: ``eigenvalues`` lambda of K v = lambda M v (ascending),
+    ``modes`` the M-orthonormal eigenvectors as columns, ``periods`` 2 pi / sqrt(lambda) for the oscillating
+    modes (lambda > 0) and inf for the neutral ones (a joint that gravity does not move).
+    """
+
+    q0: np.ndarray
+    tau0: np.ndarray
+    M: np.ndarray
+    K: np.ndarray
+    eigenvalues: np.ndarray
+    modes: np.ndarray
+
+    @property
+    def periods(self) -> np.ndarray:
+        scale = max(float(np.max(np.abs(self.eigenvalues))), 1e-300)
+        out = np.full(self.eigenvalues.shape, np.inf)
+        moving = self.eigenvalues > 1e-9 * scale
+        out[moving] = 2 * np.pi / np.sqrt(self.eigenvalues[moving])
+        return out
+
+
+def small_oscillations(
+    robot: Manipulator, q0: Sequence[float] | np.ndarray, params: Params | None = None
+) -> Oscillations:
+    """Small oscillations about q0 held by its own constant gravity torque (seed 004's free-swing check).
+
+    At a natural equilibrium (G(q0) = 0, e.g. from :func:`stable_equilibrium`) tau0 = 0: the free arm.
+    Raises :class:`SimulationError` when K has a negative eigenvalue (q0 is not stable).
+    """
+    from scipy.linalg import eigh
+
+    from robodyn.linear import derivatives
+
+    bound = bind_parameters(robot, params)
+    q = _vector(q0, robot.n, "q0")
+    zero = np.zeros(robot.n)
+    d_q, _ = derivatives(robot, bound).inverse_dynamics(q, zero, zero)  # d tau / d q at rest = d(G + load)/dq
+    K = 0.5 * (d_q + d_q.T)
+    M = numeric.mass_matrix(robot, q, params=bound)
+    eigenvalues, modes = eigh(K, M)
+    if eigenvalues[0] < -1e-9 * max(float(np.max(np.abs(eigenvalues))), 1e-300):
+        raise SimulationError(
+            f"q0 is not a stable equilibrium: the stiffness d(G + load)/dq has a negative eigenvalue "
+            f"({eigenvalues[0]:.4g}); try stable_equilibrium() first",
+            field="q0",
+        )
+    return Oscillations(q, gravity_torque(robot, q, bound), M, K, eigenvalues, modes)
+
+
+def measured_period(result: SimulationResult, index: int = 0) -> float:
+    """The period of an oscillation from the crossings of event ``index`` recorded by :func:`simulate`:
+    twice the mean spacing of successive crossings (a full period spans two of them)."""
+    times = result.t_events[index]
+    if len(times) < 3:
+        raise SimulationError("fewer than three crossings: simulate longer to measure a period")
+    return float(2 * np.mean(np.diff(times)))
+
+
+def free_swing_period(
+    robot: Manipulator,
+    oscillations: Oscillations,
+    mode: int,
+    *,
+    amplitude: float = 1e-4,
+    cycles: float = 3.0,
+    params: Params | None = None,
+    **options: Any,
+) -> float:
+    """The period of mode ``mode`` measured in a simulation, to compare with ``oscillations.periods[mode]``.
+
+    Starts at rest from q0 + amplitude v (v the mode, scaled to unit largest entry) under the constant
+    torque tau0, and times the zero crossings of the modal coordinate y = v^T M(q0) (q - q0) (solve_ivp
+    events, located to the integrator's accuracy) over about ``cycles`` periods. ``options`` go to
+    :func:`simulate` (default DOP853, rtol = atol = 1e-12). The nonlinear correction is of relative order
+    amplitude^2.
+    """
+    expected = oscillations.periods[mode]
+    if not np.isfinite(expected):
+        raise SimulationError(f"mode {mode} does not oscillate (zero stiffness)", field="mode")
+    v = oscillations.modes[:, mode] / np.max(np.abs(oscillations.modes[:, mode]))
+    weight = oscillations.M @ v
+    q0 = oscillations.q0
+    n = robot.n
+
+    def crossing(t: float, x: np.ndarray) -> float:
+        return float(weight @ (x[:n] - q0))
+
+    settings = {"method": "DOP853", "rtol": 1e-12, "atol": 1e-12, "samples": 2, **options}
+    result = simulate(robot, cycles * expected, q0 + amplitude * v, None, oscillations.tau0, params=params,
+                      events=crossing, **settings)
+    return measured_period(result)
