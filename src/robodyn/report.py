@@ -261,20 +261,17 @@ def _forward_section(robot: Manipulator) -> str:
 
 def _counts_section(robot: Manipulator) -> str:
     from robodyn import opcount
+    from robodyn.program.targets import count_summary
 
     kane = opcount.count_operations(robot)
     rows = [["Kane's algorithm (Angeles, Ma and Rojas), inverse dynamics", str(kane.multiplications),
              str(kane.additions), "this geometry's 0, 1, -1 folded; constants off line"]]
-    try:
-        from robodyn import program
-
-        counted = program.build(robot).count()
-        run, constants = counted["evaluation"], counted["constants"]
-        rows.append(["straight-line program with common subexpressions, tau", str(run.multiplications),
-                     str(run.additions), f"{run.trig} sin/cos; constants block {constants.multiplications} "
-                                         f"multiplications, {constants.additions} additions, once"])
-    except Exception as exc:  # the program builder is optional to the report
-        rows.append(["straight-line program", "-", "-", f"not available: {' '.join(str(exc).split())[:120]}"])
+    for output, label in (("tau", "inverse dynamics tau"), ("M", "inertia matrix M"), ("forward", "forward dynamics")):
+        summary = count_summary(robot, output)
+        rows.append([f"cheapest straight-line program, {label}", str(summary["multiplications"]),
+                     str(summary["additions"]), f"route: {summary['route']}; {summary['trig']} sin/cos; constants "
+                     f"{summary['constants']['multiplications']} multiplications, "
+                     f"{summary['constants']['additions']} additions, once"])
     table = _table(["algorithm", "multiplications", "additions", "notes"], rows)
     return "<h2 id='counts'>Operation counts</h2>" + table
 
