@@ -1,0 +1,73 @@
+"""Code generation: C99, Fortran, NumPy and JAX from the straight-line Program.
+
+    from robodyn import codegen
+    files = codegen.generate(robot, "c")                 # {"puma560.h": ..., "puma560.c": ...}
+    files = codegen.generate(robot, "fortran", outputs=["tau", "forward"])
+    dyn = codegen.load_python(robot, "numpy")            # the NumPy module, imported in-process
+
+Every language prints the same :class:`~robodyn.codegen.spec.ModuleSpec` (a constants routine and
+one routine per output: ``tau`` inverse_dynamics, ``M`` mass_matrix, ``h`` coriolis, ``bias``
+bias_forces, ``G`` gravity, ``forward`` forward_dynamics) with one of sympy's maintained code
+printers; generated files are deterministic (the same model gives byte-identical files).
+See :mod:`robodyn.codegen.c`, :mod:`~robodyn.codegen.fortran`, :mod:`~robodyn.codegen.numpy_`,
+:mod:`~robodyn.codegen.jax_`.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterable
+from typing import Any
+
+from robodyn.codegen.base import Emitter
+from robodyn.codegen.spec import GENERATOR_VERSION, KEYS, KINDS, ModuleSpec, module_spec, sanitize
+
+__all__ = ["GENERATOR_VERSION", "KEYS", "KINDS", "LANGUAGES", "ModuleSpec", "emitter", "generate",
+           "load_python", "module_spec", "sanitize"]
+
+LANGUAGES = ("c", "fortran", "numpy", "jax")
+
+
+def emitter(language: str) -> Emitter:
+    """The emitter of ``language`` (one of :data:`LANGUAGES`)."""
+    if language == "c":
+        from robodyn.codegen.c import CEmitter
+
+        return CEmitter()
+    if language == "fortran":
+        from robodyn.codegen.fortran import FortranEmitter
+
+        return FortranEmitter()
+    if language == "numpy":
+        from robodyn.codegen.numpy_ import NumPyEmitter
+
+        return NumPyEmitter()
+    if language == "jax":
+        from robodyn.codegen.jax_ import JaxEmitter
+
+        return JaxEmitter()
+    raise ValueError(f"unknown language {language!r}; choose from {', '.join(LANGUAGES)}")
+
+
+def generate(
+    robot: Any, language: str, outputs: Iterable[str] | None = None, *, spec: ModuleSpec | None = None
+) -> dict[str, str]:
+    """File name -> text of the generated code for ``robot`` (a :class:`~robodyn.Manipulator`).
+
+    ``outputs``: keys of :data:`KEYS` (default all); ``spec``: an already built spec to print
+    (then ``robot`` and ``outputs`` are not used)."""
+    printer = emitter(language)
+    return printer.files(spec if spec is not None else module_spec(robot, outputs))
+
+
+def load_python(robot: Any, language: str = "numpy", outputs: Iterable[str] | None = None, *,
+                spec: ModuleSpec | None = None) -> types.ModuleType:
+    """The generated NumPy (or JAX) module of ``robot``, executed in-process as a fresh module."""
+    if language not in ("numpy", "jax"):
+        raise ValueError(f"load_python makes NumPy or JAX modules, not {language!r}")
+    spec = spec if spec is not None else module_spec(robot, outputs)
+    (filename, text), = generate(robot, language, spec=spec).items()
+    module = types.ModuleType(filename.removesuffix(".py"))
+    module.__file__ = f"<robodyn generated {filename}>"
+    exec(compile(text, module.__file__, "exec"), module.__dict__)
+    return module

@@ -1,0 +1,474 @@
+"""The part every emitter shares: routines cut from one straight-line Program.
+
+Only the Program's interface is used (:func:`robodyn.program.build`: inputs, a parameter-only
+constants block, a run-time body, named outputs), never a formulation, so a cheaper builder gives
+cheaper code in every language at once. For one robot this module makes a :class:`ModuleSpec`:
+
+- ``constants(params, k)``: the Program's constants block, computed once (the Macsyma appendix's
+  first routine, seed 004); parameters that the run-time code uses directly are copied into ``k``
+  after the constants, so every run-time routine reads only ``k`` and the joint arrays;
+- one run-time :class:`Routine` per requested output (:data:`KINDS`), each keeping only the body
+  assignments its outputs need (dead code removed per routine, common subexpressions shared within);
+- ``forward_dynamics``: M and the bias, then a generated square-root-free Cholesky (LDL^T)
+  factorisation and the two triangular solves, unrolled with the Program's exact zeros folded.
+
+Names are made safe for every language at once: joint inputs become ``q1..qn``, ``qd1..``,
+``qdd1..`` (``tau1..`` for forward dynamics), parameters ``p0..``, constants ``k0..`` and temporaries
+``t0..`` (lower case and unique regardless of case, for Fortran). Statements are kept short enough for
+Fortran's continuation limit (long sums split, powers of compound bases hoisted), which changes no
+operation count. Expressions are handed to the emitters as *unevaluated* sympy trees, so that
+sympy's code printers print the Program's own structure (``sympy.sympify`` would re-evaluate, e.g.
+distribute ``2*(a + b)`` into ``2*a + 2*b`` and change the count), in sympy's canonical order of terms
+and factors (so the text does not depend on symengine's internal order; printers get ``order="none"``);
+floating-point numbers carry 17 significant digits (they round-trip exactly) and small integer powers
+are written as products.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import symengine as se
+import sympy as sp
+
+from robodyn.algebra import SeExpr, to_sympy
+from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
+
+#: Bump when the generated code changes for the same Program (part of the compile cache key).
+GENERATOR_VERSION = "1"
+
+#: Sums longer than this are split into partial sums, and statements larger than ``MAX_NODES``
+#: expression nodes are cut into temporaries: Fortran allows 255 continuation lines per statement.
+SUM_CHUNK = 24
+MAX_NODES = 240
+#: x**k for 2 <= |k| <= POW_LIMIT is written as a product (x*x*x), as the operation count charges it.
+POW_LIMIT = 8
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One routine: its name, its ``--outputs`` key, the Program outputs it needs, its arguments."""
+
+    name: str
+    key: str
+    parts: tuple[str, ...]
+    inputs: tuple[str, ...]
+    output: str
+    summary: str
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("inverse_dynamics", "tau", ("tau",), ("q", "qd", "qdd"), "tau",
+         "tau = M(q) qdd + h(q, qd) + G(q) + damping + load"),
+    Kind("mass_matrix", "M", ("M",), ("q",), "M", "M(q), the joint-space inertia matrix (armature on its diagonal)"),
+    Kind("coriolis", "h", ("h",), ("q", "qd"), "h", "h(q, qd): Coriolis and centrifugal torques"),
+    Kind("bias_forces", "bias", ("bias",), ("q", "qd"), "bias", "h + G + damping + load: tau at qdd = 0"),
+    Kind("gravity", "G", ("G",), ("q",), "G", "G(q): the torques that hold the arm against gravity"),
+    Kind("forward_dynamics", "forward", ("M", "bias"), ("q", "qd", "tau"), "qdd",
+         "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
+)
+KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
+#: Local-variable prefix and first index of each array's entries.
+LOCALS: dict[str, tuple[str, int]] = {
+    "q": ("q", 1), "qd": ("qd", 1), "qdd": ("qdd", 1), "tau": ("tau", 1), "k": ("k", 0), "params": ("p", 0),
+}
+
+
+@dataclass(frozen=True)
+class Array:
+    """A routine argument: a flat array of doubles (M is n x n, row-major)."""
+
+    name: str
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        size = 1
+        for extent in self.shape:
+            size *= extent
+        return size
+
+
+@dataclass(frozen=True)
+class Load:
+    """``local = array[index]`` (0-based flat index)."""
+
+    local: str
+    array: str
+    index: int
+
+
+@dataclass(frozen=True)
+class Routine:
+    """A straight-line routine: loads, assignments to locals, then the output entries (flat)."""
+
+    name: str
+    summary: str
+    inputs: tuple[Array, ...]
+    output: Array
+    loads: tuple[Load, ...]
+    assignments: tuple[tuple[str, sp.Expr], ...]
+    stores: tuple[sp.Expr, ...]
+    count: OperationCount
+    batched: bool
+
+    @property
+    def arrays(self) -> tuple[Array, ...]:
+        return (*self.inputs, self.output)
+
+    def unused_inputs(self) -> list[str]:
+        used = {load.array for load in self.loads}
+        return [a.name for a in self.inputs if a.name not in used]
+
+    def count_text(self) -> str:
+        c = self.count
+        text = f"{c.multiplications} multiplications, {c.additions} additions, {c.trig} sin/cos"
+        return text + (f", {c.functions} other function calls" if c.functions else "")
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    """Everything an emitter prints for one robot."""
+
+    name: str
+    robot: str
+    n: int
+    parameters: tuple[str, ...]
+    n_constants: int
+    routines: tuple[Routine, ...]
+    version: str = GENERATOR_VERSION
+
+    def routine(self, name: str) -> Routine:
+        return next(r for r in self.routines if r.name == name)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.routines if r.batched)
+
+    def parameter_lines(self) -> list[str]:
+        """``params[i] = name`` for the header comments (0-based)."""
+        if not self.parameters:
+            return ["none: the robot is numeric, its numbers are folded into the code"]
+        return [f"params[{i}] = {name}" for i, name in enumerate(self.parameters)]
+
+
+def sanitize(name: str, *, limit: int = 40) -> str:
+    """A C, Fortran and Python identifier from a robot name: [a-z0-9_], starting with a letter."""
+    cleaned = re.sub(r"[^0-9A-Za-z_]+", "_", name).strip("_").lower()
+    if not cleaned or not cleaned[0].isalpha():
+        cleaned = "robot_" + cleaned
+    return cleaned[:limit].rstrip("_")
+
+
+def select(outputs: Iterable[str] | None) -> tuple[Kind, ...]:
+    """The kinds for ``--outputs`` keys (tau, M, h, bias, G, forward), in :data:`KINDS` order."""
+    if outputs is None:
+        return KINDS
+    wanted = list(outputs)
+    unknown = [key for key in wanted if key not in KEYS]
+    if unknown:
+        raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(KEYS)}")
+    if not wanted:
+        raise ValueError("no outputs requested")
+    return tuple(kind for kind in KINDS if kind.key in wanted)
+
+
+def module_spec(robot: Any, outputs: Iterable[str] | None = None, *, name: str | None = None) -> ModuleSpec:
+    """The routines for ``robot`` (a :class:`~robodyn.Manipulator`): ``outputs`` are ``--outputs`` keys."""
+    kinds = select(outputs)
+    parts = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds))
+    program = build(robot, outputs=parts)
+    return spec_from_program(program, kinds, name=sanitize(name or robot.name), robot=robot.name)
+
+
+# -- renaming ------------------------------------------------------------------------------------
+
+
+class _Names:
+    """The Program's symbols under safe names; parameters used at run time become constants."""
+
+    def __init__(self, program: Program) -> None:
+        self.run: dict[SeExpr, se.Symbol] = {}
+        for key in ("q", "qd", "qdd"):
+            prefix, base = LOCALS[key]
+            for i, s in enumerate(program.inputs[key]):
+                self.run[s] = se.Symbol(f"{prefix}{i + base}")
+        self.params = list(program.inputs["parameters"])
+        self.setup: dict[SeExpr, se.Symbol] = {s: se.Symbol(f"p{i}") for i, s in enumerate(self.params)}
+        constants = [(se.Symbol(a.name), a.expr) for a in program.constants]
+        for j, (s, _) in enumerate(constants):
+            self.setup[s] = self.run[s] = se.Symbol(f"k{j}")
+        used = _free([a.expr for a in program.body] + [x for xs in program.outputs.values() for x in xs])
+        copied = [p for p in self.params if p in used]
+        self.constants = [(self.setup[s], self.rename(e, self.setup)) for s, e in constants]
+        for p in copied:
+            k = se.Symbol(f"k{len(self.constants)}")
+            self.constants.append((k, self.setup[p]))
+            self.run[p] = k
+        self.body = []
+        for j, a in enumerate(program.body):
+            expr = self.rename(a.expr, self.run)
+            self.run[se.Symbol(a.name)] = symbol = se.Symbol(f"t{j}")
+            self.body.append((symbol, expr))
+        self.outputs = {part: [self.rename(x, self.run) for x in xs] for part, xs in program.outputs.items()}
+
+    @staticmethod
+    def rename(expr: SeExpr, names: dict[SeExpr, se.Symbol]) -> SeExpr:
+        free = expr.free_symbols
+        missing = [s for s in free if s not in names]
+        if missing:
+            raise ValueError(f"the program uses {sorted(map(str, missing))[0]!r} before assigning it")
+        return expr.xreplace({s: names[s] for s in free}) if free else expr
+
+
+def _free(exprs: Iterable[SeExpr]) -> set[SeExpr]:
+    out: set[SeExpr] = set()
+    for e in exprs:
+        out |= e.free_symbols
+    return out
+
+
+# -- temporaries, legal statements ---------------------------------------------------------------
+
+
+class _Temps:
+    """New temporaries (``t<N>``, numbered after the body), each expression assigned once."""
+
+    def __init__(self, start: int) -> None:
+        self.next = start
+        self.assignments: list[tuple[se.Symbol, SeExpr]] = []
+        self.memo: dict[SeExpr, se.Symbol] = {}
+
+    def __call__(self, expr: SeExpr) -> SeExpr:
+        """``expr`` itself if it is a number, a symbol or minus a symbol, else a temporary."""
+        if expr.is_Atom or (isinstance(expr, se.Mul) and len(expr.args) == 2 and expr.args[0] == -1
+                            and expr.args[1].is_Atom):
+            return expr
+        if expr not in self.memo:
+            self.memo[expr] = symbol = se.Symbol(f"t{self.next}")
+            self.next += 1
+            self.assignments.append((symbol, expr))
+        return self.memo[expr]
+
+
+def _legal(expr: SeExpr, temps: _Temps) -> tuple[SeExpr, int]:
+    """``expr`` with compound power bases hoisted and long sums or statements cut into temporaries;
+    and its size in nodes."""
+    if expr.is_Atom:
+        return expr, 1
+    args, sizes = [], []
+    for a in expr.args:
+        legal, size = _legal(a, temps)
+        args.append(legal)
+        sizes.append(size)
+    if isinstance(expr, se.Pow) and not args[0].is_Atom:
+        args[0], sizes[0] = temps(args[0]), 1
+    if isinstance(expr, se.Add) and len(args) > SUM_CHUNK:
+        args = [temps(se.Add(*args[i : i + SUM_CHUNK])) for i in range(0, len(args), SUM_CHUNK)]
+        sizes = [1] * len(args)
+    while sum(sizes) + 1 > MAX_NODES:
+        big = max(range(len(args)), key=lambda i: sizes[i])
+        args[big], sizes[big] = temps(args[big]), 1
+    same = len(args) == len(expr.args) and all(a is b or a == b for a, b in zip(args, expr.args, strict=True))
+    return (expr if same else expr.func(*args)), 1 + sum(sizes)
+
+
+def _legalise(
+    assignments: Sequence[tuple[se.Symbol, SeExpr]], stores: Sequence[SeExpr], temps: _Temps
+) -> tuple[list[tuple[se.Symbol, SeExpr]], list[SeExpr]]:
+    out: list[tuple[se.Symbol, SeExpr]] = []
+    temps.memo = {}  # a temporary reused here must be assigned before this statement
+
+    def take(expr: SeExpr) -> SeExpr:
+        temps.assignments = []
+        legal, _ = _legal(expr, temps)
+        out.extend(temps.assignments)
+        return legal
+
+    for symbol, expr in assignments:
+        out.append((symbol, take(expr)))
+    legal_stores = [take(x) for x in stores]
+    return out, legal_stores
+
+
+# -- forward dynamics ------------------------------------------------------------------------------
+
+
+def ldl_solve(M: Sequence[Sequence[SeExpr]], rhs: Sequence[SeExpr], temp: _Temps) -> list[SeExpr]:
+    """x solving M x = rhs for symmetric positive definite M (lower triangle read), unrolled:
+    M = L D L^T with unit lower L (Cholesky without square roots), then L y = rhs, x = L^-T D^-1 y.
+    Exact zeros of M fold away; one division per joint (1/D_j), the rest multiplications."""
+    n = len(rhs)
+    zero = se.Integer(0)
+    L: list[list[SeExpr]] = [[zero] * n for _ in range(n)]
+    d: list[SeExpr] = []
+    inv_d: list[SeExpr] = []
+    for j in range(n):
+        w = [temp(L[j][k] * d[k]) for k in range(j)]  # L_jk D_k
+        d.append(temp(M[j][j] - sum((L[j][k] * w[k] for k in range(j)), zero)))
+        if d[j] == 0:
+            raise ValueError(f"M[{j + 1}, {j + 1}] is identically zero (a massless link without armature): "
+                             "forward dynamics is undefined")
+        inv_d.append(temp(1 / d[j]))
+        for i in range(j + 1, n):
+            L[i][j] = temp((M[i][j] - sum((L[i][k] * w[k] for k in range(j)), zero)) * inv_d[j])
+    y: list[SeExpr] = []
+    for i in range(n):
+        y.append(temp(rhs[i] - sum((L[i][k] * y[k] for k in range(i)), zero)))
+    x: list[SeExpr] = [zero] * n
+    for i in reversed(range(n)):
+        x[i] = temp(y[i] * inv_d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), zero))
+    return x
+
+
+# -- routines ------------------------------------------------------------------------------------
+
+
+def _array(name: str, n: int, n_constants: int, n_params: int) -> Array:
+    if name == "k":
+        return Array("k", (n_constants,))
+    if name == "params":
+        return Array("params", (n_params,))
+    return Array(name, (n, n) if name == "M" else (n,))
+
+
+def _loads(arrays: Sequence[Array], used: set[SeExpr]) -> tuple[Load, ...]:
+    loads = []
+    for array in arrays:
+        prefix, base = LOCALS[array.name]
+        for i in range(array.size):
+            local = f"{prefix}{i + base}"
+            if se.Symbol(local) in used:
+                loads.append(Load(local, array.name, i))
+    return tuple(loads)
+
+
+def _routine(
+    name: str,
+    summary: str,
+    inputs: Sequence[Array],
+    output: Array,
+    assignments: Sequence[tuple[se.Symbol, SeExpr]],
+    stores: Sequence[SeExpr],
+    temps: _Temps,
+    angles: Sequence[se.Symbol],
+    batched: bool,
+) -> Routine:
+    assignments, stores = _legalise(assignments, stores, temps)
+    exprs = [e for _, e in assignments] + list(stores)
+    count = sum((count_operations(e, angles) for e in exprs), OperationCount())
+    return Routine(
+        name=name,
+        summary=summary,
+        inputs=tuple(inputs),
+        output=output,
+        loads=_loads(inputs, _free(exprs)),
+        assignments=tuple((str(s), to_printable(e)) for s, e in assignments),
+        stores=tuple(to_printable(x) for x in stores),
+        count=count,
+        batched=batched,
+    )
+
+
+def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -> list[tuple[se.Symbol, SeExpr]]:
+    """The body assignments that ``roots`` depend on, in order (dead code removed)."""
+    needed = _free(roots)
+    kept = []
+    for symbol, expr in reversed(body):
+        if symbol in needed:
+            kept.append((symbol, expr))
+            needed |= expr.free_symbols
+    return kept[::-1]
+
+
+def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol]) -> Routine:
+    temps = _Temps(len(names.body))
+    extra: list[tuple[se.Symbol, SeExpr]] = []
+    if kind.name == "forward_dynamics":
+        M = names.outputs["M"]
+        rows = [[M[i * n + j] for j in range(n)] for i in range(n)]
+        tau = [se.Symbol(f"tau{i + 1}") for i in range(n)]
+        rhs = [tau[i] - names.outputs["bias"][i] for i in range(n)]
+        stores = _ldl(rows, rhs, temps)
+        extra = temps.assignments
+    else:
+        stores = names.outputs[kind.parts[0]]
+    body = _needed(names.body, [e for _, e in extra] + list(stores))
+    inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0) for a in kind.inputs]
+    return _routine(kind.name, kind.summary, inputs, _array(kind.output, n, n_constants, 0), body + extra,
+                    stores, temps, angles, True)
+
+
+def _ldl(rows: list[list[SeExpr]], rhs: list[SeExpr], temps: _Temps) -> list[SeExpr]:
+    """:func:`ldl_solve` with the compound entries of M's lower triangle and of rhs in temporaries."""
+    lower = [[temps(x) if i >= j else x for j, x in enumerate(row)] for i, row in enumerate(rows)]
+    return ldl_solve(lower, [temps(r) for r in rhs], temps)
+
+
+def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, robot: str) -> ModuleSpec:
+    """The constants routine and one run-time routine per kind, over ``program``."""
+    names = _Names(program)
+    n = len(program.inputs["q"])
+    params = tuple(str(p) for p in names.params)
+    n_constants = len(names.constants)
+    angles = [names.run[s] for s in program.inputs["q"]]
+    constants = _routine(
+        "constants",
+        "the parameter-only constants k, computed once per parameter set",
+        [_array("params", n, n_constants, len(params))],
+        _array("k", n, n_constants, len(params)),
+        names.constants,
+        [s for s, _ in names.constants],
+        _Temps(len(names.body)),
+        angles,
+        False,
+    )
+    routines = [constants] + [_run_time(kind, names, n, n_constants, angles) for kind in kinds]
+    return ModuleSpec(name=name, robot=robot, n=n, parameters=params, n_constants=n_constants,
+                      routines=tuple(routines))
+
+
+# -- to sympy, structure kept ----------------------------------------------------------------------
+
+
+def to_printable(expr: SeExpr) -> sp.Expr:
+    """An unevaluated sympy tree of ``expr`` for sympy's code printers (see the module docstring)."""
+    if expr.is_Symbol:
+        return sp.Symbol(expr.name)
+    if expr.is_Integer:
+        return sp.Integer(int(expr))
+    if expr.is_Rational:
+        num, den = expr.get_num_den()
+        return sp.Rational(int(num), int(den))
+    if expr.is_Number:
+        return sp.Float(float(expr), 17)
+    args = [to_printable(a) for a in expr.args]
+    if isinstance(expr, se.Add):
+        return sp.Add(*_positive_first(sp.Add(*args, evaluate=False).as_ordered_terms()), evaluate=False)
+    if isinstance(expr, se.Mul):
+        return sp.Mul(*sp.Mul(*args, evaluate=False).as_ordered_factors(), evaluate=False)
+    if isinstance(expr, se.Pow):
+        return _power(*args)
+    if not args:  # pi, E: constants the printers know
+        return to_sympy(expr)
+    function = getattr(sp, type(expr).__name__, None)  # sin, cos, ... (to_sympy would evaluate sin(-x))
+    if not (isinstance(function, type) and issubclass(function, sp.Function)):
+        raise ValueError(f"cannot print {type(expr).__name__}() in generated code")
+    return function(*args, evaluate=False)
+
+
+def _positive_first(terms: list[sp.Expr]) -> list[sp.Expr]:
+    """sympy's order of terms, but starting with a positive one where there is one (``b - a`` rather
+    than ``-a + b``: a negation costs an operation in array code)."""
+    first = next((i for i, t in enumerate(terms) if not t.could_extract_minus_sign()), 0)
+    return [terms[first], *terms[:first], *terms[first + 1 :]]
+
+
+def _power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
+    if exponent.is_Integer and 2 <= abs(int(exponent)) <= POW_LIMIT and (base.is_Symbol or base.is_Number):
+        product = sp.Mul(*[base] * abs(int(exponent)), evaluate=False)
+        return product if exponent > 0 else sp.Pow(product, -1, evaluate=False)
+    return sp.Pow(base, exponent, evaluate=False)

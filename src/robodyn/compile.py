@@ -1,0 +1,345 @@
+"""``robodyn.compile(robot)``: the generated C, compiled by the system compiler, cached, loaded.
+
+    import robodyn as rd
+    dyn = rd.compile(rd.load("puma560"))
+    tau = dyn.inverse_dynamics(q, qd, qdd)          # q: (n,) for one state or (N, n) for a batch
+    qdd = dyn.forward_dynamics(q, qd, tau)
+    dyn = rd.compile(rd.load("double_pendulum"))
+    dyn.parameters                                  # ('L1', 'L2', 'g', 'm1', 'm2'): the order of params
+    dyn.gravity(q, params={"L1": 1, "L2": 0.5, "m1": 2, "m2": 1, "g": 9.81})
+
+The C of :mod:`robodyn.codegen.c` is compiled with ``cc -O2 -fPIC -shared -std=c99`` (``$CC`` if set,
+else ``cc``, else ``gcc``) into a shared library in the cache directory (``$ROBODYN_CACHE``, else
+``$XDG_CACHE_HOME/robodyn``, else ``~/.cache/robodyn``), one entry per hash of the model, the
+requested outputs, the generator version, robodyn's own source and the compiler command; a second
+call, in this process or any later one, loads the library without generating or compiling anything.
+Each compile works in a private temporary directory and renames its files into place
+(``os.replace``), so processes and threads compiling the same model at once never leave a torn file.
+The library is loaded with :mod:`ctypes` (standard library: no build-time dependency, and the calls
+release the GIL); batches loop in C (the ``_batch`` routines).
+
+Without a C compiler, :class:`CompileError` says so and names the fallback: the generated NumPy
+module, ``rd.compile(robot, backend="numpy")``, which gives the same object without compiling.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robodyn.codegen.spec import KEYS, KINDS, ModuleSpec, module_spec, sanitize
+
+__all__ = ["CompileError", "CompiledDynamics", "cache_dir", "compile", "find_compiler", "load_library"]
+
+CACHE_ENV = "ROBODYN_CACHE"
+C_FLAGS = ("-O2", "-fPIC", "-shared", "-std=c99")
+FALLBACK = ("use the generated NumPy module instead: robodyn.compile(robot, backend='numpy'), "
+            "or `robodyn codegen MODEL --lang numpy`")
+ParamValues = Mapping[Any, Any] | Sequence[float] | np.ndarray
+
+
+class CompileError(RuntimeError):
+    """No C compiler, or the compiler failed."""
+
+
+def cache_dir() -> Path:
+    """Where compiled libraries are kept (see the module docstring)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "robodyn"
+
+
+def find_compiler() -> list[str] | None:
+    """The C compiler command: ``$CC`` (may carry options), else ``cc``, else ``gcc``; None if absent."""
+    candidates = [shlex.split(os.environ["CC"])] if os.environ.get("CC") else []
+    candidates += [["cc"], ["gcc"]]
+    for command in candidates:
+        if command and shutil.which(command[0]):
+            return [shutil.which(command[0]) or command[0], *command[1:]]
+    return None
+
+
+def _source_fingerprint() -> str:
+    """A hash of robodyn's own Python source (read at every call, a millisecond): a changed generator
+    or Program builder never reuses a stale library, even in a long-lived process."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str]) -> str:
+    from robodyn.codegen.spec import GENERATOR_VERSION
+    from robodyn.model.io import manipulator_to_dict
+
+    data = {
+        "model": manipulator_to_dict(robot),
+        "outputs": outputs,
+        "generator": GENERATOR_VERSION,
+        "source": _source_fingerprint(),
+        "command": command,
+    }
+    text = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+# -- the object ------------------------------------------------------------------------------------
+
+
+class CompiledDynamics:
+    """Inverse dynamics, M, h, the bias, G and forward dynamics of one robot, on one state (n,) or a
+    batch (N, n); ``params`` (a mapping name -> value, or values in :attr:`parameters` order) for a
+    robot with symbolic parameters. Backed by a compiled library or by the generated NumPy module."""
+
+    def __init__(self, spec: ModuleSpec, call: Callable[[str, np.ndarray, list[np.ndarray], tuple[int, ...]],
+                                                          np.ndarray], *, backend: str, path: Path | None = None):
+        self.name = spec.robot
+        self.n = spec.n
+        self.parameters: tuple[str, ...] = spec.parameters
+        self.routines: tuple[str, ...] = spec.kinds
+        self.backend = backend
+        self.path = path
+        self._spec = spec
+        self._call = call
+        self._lock = threading.Lock()
+        self._last: tuple[tuple[float, ...], np.ndarray] | None = None
+
+    def __repr__(self) -> str:
+        where = f" at {self.path}" if self.path else ""
+        return f"<CompiledDynamics {self.name!r} ({self.n} joints, {self.backend}){where}>"
+
+    def constants(self, params: ParamValues | None = None) -> np.ndarray:
+        """k, the parameter-only constants (computed once per parameter values and remembered)."""
+        values = self._values(params)
+        with self._lock:
+            if self._last is not None and self._last[0] == values:
+                return self._last[1]
+        k = self._call("constants", np.zeros(0), [np.asarray(values, dtype=float)],
+                       (self._spec.n_constants,))
+        with self._lock:
+            self._last = (values, k)
+        return k
+
+    def _values(self, params: ParamValues | None) -> tuple[float, ...]:
+        names = self.parameters
+        if params is None or (not isinstance(params, Mapping) and len(params) == 0):
+            if names:
+                raise ValueError(f"{self.name!r} has symbolic parameters; pass params for {', '.join(names)}")
+            return ()
+        if isinstance(params, Mapping):
+            given = {str(key): value for key, value in params.items()}
+            missing = [name for name in names if name not in given]
+            if missing:
+                raise ValueError(f"params for {self.name!r} leave {', '.join(missing)} unbound")
+            unknown = sorted(set(given) - set(names))
+            if unknown:
+                listed = ", ".join(names) or "none"
+                raise ValueError(f"{self.name!r} has no parameter {unknown[0]!r} (it has: {listed})")
+            return tuple(float(given[name]) for name in names)
+        values = tuple(float(v) for v in np.asarray(params, dtype=float).ravel())
+        if len(values) != len(names):
+            raise ValueError(f"{self.name!r} takes {len(names)} parameters ({', '.join(names)}), got {len(values)}")
+        return values
+
+    def _run(self, routine: str, arrays: Sequence[Any], params: ParamValues | None) -> np.ndarray:
+        if routine not in self.routines:
+            raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
+        k = self.constants(params)
+        given = [np.asarray(a, dtype=float) for a in arrays]
+        for a in given:
+            if a.ndim not in (1, 2) or a.shape[-1] != self.n:
+                raise ValueError(f"joint arrays of {self.name!r} must have shape ({self.n},) or (N, {self.n}), "
+                                 f"got {a.shape}")
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in given))
+        except ValueError:
+            raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
+        batch = (1, self.n) if len(shape) == 1 else shape
+        flat = [np.ascontiguousarray(np.broadcast_to(a, batch)) for a in given]
+        tail = (self.n, self.n) if routine == "mass_matrix" else (self.n,)
+        out = self._call(routine, k, flat, tail)
+        return out[0] if len(shape) == 1 else out
+
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, *, params: ParamValues | None = None) -> np.ndarray:
+        """tau = M(q) qdd + h(q, qd) + G(q) + damping + load."""
+        return self._run("inverse_dynamics", (q, qd, qdd), params)
+
+    def mass_matrix(self, q: Any, *, params: ParamValues | None = None) -> np.ndarray:
+        """M(q): (n, n), or (N, n, n) for a batch."""
+        return self._run("mass_matrix", (q,), params)
+
+    def coriolis(self, q: Any, qd: Any, *, params: ParamValues | None = None) -> np.ndarray:
+        """h(q, qd): Coriolis and centrifugal torques only."""
+        return self._run("coriolis", (q, qd), params)
+
+    def bias_forces(self, q: Any, qd: Any, *, params: ParamValues | None = None) -> np.ndarray:
+        """h + G + damping + load: inverse dynamics at qdd = 0."""
+        return self._run("bias_forces", (q, qd), params)
+
+    def gravity(self, q: Any, *, params: ParamValues | None = None) -> np.ndarray:
+        """G(q)."""
+        return self._run("gravity", (q,), params)
+
+    def forward_dynamics(self, q: Any, qd: Any, tau: Any, *, params: ParamValues | None = None) -> np.ndarray:
+        """qdd solving M(q) qdd = tau - bias(q, qd) (a generated LDL^T solve; no check that M is
+        positive definite)."""
+        return self._run("forward_dynamics", (q, qd, tau), params)
+
+
+# -- backends --------------------------------------------------------------------------------------
+
+
+def load_library(path: str | Path, spec: ModuleSpec) -> CompiledDynamics:
+    """A :class:`CompiledDynamics` over a shared library with the C interface of ``spec`` (the
+    compiled C, or the Fortran with its C binding labels)."""
+    lib = ctypes.CDLL(str(path))
+    functions: dict[str, Any] = {}
+    for routine in spec.routines:
+        name = f"{spec.name}_{routine.name}" + ("_batch" if routine.batched else "")
+        f = getattr(lib, name)
+        f.argtypes = [ctypes.c_void_p] * len(routine.arrays) + ([ctypes.c_size_t] if routine.batched else [])
+        f.restype = None
+        functions[routine.name] = f
+
+    def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
+        if routine == "constants":
+            out = np.empty(max(tail[0], 1))
+            functions[routine](arrays[0].ctypes.data if arrays[0].size else None, out.ctypes.data)
+            return out[: tail[0]]
+        N = arrays[0].shape[0]
+        out = np.empty((N, *tail))
+        kk = k if k.size else np.zeros(1)
+        functions[routine](kk.ctypes.data, *(a.ctypes.data for a in arrays), out.ctypes.data, N)
+        return out
+
+    call.library = lib  # type: ignore[attr-defined]  # keep it alive with the closure
+    return CompiledDynamics(spec, call, backend="c", path=Path(path))
+
+
+def _python_backend(spec: ModuleSpec) -> CompiledDynamics:
+    from robodyn.codegen import load_python
+
+    module = load_python(None, "numpy", spec=spec)
+
+    def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
+        if routine == "constants":
+            return np.asarray(module.constants(arrays[0]), dtype=float).reshape(tail)
+        return getattr(module, routine)(k, *arrays)
+
+    return CompiledDynamics(spec, call, backend="numpy")
+
+
+# -- compiling -------------------------------------------------------------------------------------
+
+
+def compile(
+    robot: Any,
+    *,
+    outputs: Iterable[str] | None = None,
+    backend: str = "c",
+    cache: str | Path | None = None,
+    compiler: Sequence[str] | None = None,
+    spec: ModuleSpec | None = None,
+) -> CompiledDynamics:
+    """Generate, compile (or find in the cache) and load the dynamics routines of ``robot``.
+
+    ``outputs``: ``--outputs`` keys (``tau``, ``M``, ``h``, ``bias``, ``G``, ``forward``; default all);
+    ``backend``: ``"c"`` (compiled) or ``"numpy"`` (the generated NumPy module, nothing compiled);
+    ``cache``: the cache directory (default :func:`cache_dir`); ``compiler``: the command (default
+    :func:`find_compiler`); ``spec``: the routines of ``robot`` if already generated
+    (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again.
+    Raises :class:`CompileError` without a compiler or if compiling fails."""
+    keys = tuple(kind.key for kind in KINDS if outputs is None or kind.key in set(outputs))
+    if outputs is not None:
+        unknown = sorted(set(outputs) - set(KEYS))
+        if unknown:
+            raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(KEYS)}")
+    if spec is not None and spec.kinds != tuple(kind.name for kind in KINDS if kind.key in keys):
+        raise ValueError(f"spec has routines {spec.kinds}, not those of outputs {keys}")
+    if backend == "numpy":
+        return _python_backend(spec or module_spec(robot, keys))
+    if backend != "c":
+        raise ValueError(f"unknown backend {backend!r}; choose 'c' or 'numpy'")
+    command = list(compiler) if compiler is not None else find_compiler()
+    if not command:
+        raise CompileError(f"no C compiler found (tried $CC, cc and gcc); {FALLBACK}")
+    command = [*command, *C_FLAGS]
+    name = sanitize(robot.name)
+    entry = Path(cache if cache is not None else cache_dir()) / f"{name}-{_cache_key(robot, keys, command)}"
+    library = entry / f"{name}.so"
+    spec_file = entry / "spec.json"
+    if library.exists() and spec_file.exists():
+        return load_library(library, _spec_from_json(spec_file.read_text(encoding="utf-8")))
+    spec = spec or module_spec(robot, keys)
+    _build(spec, entry, command)
+    return load_library(library, spec)
+
+
+def _build(spec: ModuleSpec, entry: Path, command: list[str]) -> None:
+    """Write the sources, compile in a private directory, then rename everything into ``entry``
+    (the library last, so that a library present means a complete entry)."""
+    from robodyn.codegen import generate
+
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=entry.parent))
+    try:
+        files = generate(None, "c", spec=spec)
+        for filename, text in files.items():
+            (work / filename).write_text(text, encoding="utf-8")
+        (work / "spec.json").write_text(_spec_to_json(spec), encoding="utf-8")
+        library = work / f"{spec.name}.so"
+        run = [*command, "-o", str(library), str(work / f"{spec.name}.c"), "-lm"]
+        try:
+            result = subprocess.run(run, capture_output=True, text=True, check=False)
+        except OSError as exc:
+            raise CompileError(f"cannot run {command[0]} ({exc.strerror}); {FALLBACK}") from None
+        if result.returncode != 0:
+            tail = " ".join(result.stderr.split())[-800:]
+            raise CompileError(f"{shlex.join(run)} failed (exit {result.returncode}): {tail}")
+        entry.mkdir(exist_ok=True)
+        for filename in [*files, "spec.json", library.name]:
+            os.replace(work / filename, entry / filename)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# -- the spec beside the library (what the wrapper needs, without regenerating) --------------------
+
+
+def _spec_to_json(spec: ModuleSpec) -> str:
+    routines = [
+        {"name": r.name, "arrays": [[a.name, list(a.shape)] for a in r.arrays], "batched": r.batched}
+        for r in spec.routines
+    ]
+    data = {"name": spec.name, "robot": spec.robot, "n": spec.n, "parameters": list(spec.parameters),
+            "n_constants": spec.n_constants, "version": spec.version, "routines": routines}
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def _spec_from_json(text: str) -> ModuleSpec:
+    from robodyn.codegen.spec import Array, Routine
+    from robodyn.program import OperationCount
+
+    data = json.loads(text)
+    routines = []
+    for r in data["routines"]:
+        arrays = [Array(name, tuple(shape)) for name, shape in r["arrays"]]
+        routines.append(Routine(name=r["name"], summary="", inputs=tuple(arrays[:-1]), output=arrays[-1], loads=(),
+                                assignments=(), stores=(), count=OperationCount(), batched=r["batched"]))
+    return ModuleSpec(name=data["name"], robot=data["robot"], n=data["n"], parameters=tuple(data["parameters"]),
+                      n_constants=data["n_constants"], routines=tuple(routines), version=data["version"])

@@ -1,0 +1,441 @@
+"""Generated C, Fortran, NumPy and JAX against the symbolic equations and the numeric engine.
+
+Every language is run on the same random states and parameters and compared, routine by routine,
+with robodyn.numeric (itself checked against the four formulations and Pinocchio) and, for the
+small symbolic arms, with the sympy Equations themselves: 1e-12 relative (to the largest entry, or
+1). Forward dynamics is checked by its residual M qdd + bias - tau (a backward error, independent of
+how well conditioned M is) and against numeric.forward_dynamics within cond(M) * 1e-13.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+import sympy
+from typer.testing import CliRunner
+
+import robodyn as rd
+from robodyn import codegen, numeric
+from robodyn.cli import app
+from robodyn.codegen.spec import ModuleSpec
+from robodyn.compile import CompiledDynamics, load_library
+from tests.conftest import load_quiet, random_robot
+
+ROOT = Path(__file__).resolve().parents[1]
+TOL = 1e-12
+N = 6
+#: The six-joint arms take seconds to build: puma560 runs in the fast suite, the others are marked slow.
+BIG = {"industrial_6r", "puma560_symbolic", "stanford_arm"}
+LIBRARY = [pytest.param(name, marks=pytest.mark.slow) if name in BIG else name for name in rd.library.names()]
+RANDOM = [(0, 2, "standard"), (1, 3, "modified"), (2, 4, "standard"), (3, 3, "modified")]
+GFORTRAN = shutil.which("gfortran")
+needs_gfortran = pytest.mark.skipif(GFORTRAN is None, reason="gfortran not installed (apt-get install gfortran)")
+ARGS = {"inverse_dynamics": ("q", "qd", "qdd"), "mass_matrix": ("q",), "coriolis": ("q", "qd"),
+        "bias_forces": ("q", "qd"), "gravity": ("q",)}
+
+
+# -- robots, specs, references (computed once per session) -----------------------------------------
+
+
+@functools.cache
+def robot_of(name: str) -> rd.Manipulator:
+    if name.startswith("random"):
+        seed, n, convention = RANDOM[int(name.removeprefix("random"))]
+        return random_robot(seed, n, convention)
+    return load_quiet(name)
+
+
+@functools.cache
+def spec_of(name: str) -> ModuleSpec:
+    return codegen.module_spec(robot_of(name))
+
+
+@functools.cache
+def case(name: str) -> dict:
+    """Random states, parameters and the numeric engine's results for robot ``name``."""
+    robot = robot_of(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    params = {s.name: float(v) for s, v in zip(robot.parameters(), rng.uniform(0.5, 2.0, len(robot.parameters())),
+                                                  strict=True)}
+    states = {"q": rng.uniform(-np.pi, np.pi, (N, robot.n)), "qd": rng.uniform(-2, 2, (N, robot.n)),
+              "qdd": rng.uniform(-5, 5, (N, robot.n))}
+    p = params or None
+    ref = {
+        "inverse_dynamics": numeric.inverse_dynamics(robot, states["q"], states["qd"], states["qdd"], params=p),
+        "mass_matrix": numeric.mass_matrix(robot, states["q"], params=p),
+        "coriolis": numeric.coriolis(robot, states["q"], states["qd"], params=p),
+        "bias_forces": numeric.bias_forces(robot, states["q"], states["qd"], params=p),
+        "gravity": numeric.gravity(robot, states["q"], params=p),
+    }
+    states["tau"] = ref["inverse_dynamics"] + rng.uniform(-1, 1, (N, robot.n))
+    ref["forward_dynamics"] = numeric.forward_dynamics(robot, states["q"], states["qd"], states["tau"], params=p)
+    return {"robot": robot, "params": params, "states": states, "ref": ref}
+
+
+def rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(np.asarray(a) - b)) / max(float(np.max(np.abs(b))), 1.0))
+
+
+def check_routines(name: str, call: Callable[..., np.ndarray], routines: tuple[str, ...]) -> None:
+    """``call(routine, *arrays)`` (batch arrays, k bound) against the numeric engine, every routine."""
+    c = case(name)
+    s, ref = c["states"], c["ref"]
+    for routine in routines:
+        if routine == "forward_dynamics":
+            continue
+        got = call(routine, *(s[a] for a in ARGS[routine]))
+        assert rel(got, ref[routine]) < TOL, f"{name}: {routine} off by {rel(got, ref[routine]):.2e}"
+    if "forward_dynamics" in routines:
+        qdd = np.asarray(call("forward_dynamics", s["q"], s["qd"], s["tau"]))
+        M, bias = ref["mass_matrix"], ref["bias_forces"]
+        error = rel(np.einsum("kij,kj->ki", M, qdd) + bias, s["tau"])  # M qdd + bias - tau, relative
+        assert error < TOL, f"{name}: forward dynamics residual {error:.2e}"
+        condition = max(np.linalg.cond(m) for m in M)
+        assert rel(qdd, ref["forward_dynamics"]) < max(TOL, condition * 1e-13), f"{name}: forward dynamics"
+
+
+def check_compiled(name: str, dyn: CompiledDynamics) -> None:
+    params = case(name)["params"] or None
+
+    def call(routine: str, *arrays: np.ndarray) -> np.ndarray:
+        return getattr(dyn, routine)(*arrays, params=params)
+
+    check_routines(name, call, dyn.routines)
+
+
+# -- C ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def code_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("robodyn-cache")
+
+
+@functools.cache
+def compiled_c(name: str, cache: Path) -> CompiledDynamics:
+    return rd.compile(robot_of(name), cache=cache, spec=spec_of(name))
+
+
+@pytest.mark.parametrize("name", LIBRARY + [f"random{i}" for i in range(len(RANDOM))])
+def test_c_agrees_with_numeric(name: str, code_cache: Path) -> None:
+    check_compiled(name, compiled_c(name, code_cache))
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "two_link_payload", "stanford_modified"])
+def test_c_agrees_with_symbolic_equations(name: str, code_cache: Path) -> None:
+    """The generated code evaluates the sympy Equations themselves (tau, M, h, G)."""
+    c = case(name)
+    robot, params, s = c["robot"], c["params"], c["states"]
+    eqs = rd.derive(robot)
+    sym = eqs.symbols
+    variables = [*sym.q, *sym.qd, *sym.qdd, *robot.parameters()]
+    dyn = compiled_c(name, code_cache)
+    parts = {"tau": dyn.inverse_dynamics(s["q"], s["qd"], s["qdd"], params=params),
+             "M": dyn.mass_matrix(s["q"], params=params), "h": dyn.coriolis(s["q"], s["qd"], params=params),
+             "G": dyn.gravity(s["q"], params=params)}
+    for part, got in parts.items():
+        f = sympy.lambdify(variables, getattr(eqs, part), "numpy")
+        for i in range(N):
+            values = [*s["q"][i], *s["qd"][i], *s["qdd"][i], *(params[p.name] for p in robot.parameters())]
+            expected = np.array(f(*values), dtype=float).reshape(got[i].shape)
+            assert rel(got[i], expected) < TOL, f"{name}: {part} at state {i}"
+
+
+def _c_files(name: str, directory: Path) -> Path:
+    for filename, text in codegen.generate(None, "c", spec=spec_of(name)).items():
+        (directory / filename).write_text(text)
+    return directory / f"{spec_of(name).name}.c"
+
+
+@pytest.mark.parametrize("name", ["puma560", "two_link_payload", "random0"])
+def test_c_is_strict_c99(name: str, tmp_path: Path) -> None:
+    source = _c_files(name, tmp_path)
+    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c", "-o", str(tmp_path / "x.o")]
+    proc = subprocess.run(["cc", *flags, str(source)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "NAME.h"
+
+static double *load(FILE *f, size_t count) {
+    double *x = malloc(count * sizeof(double));
+    if (x == NULL || fread(x, sizeof(double), count, f) != count) { exit(3); }
+    return x;
+}
+
+int main(int argc, char **argv) {
+    size_t N = (size_t)atol(argv[1]), n = UPPER_NUM_JOINTS, P = UPPER_NUM_PARAMETERS;
+    size_t K = UPPER_NUM_CONSTANTS > 0 ? UPPER_NUM_CONSTANTS : 1;
+    FILE *in = fopen(argv[2], "rb"), *out = fopen(argv[3], "wb");
+    double *params, *k = malloc(K * sizeof(double)), *q, *qd, *qdd, *tau, *M, *r;
+    if (argc != 4 || in == NULL || out == NULL || k == NULL) { return 2; }
+    params = load(in, P > 0 ? P : 1);
+    q = load(in, N * n); qd = load(in, N * n); qdd = load(in, N * n); tau = load(in, N * n);
+    M = malloc(N * n * n * sizeof(double)); r = malloc(N * n * sizeof(double));
+    NAME_constants(params, k);
+    NAME_inverse_dynamics_batch(k, q, qd, qdd, r, N); fwrite(r, sizeof(double), N * n, out);
+    NAME_mass_matrix_batch(k, q, M, N); fwrite(M, sizeof(double), N * n * n, out);
+    NAME_coriolis_batch(k, q, qd, r, N); fwrite(r, sizeof(double), N * n, out);
+    NAME_bias_forces_batch(k, q, qd, r, N); fwrite(r, sizeof(double), N * n, out);
+    NAME_gravity_batch(k, q, r, N); fwrite(r, sizeof(double), N * n, out);
+    NAME_forward_dynamics_batch(k, q, qd, tau, r, N); fwrite(r, sizeof(double), N * n, out);
+    free(params); free(k); free(q); free(qd); free(qdd); free(tau); free(M); free(r);
+    fclose(in); fclose(out);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["two_link_payload", "puma560"])
+def test_c_batch_under_address_and_undefined_sanitizers(name: str, tmp_path: Path) -> None:
+    """A small driver runs every batch routine on exactly sized heap arrays under ASan and UBSan."""
+    spec = spec_of(name)
+    source = _c_files(name, tmp_path)
+    driver = tmp_path / "driver.c"
+    driver.write_text(DRIVER.replace("UPPER", spec.name.upper()).replace("NAME", spec.name))
+    exe = tmp_path / "driver"
+    flags = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+             "-fno-omit-frame-pointer"]
+    proc = subprocess.run(["cc", *flags, "-o", str(exe), str(driver), str(source), "-lm"],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0 and "asan" in proc.stderr.lower():
+        pytest.skip(f"the compiler has no sanitizer runtime: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 0, proc.stderr
+    c = case(name)
+    s, params = c["states"], c["params"]
+    values = [params[p] for p in spec.parameters] or [0.0]
+    blob = np.concatenate([np.asarray(values, dtype=float)] + [s[a].ravel() for a in ("q", "qd", "qdd", "tau")])
+    (tmp_path / "in.bin").write_bytes(blob.tobytes())
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0", "UBSAN_OPTIONS": "print_stacktrace=1"}
+    run = subprocess.run([str(exe), str(N), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
+                         capture_output=True, text=True, check=False, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "runtime error" not in run.stderr, run.stderr[-2000:]
+    results = np.frombuffer((tmp_path / "out.bin").read_bytes())
+    n = spec.n
+    sizes = {"inverse_dynamics": n, "mass_matrix": n * n, "coriolis": n, "bias_forces": n, "gravity": n,
+             "forward_dynamics": n}
+    got, start = {}, 0
+    for routine, size in sizes.items():
+        got[routine] = results[start : start + N * size].reshape((N, n, n) if size == n * n else (N, n))
+        start += N * size
+    check_routines(name, lambda routine, *arrays: got[routine], tuple(sizes))
+
+
+# -- Fortran -----------------------------------------------------------------------------------------
+
+
+@functools.cache
+def compiled_fortran(name: str, directory: Path) -> CompiledDynamics:
+    spec = spec_of(name)
+    ((filename, text),) = codegen.generate(None, "fortran", spec=spec).items()
+    work = directory / spec.name
+    work.mkdir()
+    (work / filename).write_text(text)
+    library = work / f"{spec.name}_f90.so"
+    flags = ["-std=f2008", "-Wall", "-Wextra", "-pedantic", "-Werror", "-Wno-unused-dummy-argument", "-O1",
+             "-fPIC", "-shared", "-J", str(work)]
+    proc = subprocess.run([GFORTRAN or "gfortran", *flags, "-o", str(library), str(work / filename)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return load_library(library, spec)
+
+
+@needs_gfortran
+@pytest.mark.parametrize("name", [*LIBRARY, "random1", "random2"])
+def test_fortran_agrees_with_numeric(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """gfortran -std=f2008 -Wall -Wextra -pedantic -Werror (an unused dummy argument is allowed: the
+    interface is fixed); the subroutines are called through their C binding labels."""
+    check_compiled(name, compiled_fortran(name, tmp_path_factory.mktemp("f90")))
+
+
+# -- NumPy and JAX -----------------------------------------------------------------------------------
+
+
+@functools.cache
+def python_module(name: str, language: str) -> ModuleType:
+    return codegen.load_python(None, language, spec=spec_of(name))
+
+
+def check_python(name: str, language: str, wrap: Callable[[Callable], Callable] = lambda f: f) -> None:
+    module = python_module(name, language)
+    params = case(name)["params"]
+    k = module.constants([params[p] for p in module.PARAMETERS])
+
+    def call(routine: str, *arrays: np.ndarray) -> np.ndarray:
+        return np.asarray(wrap(getattr(module, routine))(k, *arrays))
+
+    check_routines(name, call, module.ROUTINES)
+
+
+@pytest.mark.parametrize("name", LIBRARY + [f"random{i}" for i in range(len(RANDOM))])
+def test_numpy_agrees_with_numeric(name: str) -> None:
+    check_python(name, "numpy")
+
+
+def test_numpy_single_state_blocks_and_broadcasting() -> None:
+    module = python_module("puma560", "numpy")
+    k = module.constants([])
+    rng = np.random.default_rng(5)
+    q, qd, qdd = (rng.uniform(-2, 2, (module.BLOCK * 2 + 3, 6)) for _ in range(3))
+    tau = module.inverse_dynamics(k, q, qd, qdd)
+    assert tau.shape == q.shape and tau.flags.c_contiguous
+    assert np.array_equal(module.inverse_dynamics(k, q[7], qd[7], qdd[7]), tau[7])
+    assert np.allclose(module.inverse_dynamics(k, q, qd[0], qdd[0]), module.inverse_dynamics(k, q, qd[:1], qdd[:1]))
+    assert module.mass_matrix(k, q[:4]).shape == (4, 6, 6)
+    with pytest.raises(ValueError, match="shape"):
+        module.gravity(k, q[:, :5])
+
+
+@pytest.fixture(scope="module")
+def jax() -> ModuleType:
+    jax = pytest.importorskip("jax", reason="jax not installed (pip install 'robodyn[jax]')")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+@pytest.mark.parametrize("name", [*LIBRARY, "random1", "random3"])
+def test_jax_agrees_with_numeric(name: str, jax: ModuleType) -> None:
+    check_python(name, "jax")
+
+
+def test_jax_jit_and_vmap(jax: ModuleType) -> None:
+    """jit of the batch functions, and vmap of the single-state function over states and over params."""
+    check_python("two_link_payload", "jax", jax.jit)
+    module = python_module("two_link_payload", "jax")
+    c = case("two_link_payload")
+    s, params = c["states"], c["params"]
+    values = np.array([params[p] for p in module.PARAMETERS])
+    k = module.constants(values)
+    mapped = jax.jit(jax.vmap(module.inverse_dynamics, in_axes=(None, 0, 0, 0)))(k, s["q"], s["qd"], s["qdd"])
+    assert rel(mapped, c["ref"]["inverse_dynamics"]) < TOL
+    ks = jax.vmap(module.constants)(np.stack([values, 2 * values]))
+    both = jax.vmap(module.gravity, in_axes=(0, None))(ks, s["q"][0])
+    assert both.shape == (2, 2) and rel(both[0], c["ref"]["gravity"][0]) < TOL
+    assert module.mass_matrix(k, s["q"]).shape == (N, 2, 2)
+
+
+# -- determinism, names, interface ---------------------------------------------------------------------
+
+GENERATE = """
+import sys, warnings, hashlib
+import robodyn as rd
+from robodyn import codegen
+from tests.conftest import random_robot
+warnings.simplefilter("ignore")
+for name in sys.argv[1:]:
+    spec = codegen.module_spec(random_robot(1, 3, "modified") if name == "random1" else rd.load(name))
+    for language in codegen.LANGUAGES:
+        for filename, text in sorted(codegen.generate(None, language, spec=spec).items()):
+            print(filename, hashlib.sha256(text.encode()).hexdigest())
+"""
+
+
+def test_generated_files_are_deterministic() -> None:
+    """Byte-identical files from two processes with different hash seeds (and in this process)."""
+    names = ["two_link_payload", "random1"]  # symbolic, and floating-point data
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", GENERATE, *names], capture_output=True, text=True,
+                              check=True, env=env, cwd=ROOT)
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") == 2 * 5
+    for name in names:
+        spec = codegen.module_spec(robot_of(name))
+        assert codegen.generate(None, "c", spec=spec) == codegen.generate(None, "c", spec=spec_of(name))
+
+
+def test_names_are_sanitised_for_every_language(tmp_path: Path, code_cache: Path) -> None:
+    robot = random_robot(4, 2, "standard").replace(name="2nd arm-v1.0 (test)")
+    assert codegen.sanitize(robot.name) == "robot_2nd_arm_v1_0_test"
+    dyn = rd.compile(robot, cache=code_cache)
+    assert dyn.inverse_dynamics(np.zeros(2), np.zeros(2), np.zeros(2)).shape == (2,)
+    files = codegen.generate(robot, "fortran")
+    assert list(files) == ["robot_2nd_arm_v1_0_test.f90"]
+    assert "module robot_2nd_arm_v1_0_test" in files["robot_2nd_arm_v1_0_test.f90"]
+
+
+def test_header_states_parameter_order_and_operation_counts() -> None:
+    spec = spec_of("double_pendulum")
+    files = codegen.generate(None, "c", spec=spec)
+    header, source = files["double_pendulum.h"], files["double_pendulum.c"]
+    for i, name in enumerate(load_quiet("double_pendulum").parameters()):
+        assert f"params[{i}] = {name}" in header
+    assert "#define DOUBLE_PENDULUM_NUM_PARAMETERS 5" in header
+    for routine in spec.routines:
+        marker = f"void double_pendulum_{routine.name}("
+        assert marker in header
+        before = source[: source.index(marker)]
+        assert before.rstrip().endswith(f"Operations per call: {routine.count_text()}.\n */".rstrip())
+    tau = spec.routine("inverse_dynamics").count
+    assert 0 < tau.multiplications < 60 and tau.trig > 0
+
+
+def test_outputs_choose_the_routines() -> None:
+    files = codegen.generate(load_quiet("two_link_fu"), "c", ["tau", "forward"])
+    header = files["two_link_fu.h"]
+    assert "two_link_fu_inverse_dynamics(" in header and "two_link_fu_forward_dynamics(" in header
+    assert "two_link_fu_mass_matrix(" not in header
+    with pytest.raises(ValueError, match="unknown output"):
+        codegen.generate(load_quiet("two_link_fu"), "c", ["tau", "D"])
+    with pytest.raises(ValueError, match="unknown language"):
+        codegen.generate(load_quiet("two_link_fu"), "rust")
+
+
+def test_forward_dynamics_refuses_a_massless_distal_link() -> None:
+    robot = rd.Manipulator.from_dh([{"joint": "R", "a": 1, "alpha": 0, "mass": 1}, {"joint": "R", "a": 1, "alpha": 0}])
+    with pytest.raises(ValueError, match="identically zero"):
+        codegen.module_spec(robot, ["forward"])
+    assert "inverse_dynamics" in codegen.module_spec(robot, ["tau"]).kinds
+
+
+# -- CLI ---------------------------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("language, expected", [("c", ["two_link_fu.h", "two_link_fu.c"]),
+                                                ("fortran", ["two_link_fu.f90"]), ("numpy", ["two_link_fu.py"]),
+                                                ("jax", ["two_link_fu_jax.py"])])
+def test_cli_codegen_writes_the_files(language: str, expected: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    result = runner.invoke(app, ["codegen", "two_link_fu", "--lang", language, "--outputs", "tau,M,forward",
+                                 "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == sorted(expected)
+    spec = codegen.module_spec(load_quiet("two_link_fu"), ["tau", "M", "forward"])
+    assert {p.name: p.read_text() for p in out.iterdir()} == codegen.generate(None, language, spec=spec)
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--outputs", "tau,D"], "--outputs"),
+    (["--outputs", ","], "--outputs"),
+    (["--lang", "rust"], "--lang"),
+])
+def test_cli_codegen_errors_are_one_line(args: list[str], expect: str, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "robodyn.cli", "codegen", "two_link_fu", *args, "-o", str(tmp_path)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ")
+    assert expect in proc.stderr
+
+
+def test_cli_codegen_output_must_be_a_directory(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    result = runner.invoke(app, ["codegen", "two_link_fu", "-o", str(target)])
+    assert result.exit_code == 2 and "not a directory" in result.output

@@ -1,0 +1,172 @@
+"""robodyn.compile: shapes, parameters, the cache (shared by processes and threads), errors, fallback."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn import numeric
+from robodyn.compile import CompileError, find_compiler
+from tests.conftest import load_quiet, random_robot
+
+# robodyn.compile is the function; the module is reached through sys.modules
+compile_module = importlib.import_module("robodyn.compile")
+compiler = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc or gcc)")
+DP = {"L1": 1.0, "L2": 0.5, "g": 9.81, "m1": 2.0, "m2": 1.0}
+
+
+def states(n: int, N: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-3, 3, (N, n)), rng.uniform(-2, 2, (N, n)), rng.uniform(-5, 5, (N, n))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+@compiler
+def test_one_state_batches_and_broadcasting(cache: Path) -> None:
+    robot = random_robot(1, 3, "modified")  # damping, armature, tip load
+    dyn = rd.compile(robot, cache=cache)
+    q, qd, qdd = states(3, 5)
+    tau = dyn.inverse_dynamics(q, qd, qdd)
+    assert tau.shape == (5, 3) and np.allclose(tau, numeric.inverse_dynamics(robot, q, qd, qdd), rtol=1e-12, atol=1e-12)
+    assert dyn.inverse_dynamics(q[2], qd[2], qdd[2]).shape == (3,)
+    assert np.allclose(dyn.inverse_dynamics(q[2], qd[2], qdd[2]), tau[2], rtol=1e-14, atol=1e-14)
+    assert np.allclose(dyn.inverse_dynamics(q, qd[0], qdd[0]), dyn.inverse_dynamics(q, qd[[0] * 5], qdd[[0] * 5]))
+    assert dyn.mass_matrix(q).shape == (5, 3, 3) and dyn.mass_matrix(q[0]).shape == (3, 3)
+    assert dyn.gravity(q.tolist()).shape == (5, 3)
+    assert np.allclose(dyn.forward_dynamics(q, qd, tau), qdd, rtol=1e-9, atol=1e-9)
+    assert dyn.inverse_dynamics(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3))).shape == (0, 3)
+    for bad in (np.zeros(5), np.zeros((2, 3, 3)), np.zeros((3, 7))):
+        with pytest.raises(ValueError, match="shape"):
+            dyn.gravity(bad)
+    with pytest.raises(ValueError, match="do not match"):
+        dyn.coriolis(np.zeros((3, 3)), np.zeros((2, 3)))
+
+
+@compiler
+def test_parameters_by_name_or_in_order(cache: Path) -> None:
+    robot = load_quiet("double_pendulum")
+    dyn = rd.compile(robot, cache=cache)
+    assert dyn.parameters == tuple(s.name for s in robot.parameters()) == ("L1", "L2", "g", "m1", "m2")
+    q, qd, _ = states(2, 4)
+    expected = numeric.gravity(robot, q, params=DP)
+    assert np.allclose(dyn.gravity(q, params=DP), expected, rtol=1e-13, atol=1e-13)
+    assert np.allclose(dyn.gravity(q, params=[DP[p] for p in dyn.parameters]), expected, rtol=1e-13, atol=1e-13)
+    assert np.allclose(dyn.constants(DP), dyn.constants(list(DP.values())))
+    with pytest.raises(ValueError, match="symbolic parameters"):
+        dyn.gravity(q)
+    with pytest.raises(ValueError, match="unbound"):
+        dyn.gravity(q, params={"L1": 1.0})
+    with pytest.raises(ValueError, match="no parameter 'x'"):
+        dyn.gravity(q, params={**DP, "x": 1.0})
+    with pytest.raises(ValueError, match="takes 5 parameters"):
+        dyn.gravity(q, params=[1.0, 2.0])
+    numeric_arm = rd.compile(load_quiet("two_link_payload").replace(name="tlp"), cache=cache, outputs=["G"])
+    assert numeric_arm.routines == ("gravity",)
+    with pytest.raises(ValueError, match="was not generated"):
+        numeric_arm.inverse_dynamics(q[0], qd[0], qd[0], params=np.ones(8))
+
+
+@compiler
+def test_second_compile_comes_from_the_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    robot = load_quiet("two_link_fu")
+    first = rd.compile(robot, cache=cache)
+    assert first.path is not None and first.path.exists()
+    assert sorted(p.name for p in first.path.parent.iterdir()) == ["spec.json", "two_link_fu.c", "two_link_fu.h",
+                                                                   "two_link_fu.so"]
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(compile_module.subprocess, "run", refuse)
+    monkeypatch.setattr(compile_module, "module_spec", refuse)
+    again = rd.compile(robot, cache=cache)
+    assert again.path == first.path and again.parameters == first.parameters
+    q, qd, qdd = states(2, 3)
+    params = {"l": 1.0, "m1": 1.0, "m2": 2.0, "g": 9.81}
+    params = {name: params.get(name, 1.5) for name in first.parameters}
+    assert np.array_equal(again.inverse_dynamics(q, qd, qdd, params=params),
+                          first.inverse_dynamics(q, qd, qdd, params=params))
+    changed = robot.replace(gravity=(0, 0, -1))
+    monkeypatch.undo()
+    assert rd.compile(changed, cache=cache).path != first.path  # another model, another entry
+
+
+CONCURRENT = """
+import sys, warnings
+import numpy as np
+import robodyn as rd
+warnings.simplefilter("ignore")
+dyn = rd.compile(rd.load("double_pendulum"), cache=sys.argv[1], outputs=["tau", "G"])
+print(repr(float(np.sum(dyn.gravity([0.3, -0.2], params=[1, 0.5, 9.81, 2, 1])))))
+"""
+
+
+@compiler
+def test_concurrent_compiles_share_one_cache_entry(tmp_path: Path) -> None:
+    """Three processes and four threads compile the same model into an empty cache at once."""
+    fingerprint = compile_module._source_fingerprint()
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(tmp_path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    robot = load_quiet("double_pendulum")
+    with ThreadPoolExecutor(4) as pool:
+        threads = list(pool.map(lambda _: rd.compile(robot, cache=tmp_path, outputs=["tau", "G"]), range(4)))
+    results = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in results]
+    params = [1, 0.5, 9.81, 2, 1]
+    expected = float(np.sum(numeric.gravity(robot, [0.3, -0.2], params=dict(zip(DP, params, strict=True)))))
+    assert all(abs(float(out) - expected) < 1e-12 * max(abs(expected), 1) for out, _ in results)
+    assert all(abs(float(np.sum(d.gravity([0.3, -0.2], params=params))) - expected) < 1e-12 for d in threads)
+    entries = list(tmp_path.iterdir())
+    assert all(e.is_dir() and not e.name.startswith(".") for e in entries), entries  # no temporary left behind
+    for entry in entries:
+        names = sorted(p.name for p in entry.iterdir())
+        assert names == ["double_pendulum.c", "double_pendulum.h", "double_pendulum.so", "spec.json"]
+    if compile_module._source_fingerprint() == fingerprint:  # (robodyn's source was not edited meanwhile)
+        assert len(entries) == 1, entries
+
+
+def test_missing_compiler_names_the_numpy_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compile_module, "find_compiler", lambda: None)
+    with pytest.raises(CompileError, match=r"no C compiler.*backend='numpy'"):
+        rd.compile(load_quiet("two_link_fu"), cache=tmp_path)
+
+
+def test_find_compiler_respects_cc(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    assert find_compiler() is None
+    monkeypatch.setenv("CC", f"{sys.executable} -q")
+    assert find_compiler() == [sys.executable, "-q"]
+
+
+def test_failing_compiler_is_a_compile_error(tmp_path: Path) -> None:
+    with pytest.raises(CompileError, match="failed"):
+        rd.compile(load_quiet("two_link_fu"), cache=tmp_path, compiler=["false"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_numpy_backend_needs_no_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compile_module, "find_compiler", lambda: None)
+    robot = load_quiet("double_pendulum")
+    dyn = rd.compile(robot, backend="numpy")
+    assert dyn.backend == "numpy" and dyn.path is None
+    q, qd, qdd = states(2, 4)
+    tau = dyn.inverse_dynamics(q, qd, qdd, params=DP)
+    assert np.allclose(tau, numeric.inverse_dynamics(robot, q, qd, qdd, params=DP), rtol=1e-13, atol=1e-13)
+    assert np.allclose(dyn.forward_dynamics(q, qd, tau, params=DP), qdd, rtol=1e-10, atol=1e-10)
+    assert dyn.mass_matrix(q[0], params=DP).shape == (2, 2)
+    with pytest.raises(ValueError, match="backend"):
+        rd.compile(robot, backend="rust")
+    with pytest.raises(ValueError, match="unknown output"):
+        rd.compile(robot, outputs=["tau", "x"])
