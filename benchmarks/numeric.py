@@ -9,7 +9,7 @@ For each batch size N: microseconds per state of ``inverse_dynamics`` (recursive
 ``mass_matrix`` (composite rigid body algorithm) and ``forward_dynamics`` (CRBA + RNEA + Cholesky),
 best of several interleaved rounds, the model already compiled (cached); also Kane's O(n) algorithm
 (``robodyn.numeric.kane``). Where Pinocchio is installed, the same
-arm built from the DH table (tests/test_pinocchio.py) is timed for comparison: ``rnea``/``crba``/``aba``
+arm built from the DH table (robodyn.interop.to_pinocchio) is timed for comparison: ``rnea``/``crba``/``aba``
 (and ``computeAllTerms``) called in a Python loop over the states, and ``rneaInParallel`` on one
 thread for the whole batch.
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import platform
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -87,10 +86,9 @@ def pinocchio_calls(robot: rd.Manipulator, sizes: list[int]) -> list[tuple[str, 
         return []
     import pinocchio as pin
 
-    sys.path.insert(0, str(ROOT))
-    from tests.test_pinocchio import pinocchio_model
+    from robodyn.interop import to_pinocchio
 
-    model = pinocchio_model(robot)
+    model = to_pinocchio(robot)
     data = model.createData()
     calls: list[tuple[str, int, Callable[[], object]]] = []
     for N in sizes:

@@ -1,10 +1,10 @@
 """robodyn.numeric against Pinocchio (an independent C++ implementation of Featherstone's algorithms).
 
-The arm is rebuilt in Pinocchio from the DH table alone, not from robodyn's compiled arrays: link i's
-transform A_i = B_i Rot(z, theta_i) Trans(z, d_i) C_i (standard DH: B = I, C = Trans(x, a) Rot(x, alpha);
-modified DH: B = Rot(x, alpha) Trans(x, a), C = I) becomes a joint placement C_{i-1} B_i Rot(z, theta0_i)
-Trans(z, d0_i) followed by a revolute (RZ) or prismatic (PZ) joint; link i's inertia, given in link frame
-i, is moved onto the joint frame by C_i. No damping, armature or tip load (Pinocchio has none of them).
+The arm is rebuilt in Pinocchio from the DH table alone by :func:`robodyn.interop.to_pinocchio`, not from
+robodyn's compiled arrays: link i's transform A_i = B_i Rot(z, theta_i) Trans(z, d_i) C_i (standard DH: B = I,
+C = Trans(x, a) Rot(x, alpha); modified DH: B = Rot(x, alpha) Trans(x, a), C = I) becomes a joint placement
+C_{i-1} B_i Rot(z, theta0_i) Trans(z, d0_i) followed by a revolute (RZ) or prismatic (PZ) joint; link i's
+inertia, given in link frame i, is moved onto the joint frame by C_i. No damping, armature or tip load here.
 """
 
 from __future__ import annotations
@@ -19,54 +19,9 @@ from robodyn import numeric
 from tests.conftest import load_quiet, random_robot
 
 pin = pytest.importorskip("pinocchio")
+from robodyn.interop import to_pinocchio as pinocchio_model  # noqa: E402  (after the skip)
 
 TOL = 1e-9
-
-
-def _f(value: object) -> float:
-    return float(value)  # type: ignore[arg-type]
-
-
-def _rot_x(alpha: float) -> np.ndarray:
-    c, s = np.cos(alpha), np.sin(alpha)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def _rot_z(theta: float) -> np.ndarray:
-    c, s = np.cos(theta), np.sin(theta)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def _dh_pieces(link: rd.Link, convention: str) -> tuple[object, object, object]:
-    """(B, S at q = 0, C) of one link as Pinocchio SE3 placements."""
-    a, alpha = _f(link.a), _f(link.alpha)
-    trans_x = pin.SE3(np.eye(3), np.array([a, 0.0, 0.0]))
-    rot_x = pin.SE3(_rot_x(alpha), np.zeros(3))
-    screw = pin.SE3(_rot_z(_f(link.theta)), np.zeros(3)) * pin.SE3(np.eye(3), np.array([0.0, 0.0, _f(link.d)]))
-    if convention == "standard":
-        return pin.SE3.Identity(), screw, trans_x * rot_x
-    return rot_x * trans_x, screw, pin.SE3.Identity()
-
-
-def _inertia(body: rd.model.manipulator.RigidBody) -> object:
-    com = np.array([_f(x) for x in body.com])
-    rotational = np.array(body.inertia.tolist(), dtype=float)
-    return pin.Inertia(_f(body.mass), com, rotational)
-
-
-def pinocchio_model(robot: rd.Manipulator) -> object:
-    """The same arm as a Pinocchio model (numeric robots only)."""
-    model = pin.Model()
-    model.gravity = pin.Motion(np.array([_f(x) for x in robot.gravity]), np.zeros(3))
-    parent, C_prev = 0, pin.SE3.Identity()
-    for i, link in enumerate(robot.links):
-        B, S0, C = _dh_pieces(link, robot.convention)
-        joint = pin.JointModelRZ() if link.revolute else pin.JointModelPZ()
-        parent = model.addJoint(parent, joint, C_prev * B * S0, f"joint{i + 1}")
-        for body in robot.bodies(i):
-            model.appendBodyToJoint(parent, C.act(_inertia(body)), pin.SE3.Identity())
-        C_prev = C
-    return model
 
 
 def _states(n: int, N: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

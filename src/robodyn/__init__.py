@@ -7,6 +7,7 @@
 """
 
 from robodyn import library
+from robodyn.compile import compile  # the function; the module stays importable as robodyn.compile
 from robodyn.equations import ConfigSpace, EmdegForm, Equations, FuForm
 from robodyn.errors import DerivationError, ModelError, ModelWarning
 from robodyn.formulations import derive
@@ -14,6 +15,20 @@ from robodyn.loading import load
 from robodyn.model import Link, Manipulator, Payload
 
 __version__ = "0.1.0"
+
+#: Loaded on first use, so that ``import robodyn`` stays quick (they import scipy.integrate, scipy.signal).
+_LAZY_FUNCTIONS = {"simulate": "robodyn.simulation", "linearize": "robodyn.linear"}
+_LAZY_MODULES = ("simulation", "linear", "ik", "report", "plots", "identification", "toolbox", "urdf", "interop")
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _LAZY_FUNCTIONS:
+        return getattr(importlib.import_module(_LAZY_FUNCTIONS[name]), name)
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"robodyn.{name}")
+    raise AttributeError(f"module 'robodyn' has no attribute {name!r}")
 
 __all__ = [
     "ConfigSpace",
@@ -27,7 +42,12 @@ __all__ = [
     "ModelWarning",
     "Payload",
     "__version__",
+    "compile",
     "derive",
+    "identification",
     "library",
+    "linearize",
     "load",
+    "simulate",
+    "toolbox",
 ]

@@ -13,12 +13,19 @@ MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def load(model: str | Path, *, strict: bool = False) -> Manipulator:
-    """Load a manipulator: a built-in name (``"puma560"``) or a ``.yaml``/``.yml``/``.json`` path.
+    """Load a manipulator: a built-in name (``"puma560"``), a ``.yaml``/``.yml``/``.json`` model file, or a
+    ``.urdf`` file (a serial chain: see :mod:`robodyn.urdf`).
 
     ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error.
     """
     text = str(model)
     path = Path(text)
+    if path.suffix.lower() == ".urdf":
+        from robodyn.urdf import read_urdf
+
+        if not path.exists():
+            raise ModelError("no such file", file=text)
+        return read_urdf(path, strict=strict)
     if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or path.exists():
         if not path.exists():
             raise ModelError("no such file", file=text)

@@ -47,6 +47,7 @@ from typing import Any, Protocol
 import sympy
 
 from robodyn.algebra import SeExpr, to_se
+from robodyn.errors import DerivationError
 from robodyn.model.dh import cos_sin_of_sum
 from robodyn.model.manipulator import Manipulator
 
@@ -154,6 +155,12 @@ def to_angeles(
     The tip load, given in the robot's own last frame, is moved to modified frame n as
     :func:`robodyn.model.convert.to_modified` moves the model's own.
     """
+    placed = [k for k, link in enumerate(robot.links, start=1) if link.has_placement]
+    if placed:
+        raise DerivationError(
+            f"link {placed[0]} has a fixed placement before its joint, which Angeles' HD notation (Kane's "
+            "algorithm) cannot express; use newton-euler or lagrange-euler"
+        )
     modified, inertias = _modified(robot)
     with ops.stage("conversion"):
         links = []

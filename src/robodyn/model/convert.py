@@ -9,6 +9,11 @@ unchanged. A body described in standard frame i = M_i C_i is moved into M_i by C
 
 The way back needs alpha_0 = a_0 = 0 (standard DH has no fixed transform before joint 1);
 the last standard frame is taken equal to the last modified frame.
+
+A link's fixed ``placement`` P_i (A_i = P_i B_i S_i C_i, :mod:`robodyn.model.dh`) is conjugated:
+standard A_i = P_i S_i C_i gives M_i = M_{i-1} C_{i-1} P_i S_i = M_{i-1} (C_{i-1} P_i C_{i-1}^-1) C_{i-1} S_i,
+so the modified row keeps B_i = C_{i-1} and gets P_i' = C_{i-1} P_i C_{i-1}^-1; the way back uses
+P_i = B_i^-1 P_i' B_i.
 """
 
 from __future__ import annotations
@@ -48,6 +53,15 @@ def _homogeneous(R: sympy.Matrix, p: sympy.Matrix) -> sympy.Matrix:
     return T
 
 
+def _conjugate(placement: sympy.MatrixBase, a: sympy.Expr, alpha: sympy.Expr, inverse: bool) -> sympy.Matrix:
+    """X P X^-1 with X = Trans(x, a) Rot(x, alpha) (``inverse``: X^-1 P X), expanded."""
+    R, p = _C(a, alpha)
+    X = _homogeneous(R, p)
+    X_inv = _homogeneous(R.T, -(R.T * p))
+    out = X_inv * placement * X if inverse else X * placement * X_inv
+    return out.applyfunc(sympy.expand)
+
+
 def to_modified(robot: Manipulator) -> Manipulator:
     """A standard-DH arm described in modified DH (same dynamics, same joint coordinates)."""
     if robot.convention == "modified":
@@ -58,6 +72,8 @@ def to_modified(robot: Manipulator) -> Manipulator:
         R, p = _C(link.a, link.alpha)
         fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
         fields.update(_move(link, R, p), a=previous[0], alpha=previous[1])
+        if link.has_placement:
+            fields["placement"] = _conjugate(link.placement, previous[0], previous[1], inverse=False)
         links.append(Link(**fields))
         previous = (link.a, link.alpha)
     R, p = _C(robot.links[-1].a, robot.links[-1].alpha)
@@ -80,6 +96,15 @@ def to_standard(robot: Manipulator) -> Manipulator:
     if robot.convention == "standard":
         return robot
     first = robot.links[0]
+    if (first.a != 0 or first.alpha != 0) and robot.has_placements:
+        # a placement can carry B_1 = Rot(x, alpha_0) Trans(x, a_0): standard A_1 = (P_1 B_1) S_1 C_1
+        R, p = _C(first.a, first.alpha)
+        fields = {f.name: getattr(first, f.name) for f in dataclasses.fields(first)}
+        fields.update(placement=(sympy.Matrix(first.placement) * _homogeneous(R, p)).applyfunc(sympy.expand),
+                      a=0, alpha=0)
+        shifted = Link(**fields)  # row 2's conjugation uses B_2 only, so only row 1 changes
+        robot = dataclasses.replace(robot, links=(shifted, *robot.links[1:]))
+        first = shifted
     if first.a != 0 or first.alpha != 0:
         raise ModelError(
             "standard DH cannot place joint 1 away from the base frame: alpha_0 and a_0 must be 0",
@@ -93,6 +118,8 @@ def to_standard(robot: Manipulator) -> Manipulator:
         R, p = _C(a, alpha)
         fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
         fields.update(_move(link, R.T, -(R.T * p)), a=a, alpha=alpha)
+        if link.has_placement:
+            fields["placement"] = _conjugate(link.placement, link.a, link.alpha, inverse=True)
         links.append(Link(**fields))
     return dataclasses.replace(robot, links=tuple(links), convention="standard")
 

@@ -6,6 +6,9 @@ is the joint's screw about/along the local z axis and B_i, C_i are constant:
 - standard (Paul; Fu eq. 3.2-5/6):   B_i = I,                        C_i = Trans(x, a_i) Rot(x, alpha_i)
 - modified (Craig; Burdick eq. 1):   B_i = Rot(x, alpha_{i-1}) Trans(x, a_{i-1}),   C_i = I
 
+A link with a fixed ``placement`` P_i (URDF joints that no DH row can place) has A_i = P_i B_i S_i C_i:
+P_i is folded into B_i here, so every algorithm built on this split supports it unchanged.
+
 Splitting this way lets one Newton-Euler and one Lagrange-Euler code serve both
 conventions: the joint axis is the z axis of the frame after B_i, and
 d(A_i)/dq_i = B_i Q_i S_i C_i with Fu's Q_i (eq. 3.2-8, 3.2-9).
@@ -70,8 +73,12 @@ def joint_frames(link: Link, convention: str, q: SeExpr | None) -> JointFrames:
     screw = rot_z(c, s) * trans(0, 0, d)
     ca, sa = se.cos(alpha), se.sin(alpha)
     if convention == "standard":
-        return JointFrames(se.eye(4), screw, trans(a, 0, 0) * rot_x(ca, sa), link.revolute)
-    return JointFrames(rot_x(ca, sa) * trans(a, 0, 0), screw, se.eye(4), link.revolute)
+        B, C = se.eye(4), trans(a, 0, 0) * rot_x(ca, sa)
+    else:
+        B, C = rot_x(ca, sa) * trans(a, 0, 0), se.eye(4)
+    if link.has_placement:
+        B = se.DenseMatrix(link.placement.tolist()) * B
+    return JointFrames(B, screw, C, link.revolute)
 
 
 def chain_frames(robot: Manipulator, q: list[SeExpr]) -> list[JointFrames]:

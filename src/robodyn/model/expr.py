@@ -73,6 +73,8 @@ def to_expr(value: object, field: str = "value") -> sympy.Expr:
     """
     if isinstance(value, bool):
         raise ModelError(f"expected a number or an expression, got {value!r}", field=field)
+    if isinstance(value, sympy.Basic):  # before numbers.Real: a sympy Rational is a Real but must stay exact
+        return _check_sympy(value, field)
     if isinstance(value, numbers.Integral):
         if int(value).bit_length() > MAX_DIGITS * 3.33:
             raise ModelError(f"integer with more than {MAX_DIGITS} digits", field=field)

@@ -16,6 +16,8 @@
         inertia: [[0.02, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]   # about the COM; or [Ixx, Iyy, Izz]
         damping: 0                # optional viscous coefficient b_i
         armature: 0               # optional reflected rotor inertia G^2 Jm
+        placement: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]  # optional fixed
+                                  # transform before the DH transform: A = placement * A_DH
 
 Optional top-level keys: ``description``, ``source``, ``notes``, ``tip_load`` (``force``,
 ``moment``), ``payload`` (``mass``, ``com``, ``inertia``), ``tool`` (4x4).
@@ -49,7 +51,7 @@ TOP_KEYS = {
     "name", "convention", "gravity", "links", "description", "source", "notes",
     "tip_load", "payload", "tool",
 }
-LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature"}
+LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
 BODY_KEYS = {"mass", "com", "inertia"}
 
@@ -230,6 +232,8 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
             value = getattr(link, key)
             if value != 0:
                 row[key] = format_expression(value)
+        if link.has_placement:
+            row["placement"] = _tensor(link.placement)
         links.append(row)
     out["links"] = links
     if any(v != 0 for v in robot.tip_force + robot.tip_moment):

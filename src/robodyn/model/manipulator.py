@@ -14,6 +14,8 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
   n_{n+1}), in the last link frame, the moment about that frame's origin.
 - ``damping`` is the viscous coefficient b_i (tau_i gets b_i qd_i, Fu table 3.2); ``armature``
   is the rotor inertia reflected to the joint, G^2 Jm, added to M_ii.
+- ``placement`` (optional, 4x4) is a fixed transform P_i applied before the DH transform of its row,
+  A_i = P_i A_i^DH, for joints that no DH row can place (URDF imports): see :mod:`robodyn.model.dh`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import sympy
 
 from robodyn.errors import ModelError
@@ -74,7 +77,9 @@ class Link(RigidBody):
 
     ``a``, ``alpha``, ``d``, ``theta`` are the DH parameters of the manipulator's convention
     (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
-    are those of :class:`RigidBody`; ``damping`` and ``armature`` are optional.
+    are those of :class:`RigidBody`; ``damping`` and ``armature`` are optional. ``placement``
+    (optional) is a fixed homogeneous transform applied before the row's DH transform,
+    A = placement * A_DH (identity when absent).
     """
 
     joint: str = "R"
@@ -84,6 +89,7 @@ class Link(RigidBody):
     theta: Any = 0
     damping: Any = 0
     armature: Any = 0
+    placement: Any = None
 
     def __post_init__(self) -> None:
         kind = JOINT_TYPES.get(str(self.joint).strip().upper()) if isinstance(self.joint, str) else None
@@ -94,11 +100,17 @@ class Link(RigidBody):
             object.__setattr__(self, name, to_expr(getattr(self, name), name))
         _nonnegative(self.damping, "damping")
         _nonnegative(self.armature, "armature")
+        object.__setattr__(self, "placement", _as_placement(self.placement))
         super().__post_init__()
 
     @property
     def revolute(self) -> bool:
         return self.joint == "R"
+
+    @property
+    def has_placement(self) -> bool:
+        """True if the row has a fixed transform before its DH transform (not the identity)."""
+        return self.placement != sympy.eye(4)
 
     def replace(self, **changes: Any) -> Link:
         return dataclasses.replace(self, **changes)
@@ -117,6 +129,17 @@ def _as_transform(value: object, field_name: str) -> sympy.ImmutableMatrix:
     )
     if list(matrix[3, :]) != [0, 0, 0, 1]:
         raise ModelError("the last row of a homogeneous transform must be [0, 0, 0, 1]", field=field_name)
+    return matrix
+
+
+def _as_placement(value: object) -> sympy.ImmutableMatrix:
+    """A link's ``placement``: a homogeneous transform whose rotation is orthonormal (checked when numeric)."""
+    matrix = _as_transform(value, "placement")
+    R = matrix[:3, :3]
+    if all(e.is_number for e in R):
+        values = np.array(R.evalf(), dtype=float)
+        if np.max(np.abs(values.T @ values - np.eye(3))) > 1e-9 or np.linalg.det(values) < 0:
+            raise ModelError("the rotation part of a placement must be a proper rotation matrix", field="placement")
     return matrix
 
 
@@ -214,6 +237,11 @@ class Manipulator:
         return tuple(sorted(symbols, key=lambda s: s.name))
 
     @property
+    def has_placements(self) -> bool:
+        """True if any link has a fixed placement before its DH transform (see :class:`Link`)."""
+        return any(link.has_placement for link in self.links)
+
+    @property
     def is_numeric(self) -> bool:
         return not self.parameters()
 
@@ -233,6 +261,8 @@ class Manipulator:
             yield from (link.a, link.alpha, link.d, link.theta, link.mass, link.damping, link.armature)
             yield from link.com
             yield from link.inertia
+            if link.has_placement:
+                yield from link.placement
         yield from self.gravity
         yield from self.tip_force
         yield from self.tip_moment
@@ -292,6 +322,52 @@ class Manipulator:
         from robodyn.model.io import save
 
         return save(self, path)
+
+    # -- Robotics Toolbox names (thin aliases over robodyn.numeric; see robodyn.toolbox) --------------------
+    def rne(self, q: Any, qd: Any = None, qdd: Any = None, **kwargs: Any) -> Any:
+        """Inverse dynamics, as RTB's ``rne`` (:func:`robodyn.toolbox.rne`)."""
+        from robodyn import toolbox
+
+        return toolbox.rne(self, q, qd, qdd, **kwargs)
+
+    def inertia(self, q: Any, **kwargs: Any) -> Any:
+        """The inertia matrix M(q), as RTB's ``inertia`` (:func:`robodyn.toolbox.inertia`)."""
+        from robodyn import toolbox
+
+        return toolbox.inertia(self, q, **kwargs)
+
+    def coriolis(self, q: Any, qd: Any, **kwargs: Any) -> Any:
+        """The Coriolis matrix C(q, qd), as RTB's ``coriolis`` (:func:`robodyn.toolbox.coriolis`)."""
+        from robodyn import toolbox
+
+        return toolbox.coriolis(self, q, qd, **kwargs)
+
+    def gravload(self, q: Any, **kwargs: Any) -> Any:
+        """The gravity torques G(q), as RTB's ``gravload`` (:func:`robodyn.toolbox.gravload`)."""
+        from robodyn import toolbox
+
+        return toolbox.gravload(self, q, **kwargs)
+
+    def accel(self, q: Any, qd: Any, torque: Any, **kwargs: Any) -> Any:
+        """Forward dynamics, as RTB's ``accel`` (:func:`robodyn.toolbox.accel`)."""
+        from robodyn import toolbox
+
+        return toolbox.accel(self, q, qd, torque, **kwargs)
+
+    def fdyn(self, T: float, q0: Any, Q: Any = None, **kwargs: Any) -> Any:
+        """Integrate the motion, as RTB's ``fdyn`` (:func:`robodyn.toolbox.fdyn`)."""
+        from robodyn import toolbox
+
+        return toolbox.fdyn(self, T, q0, Q, **kwargs)
+
+    def to_urdf(self, path: str | Path | None = None, *, params: Mapping[Any, Any] | None = None) -> str:
+        """URDF text of this robot (numeric inertial data, or symbols bound by ``params``); also written to
+        ``path`` if given. See :mod:`robodyn.urdf`."""
+        from robodyn.urdf import to_urdf, write_urdf
+
+        if path is not None:
+            write_urdf(self, path, params)
+        return to_urdf(self, params)
 
     def __repr__(self) -> str:
         return (

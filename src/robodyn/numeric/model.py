@@ -1,7 +1,8 @@
 """Compile a :class:`~robodyn.model.manipulator.Manipulator` into NumPy arrays, once.
 
 Every link transform is split as in :mod:`robodyn.model.dh`, A_i = B_i S_i(q_i) C_i with the joint
-screw S_i = Rot(z, theta_i) Trans(z, d_i). The numeric engine works in *joint frames*: joint frame i
+screw S_i = Rot(z, theta_i) Trans(z, d_i) (a link's fixed ``placement`` P_i is part of B_i: P_i B_i).
+The numeric engine works in *joint frames*: joint frame i
 is the frame after B_i S_i, so joint i moves about/along its z axis and its origin lies on the axis
 (Featherstone's convention, and Pinocchio's). Joint frame i seen from joint frame i-1 is
 
@@ -164,6 +165,9 @@ def build(robot: Manipulator, params: Params | None = None) -> NumericModel:
     C_prev: tuple[np.ndarray, np.ndarray] = (np.eye(3), np.zeros(3))
     for i, link in enumerate(robot.links):
         B, C = _split(robot.convention, floats.scalar(link.a), floats.scalar(link.alpha))
+        if link.has_placement:  # A_i = P_i B_i S_i C_i (see robodyn.model.dh)
+            P = floats.array(link.placement, (4, 4))
+            B = _compose((P[:3, :3], P[:3, 3]), B)
         E[i], p[i] = _compose(C_prev, B)
         for body in robot.bodies(i):
             m, h, I_o = _body_in_joint_frame(floats, body, C)

@@ -1,0 +1,38 @@
+"""Identification: the linear-in-parameters form tau = Y p and the base parameters.
+
+    from robodyn import identification as ident
+    Y, p = ident.regressor(robot)            # tau = Y p (+ the tip load), p: 12 standard parameters per link
+    b = ident.base_parameters(robot)         # Khalil and Kleinfinger's regrouping rules
+    b.names, b.parameters, b.regressor       # tau = b.regressor * b.parameters
+    b.numerical_rank()                       # the cross-check: rank of Y stacked over random states
+
+See :mod:`robodyn.identification.parameters` (the standard parameters), :mod:`~robodyn.identification.regressor`
+(Y, symbolic and numeric) and :mod:`~robodyn.identification.base` (the rules).
+"""
+
+from robodyn.identification.base import BaseParameters, GroupedLinks, RankCheck, base_parameters, grouped_links
+from robodyn.identification.parameters import INERTIAL, parameter_names, standard_symbols, standard_values
+from robodyn.identification.regressor import (
+    Regressor,
+    inverse_dynamics_in_parameters,
+    numeric_regressor,
+    numeric_values,
+    regressor,
+)
+
+__all__ = [
+    "INERTIAL",
+    "BaseParameters",
+    "GroupedLinks",
+    "RankCheck",
+    "Regressor",
+    "base_parameters",
+    "grouped_links",
+    "inverse_dynamics_in_parameters",
+    "numeric_regressor",
+    "numeric_values",
+    "parameter_names",
+    "regressor",
+    "standard_symbols",
+    "standard_values",
+]

@@ -1,0 +1,590 @@
+"""Base parameters: the minimal set of inertial parameters, by closed-form regrouping rules.
+
+Not every standard parameter can be identified: some have no effect on tau, and some act only in fixed
+combinations. The *base parameters* are those combinations (Khalil and Kleinfinger 1987, "Minimum operations
+and minimum parameters of the dynamic models of tree structure robots", IEEE J. Robotics and Automation 3(6);
+Gautier and Khalil 1990, "Direct calculation of minimum set of inertial parameters of serial robots", IEEE
+Trans. Robotics and Automation 6(3); Khalil and Dombre, *Modeling, Identification and Control of Robots*, 2002,
+ch. 9). They are found here by rules, as exact symbolic expressions of the standard parameters and the
+geometry, and then cross-checked by the numerical rank of the regressor stacked over random states.
+
+**Frames.** The rules need the frame of link j on its joint axis (z_j), i.e. Khalil's modified DH. A
+standard-DH robot is described in modified DH first (:meth:`Manipulator.to_convention`); its standard
+parameters are moved to those frames exactly (:func:`~robodyn.identification.parameters.move`), so the base
+parameters are still expressions of the parameters of :func:`~robodyn.identification.regressor.regressor` of the
+robot as given. A fixed ``placement`` before a joint (URDF imports) is handled too: every rule below uses
+only the fixed transform T_j of frame j at q_j = 0 in frame j-1 (P_j Rot(x, alpha_j) Trans(x, a_j)
+Rot(z, theta_j) Trans(z, d_j)).
+
+**General rules** (Khalil and Kleinfinger), for j = n, ..., 1 (Khalil's d_j, alpha_j, r_j are robodyn's
+modified-DH ``a``, ``alpha``, ``d`` of row j; C, S = cos, sin alpha_j):
+
+- *revolute joint j*: the part of link j that is symmetric about z_j, K_j = (XX = YY = YY_j, MZ_j, M_j), moves
+  as if fixed to link j-1, so YY_j, MZ_j and M_j are grouped into link j-1 (moved by T_j) and
+  XXR_j = XX_j - YY_j. Written out this is Khalil's table:
+  XX_{j-1} += YY_j + 2 r_j MZ_j + r_j^2 M_j;  XY_{j-1} += d_j S (MZ_j + r_j M_j);
+  XZ_{j-1} -= d_j C (MZ_j + r_j M_j);  YY_{j-1} += C^2 YY_j + 2 r_j C^2 MZ_j + (r_j^2 C^2 + d_j^2) M_j;
+  YZ_{j-1} += C S (YY_j + 2 r_j MZ_j + r_j^2 M_j);  ZZ_{j-1} += S^2 YY_j + 2 r_j S^2 MZ_j + (r_j^2 S^2 + d_j^2) M_j;
+  MX_{j-1} += d_j M_j;  MY_{j-1} -= S (MZ_j + r_j M_j);  MZ_{j-1} += C (MZ_j + r_j M_j);  M_{j-1} += M_j
+  (checked symbolically against :func:`~robodyn.identification.parameters.move` in tests/test_identification.py).
+- *prismatic joint j*: link j does not rotate relative to link j-1, so its whole inertia tensor is grouped into
+  link j-1: J_{j-1} += R J_j R^T (R the rotation of T_j).
+- Whatever is grouped into link 0 (the fixed base) has no effect.
+
+**Links near the base** (Gautier and Khalil's particular cases; r1 = the first revolute joint, u its axis,
+r2 = the first later revolute joint not parallel to u):
+
+- links j < r1 only translate: their tensor and first moments have no effect; M_j remains;
+- links r1 <= j < r2 rotate about u only (omega_j = w_j u): of the tensor only u^T J u acts, so for a revolute
+  link j only ZZ_j remains (XX_j, XY_j, XZ_j, YZ_j have no effect); the component of the first moment along u
+  has no effect (for a prismatic link j in that range: MX, MY, MZ reduce to two combinations); if prismatic
+  joint j slides along u, its first moment acts as if fixed to link j-1 (omega . (h x qd_j u) = 0 and the
+  potential does not see the slide), so it is grouped into link j-1 (moved by T_j);
+- the first moments perpendicular to u of a link r1 <= j < r2 have no effect when gravity is parallel to u, all
+  prismatic joints up to j slide along u and O_j stays on the axis of r1 (for j = r1: MX_r1, MY_r1 vanish when
+  gravity and every prismatic joint before r1 are along z_r1, e.g. the PUMA's vertical first axis);
+- IA_r1 acts exactly as ZZ_r1 (both only multiply qdd_r1 in tau_r1): ZZR_r1 = ZZ_r1 + IA_r1; so do IA_r2 and
+  ZZ_r2 when axis r2 is perpendicular to u (omega_dot_r2 . z_r2 = qdd_r2, and omega_r2 x ZZ qd_r2 z_r2 is
+  perpendicular to both axes): ZZR_r2 = ZZ_r2 + IA_r2;
+- a prismatic joint k < r1 perpendicular to gravity and to every earlier prismatic joint: the column of M_k is
+  that of M_{k-1} plus that of IA_k, so M_{k-1} += M_k and IAR_k = IA_k + M_k.
+
+The structural facts (which axes are parallel, where gravity points, whether an origin stays on an axis) are
+decided on the geometry evaluated at random states, with random values for any geometry symbols (generic),
+to a relative tolerance of 1e-9; the regrouping coefficients themselves are exact expressions.
+
+**Cross-check.** :meth:`BaseParameters.numerical_rank` stacks the numeric regressor over random states (random
+values for symbolic geometry), scales its columns and counts singular values above 1e-9 of the largest
+(Gautier 1991's numerical method); it must equal the number of base parameters, and the base columns alone
+must have that rank.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import symengine as se
+import sympy
+
+from robodyn.algebra import matrix_to_sympy
+from robodyn.identification import parameters as params_
+from robodyn.identification.regressor import (
+    _geometry_binding,
+    geometry_symbols,
+    inverse_dynamics_in_parameters,
+    numeric_regressor,
+    regressor,
+)
+from robodyn.model.manipulator import Manipulator
+from robodyn.symbols import joint_symbols
+
+#: Relative tolerance of the structural tests (parallel axes, gravity direction, points on an axis).
+TOLERANCE = 1e-9
+#: Relative threshold on singular values for the numerical rank.
+RANK_TOLERANCE = 1e-9
+
+XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = range(10)
+
+
+def _modified(robot: Manipulator) -> Manipulator:
+    if robot.convention == "modified":
+        return robot
+    with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
+        warnings.simplefilter("ignore")
+        return robot.to_convention("modified")
+
+
+def _rot_x(alpha: sympy.Expr) -> sympy.Matrix:
+    c, s = sympy.cos(alpha), sympy.sin(alpha)
+    return sympy.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _rot_z(theta: sympy.Expr) -> sympy.Matrix:
+    c, s = sympy.cos(theta), sympy.sin(theta)
+    return sympy.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def fixed_transform(robot: Manipulator, j: int) -> tuple[sympy.Matrix, sympy.Matrix]:
+    """(R, t): frame j (0-based) at q_j = 0 in frame j-1 of a modified-DH robot,
+    T_j = P_j Rot(x, alpha_j) Trans(x, a_j) Rot(z, theta_j) Trans(z, d_j)."""
+    link = robot.links[j]
+    Rx = _rot_x(link.alpha)
+    R = Rx * _rot_z(link.theta)
+    t = Rx * sympy.Matrix([link.a, 0, 0]) + R * sympy.Matrix([0, 0, link.d])
+    if link.has_placement:
+        P = sympy.Matrix(link.placement)
+        R, t = P[:3, :3] * R, P[:3, :3] * t + P[:3, 3]
+    return R.applyfunc(sympy.expand), t.applyfunc(sympy.expand)
+
+
+def _clean(expr: sympy.Expr) -> sympy.Expr:
+    """Drop floating-point coefficients below 1e-12 (rounding of cos(pi/2) and the like)."""
+    expr = sympy.expand(expr)
+    if not expr.has(sympy.Float):
+        return expr
+    return expr.xreplace({f: 0 for f in expr.atoms(sympy.Float) if abs(f) < 1e-12})
+
+
+@dataclass(frozen=True)
+class _Structure:
+    """The structural facts the particular rules need, from a numeric instance of the geometry."""
+
+    r1: int | None
+    r2: int | None
+    axes: np.ndarray  # (K, n, 3) joint axes in the base frame at K random states
+    origins: np.ndarray  # (K, n, 3)
+    gravity: np.ndarray  # (3,)
+
+
+def _structure(robot: Manipulator, seed: int = 7) -> _Structure:
+    from robodyn.numeric.kinematics import joint_frames
+    from robodyn.numeric.model import build
+
+    rng = np.random.default_rng(seed)
+    binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(robot)}
+    model = build(robot, _geometry_binding(robot, binding))
+    n = robot.n
+    Q = rng.uniform(-np.pi, np.pi, (6, n))
+    frames = joint_frames(model, Q)
+    axes, origins = frames.R[..., 2], frames.o
+    revolute = [link.revolute for link in robot.links]
+    r1 = next((j for j in range(n) if revolute[j]), None)
+    r2 = None
+    if r1 is not None:
+        u = axes[:, r1]
+        r2 = next((j for j in range(r1 + 1, n) if revolute[j] and not _parallel(axes[:, j], u)), None)
+    return _Structure(r1, r2, axes, origins, model.gravity)
+
+
+def _parallel(a: np.ndarray, b: np.ndarray) -> bool:
+    """a and b parallel at every sample (arrays (K, 3) or (3,))."""
+    cross = np.cross(a, b)
+    scale = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+    return bool(np.all(np.linalg.norm(cross, axis=-1) <= TOLERANCE * np.maximum(scale, 1e-300)))
+
+
+def _perpendicular(a: np.ndarray, b: np.ndarray) -> bool:
+    scale = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+    return bool(np.all(np.abs(np.sum(a * b, axis=-1)) <= TOLERANCE * np.maximum(scale, 1e-300)))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedLinks:
+    """The per-link parameters after regrouping, for the cheapest inverse dynamics.
+
+    ``links[j]`` = (XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M) of link j about the origin of link frame j of
+    ``robot`` (the modified-DH description the rules work in: the robot itself if it is modified DH), as exact
+    expressions of the standard parameters ``symbols`` of the robot as given; entries absorbed into other links
+    or without effect are exactly 0. ``armature[j]``, ``damping[j]`` (and ``coulomb[j]``) are the joint terms
+    IA, FV (FC) after regrouping. ``values`` holds the same with the robot's own parameter values substituted.
+
+    A Newton-Euler pass in inertia-about-origin parameters
+    (:func:`~robodyn.identification.regressor.inverse_dynamics_in_parameters`) over ``robot``'s geometry with
+    these ten-vectors, plus IA_j qdd_j + FV_j qd_j, gives exactly the same tau as the original parameters
+    (minus the tip load, which is not an inertial parameter): :meth:`tau` does that. "Exactly" holds for exact
+    or symbolic geometry (tests/test_identification.py checks the canonical forms on puma560_symbolic and on
+    random arms); with floating-point geometry, decisions such as "these axes are parallel" are taken to 1e-9
+    and the regrouped values are then exact to rounding.
+
+    For a lean program: entries that are 0 here are structurally zero (skip them), and links whose ten
+    entries are all 0 (e.g. link 1 of the PUMA except ZZ) need no wrench computation beyond those entries.
+    """
+
+    robot: Manipulator
+    symbols: tuple[sympy.Symbol, ...]
+    links: tuple[tuple[sympy.Expr, ...], ...]
+    armature: tuple[sympy.Expr, ...]
+    damping: tuple[sympy.Expr, ...]
+    coulomb: tuple[sympy.Expr, ...] | None
+    substitution: Mapping[sympy.Symbol, sympy.Expr] = field(repr=False)
+
+    @cached_property
+    def values(self) -> tuple[tuple[sympy.Expr, ...], ...]:
+        """``links`` with the robot's parameter values substituted (numbers or its own symbols)."""
+        return tuple(tuple(sympy.expand(x.xreplace(self.substitution)) for x in link) for link in self.links)
+
+    def tau(self, *, use_values: bool = True) -> sympy.ImmutableMatrix:
+        """tau(q, qd, qdd) (without the tip load) from the grouped parameters, by Newton-Euler in
+        inertia-about-origin parameters; ``use_values=False`` keeps the standard-parameter symbols."""
+        sub = self.substitution if use_values else {}
+        links = [[x.xreplace(sub) for x in link] for link in self.links]
+        rigid = inverse_dynamics_in_parameters(self.robot, links)
+        _, qd, qdd = joint_symbols(self.robot.n).symengine()
+        out = []
+        for j, t in enumerate(rigid):
+            extra = (se.sympify(self.armature[j].xreplace(sub)) * qdd[j]
+                     + se.sympify(self.damping[j].xreplace(sub)) * qd[j])
+            if self.coulomb is not None:
+                extra += se.sympify(self.coulomb[j].xreplace(sub)) * se.sign(qd[j])
+            out.append([t + extra])
+        return matrix_to_sympy(se.DenseMatrix(out))
+
+
+@dataclass(frozen=True)
+class RankCheck:
+    """The numerical cross-check: ``rank`` of the full regressor stacked over random states, the number of base
+    parameters ``expected``, ``base_rank`` (rank of the base columns alone), all ``columns``, the scaled singular
+    values, and ``ok`` when rank == base_rank == expected."""
+
+    rank: int
+    expected: int
+    base_rank: int
+    columns: int
+    singular_values: np.ndarray = field(repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.rank == self.expected == self.base_rank
+
+
+def _rank(A: np.ndarray) -> tuple[int, np.ndarray]:
+    norms = np.linalg.norm(A, axis=0)
+    keep = norms > 1e-12 * max(float(norms.max(initial=0.0)), 1e-300)
+    if not np.any(keep):
+        return 0, np.zeros(0)
+    s = np.linalg.svd(A[:, keep] / norms[keep], compute_uv=False)
+    return int(np.sum(s > RANK_TOLERANCE * s[0])), s
+
+
+@dataclass(frozen=True, eq=False)
+class BaseParameters:
+    """The base parameters of a robot (see the module docstring for the rules).
+
+    - ``names``: e.g. ``("ZZR1", "XXR2", ...)``: a trailing ``R`` marks a regrouped parameter;
+    - ``parameters``: column of exact expressions of the standard parameters ``symbols`` (those of
+      :func:`~robodyn.identification.regressor.regressor` of ``robot``);
+    - ``values``: the same for the robot's own values; ``regressor``: Y_b(q, qd, qdd) with
+      tau = Y_b * parameters (+ the tip load);
+    - ``frames``: the modified-DH description whose standard parameters Y_b's columns belong to;
+      ``indices`` are those columns' positions; ``grouped``: :class:`GroupedLinks`; ``rules``: what was applied.
+    """
+
+    robot: Manipulator
+    frames: Manipulator
+    names: tuple[str, ...]
+    parameters: sympy.ImmutableMatrix
+    symbols: tuple[sympy.Symbol, ...]
+    indices: tuple[int, ...]
+    grouped: GroupedLinks
+    rules: tuple[str, ...]
+    coulomb: bool = False
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @cached_property
+    def values(self) -> sympy.ImmutableMatrix:
+        """The base parameters of the robot itself (numbers, or expressions of its symbols)."""
+        return self.parameters.xreplace(self.grouped.substitution).applyfunc(sympy.expand)
+
+    @cached_property
+    def regressor(self) -> sympy.ImmutableMatrix:
+        """Y_b(q, qd, qdd): the columns of the standard regressor of ``frames`` that carry the base parameters."""
+        Y = regressor(self.frames, coulomb=self.coulomb).Y
+        return sympy.ImmutableMatrix.hstack(*[Y[:, k] for k in self.indices])
+
+    def numeric_values(self, params: Mapping[Any, Any] | None = None) -> np.ndarray:
+        """The base parameters of the robot as floats (``params`` binds its symbols)."""
+        binding = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in (params or {}).items()}
+        return np.array([float(x.xreplace(binding)) for x in self.values], dtype=float)
+
+    def numeric_regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *,
+                          params: Mapping[Any, Any] | None = None) -> np.ndarray:
+        """Y_b at a batch of states: shape (N, n, len(self)) ((n, len(self)) for one state)."""
+        Y = numeric_regressor(self.frames, q, qd, qdd, params=params, coulomb=self.coulomb)
+        return Y[..., list(self.indices)]
+
+    def numerical_rank(self, samples: int = 60, seed: int = 0, params: Mapping[Any, Any] | None = None) -> RankCheck:
+        """Rank of the full standard regressor stacked over ``samples`` random states (geometry symbols at
+        random values unless ``params`` binds them), against the number of base parameters."""
+        rng = np.random.default_rng(seed)
+        binding = dict(params or {})
+        for s in geometry_symbols(self.frames):
+            if s not in binding and s.name not in binding:
+                binding[s] = float(rng.uniform(0.5, 1.5))
+        n = self.robot.n
+        q = rng.uniform(-np.pi, np.pi, (samples, n))
+        qd, qdd = rng.uniform(-2, 2, (samples, n)), rng.uniform(-3, 3, (samples, n))
+        Y = numeric_regressor(self.frames, q, qd, qdd, params=binding, coulomb=self.coulomb).reshape(samples * n, -1)
+        rank, s = _rank(Y)
+        base_rank, _ = _rank(Y[:, list(self.indices)])
+        return RankCheck(rank, len(self.names), base_rank, Y.shape[1], s)
+
+
+def _initial(robot: Manipulator, frames: Manipulator, symbols: Sequence[sympy.Symbol], per: int) -> list[list[Any]]:
+    """Standard-parameter symbols of ``robot`` re-expressed about the link frames of ``frames`` (its modified
+    description): identity for a modified robot; for a standard one, link frame i = frame i of ``frames``
+    moved by C_i = Trans(x, a_i) Rot(x, alpha_i) of the standard row."""
+    out = []
+    for k, link in enumerate(robot.links):
+        values = list(symbols[k * per : k * per + 10])
+        if robot.convention == "standard":
+            values = params_.move(values, _rot_x(link.alpha), [link.a, 0, 0])
+        out.append([sympy.expand(v) for v in values])
+    return out
+
+
+def _group(robot: Manipulator, coulomb: bool) -> tuple[Manipulator, list[list[Any]], list[list[Any]], list[str]]:
+    frames = _modified(robot)
+    n, per = robot.n, params_.per_link(coulomb)
+    symbols = params_.standard_symbols(n, coulomb)
+    acc = _initial(robot, frames, symbols, per)
+    joint = [list(symbols[k * per + 10 : k * per + per]) for k in range(n)]  # IA, FV (, FC)
+    rules: list[str] = []
+    zero = sympy.Integer(0)
+    transforms = [fixed_transform(frames, j) for j in range(n)]
+
+    # -- general rules (Khalil and Kleinfinger), j = n .. 1 ------------------------------------------------
+    for j in reversed(range(n)):
+        link = frames.links[j]
+        v = acc[j]
+        if link.revolute:
+            K = [v[YY], zero, zero, v[YY], zero, zero, zero, zero, v[MZ], v[M]]
+            what = f"YY{j + 1}, MZ{j + 1}, M{j + 1}"
+        else:
+            K = [v[XX], v[XY], v[XZ], v[YY], v[YZ], v[ZZ], zero, zero, zero, zero]
+            what = f"the inertia tensor of link {j + 1}"
+        acc[j] = [_clean(a - b) for a, b in zip(v, K, strict=True)]
+        if all(k == 0 for k in K):
+            continue
+        if j > 0:
+            R, t = transforms[j]
+            moved = params_.move(K, R, list(t))
+            acc[j - 1] = [_clean(a + b) for a, b in zip(acc[j - 1], moved, strict=True)]
+            rules.append(f"{what} grouped into link {j}")
+        else:
+            rules.append(f"{what} grouped into the base (no effect)")
+
+    # -- links near the base (Gautier and Khalil's particular cases) ------------------------------------------
+    st = _structure(frames)
+    g = st.gravity
+    r1, r2 = st.r1, st.r2
+    last = r1 if r1 is not None else n
+    for k in range(last):
+        if any(acc[k][c] != 0 for c in range(9)):
+            rules.append(f"link {k + 1} only translates: its first moments and tensor have no effect")
+        acc[k][:9] = [zero] * 9
+    if r1 is not None:
+        u = st.axes[:, r1]
+        g_along = float(np.linalg.norm(g)) == 0.0 or _parallel(g[None, :], u)
+        block = range(r1, r2 if r2 is not None else n)
+        u_locals = [sympy.Matrix([0, 0, 1])]
+        for j in block[1:]:
+            u_locals.append((transforms[j][0].T * u_locals[-1]).applyfunc(_clean))
+        for j in reversed(block[1:]):
+            if not frames.links[j].revolute and _parallel(st.axes[:, j], u):
+                _drop_along(acc[j], u_locals[j - r1], rules, j)
+                K = [zero] * 6 + [acc[j][MX], acc[j][MY], acc[j][MZ], zero]
+                if any(k != 0 for k in K):
+                    R, t = transforms[j]
+                    moved = params_.move(K, R, list(t))
+                    acc[j - 1] = [_clean(a + b) for a, b in zip(acc[j - 1], moved, strict=True)]
+                    acc[j][MX] = acc[j][MY] = acc[j][MZ] = zero
+                    rules.append(f"MX{j + 1}, MY{j + 1} grouped into link {j} (prismatic joint {j + 1} slides "
+                                 f"along the axis of joint {r1 + 1})")
+                    k = j - 1
+                    while not frames.links[k].revolute:  # the moved moment brought a tensor: group it down
+                        K = acc[k][:6] + [zero] * 4
+                        R, t = transforms[k]
+                        moved = params_.move(K, R, list(t))
+                        acc[k][:6] = [zero] * 6
+                        acc[k - 1] = [_clean(a + b) for a, b in zip(acc[k - 1], moved, strict=True)]
+                        k -= 1
+        for j in block:
+            link = frames.links[j]
+            u_local = u_locals[j - r1]
+            if link.revolute:
+                removed = [c for c in (XX, XY, XZ, YY, YZ) if acc[j][c] != 0]
+                if removed:
+                    rules.append(f"link {j + 1} rotates about the axis of joint {r1 + 1} only: "
+                                 f"{', '.join(params_.INERTIAL[c] + str(j + 1) for c in removed)} have no effect")
+                for c in (XX, XY, XZ, YY, YZ):
+                    acc[j][c] = zero
+            elif j > r1:
+                _drop_along(acc[j], u_local, rules, j)
+            prismatic_along = all(
+                _parallel(st.axes[:, k], u) for k in range(j + 1) if not frames.links[k].revolute
+            )
+            offset = np.cross(st.origins[:, j] - st.origins[:, r1], u)
+            on_axis = bool(np.all(np.linalg.norm(offset, axis=-1) <= TOLERANCE * max(1.0, np.abs(st.origins).max())))
+            if g_along and prismatic_along and on_axis and any(acc[j][c] != 0 for c in (MX, MY, MZ)):
+                rules.append(f"MX{j + 1}, MY{j + 1} have no effect (gravity and translations along the axis of "
+                             f"joint {r1 + 1}, origin {j + 1} on it)")
+                acc[j][MX] = acc[j][MY] = acc[j][MZ] = zero
+        acc[r1][ZZ] = _clean(acc[r1][ZZ] + joint[r1][0])
+        joint[r1][0] = zero
+        rules.append(f"IA{r1 + 1} grouped into ZZ{r1 + 1} (both only multiply qdd{r1 + 1} in tau{r1 + 1})")
+        if r2 is not None and _perpendicular(st.axes[:, r2], u):
+            acc[r2][ZZ] = _clean(acc[r2][ZZ] + joint[r2][0])
+            joint[r2][0] = zero
+            rules.append(f"IA{r2 + 1} grouped into ZZ{r2 + 1} (axis {r2 + 1} perpendicular to axis {r1 + 1}: "
+                         f"both only multiply qdd{r2 + 1} in tau{r2 + 1})")
+    for k in reversed(range(last)):
+        uk = st.axes[0, k]
+        if _perpendicular(uk, g) and all(_perpendicular(uk, st.axes[0, m]) for m in range(k)):
+            mass = acc[k][M]
+            if k > 0:
+                acc[k - 1][M] = _clean(acc[k - 1][M] + mass)
+            joint[k][0] = _clean(joint[k][0] + mass)
+            acc[k][M] = zero
+            rules.append(f"M{k + 1} grouped into {'M' + str(k) + ' and ' if k > 0 else ''}IA{k + 1} "
+                         f"(prismatic joint {k + 1} perpendicular to gravity and to the joints before it)")
+    return frames, acc, joint, rules
+
+
+def _drop_along(v: list[Any], u: sympy.Matrix, rules: list[str], j: int) -> None:
+    """Remove the component of the first moment (v[MX:MZ]) along u, which has no effect: h -> h - (h_k/u_k) u
+    with k the largest component of u."""
+    numeric = [abs(complex(sympy.N(x.subs({s: 1 for s in x.free_symbols}))) ) for x in u]
+    k = int(np.argmax(numeric))
+    h = [v[MX], v[MY], v[MZ]]
+    if h[k] == 0:
+        return
+    ratio = [u[i] / u[k] for i in range(3)]  # kept as quotients of sines and cosines (canonical form)
+    new = [_clean(h[i] - ratio[i] * h[k]) if i != k else sympy.Integer(0) for i in range(3)]
+    v[MX], v[MY], v[MZ] = new
+    rules.append(f"{('MX', 'MY', 'MZ')[k]}{j + 1} has no effect along the rotation axis: regrouped into "
+                 f"the other first moments of link {j + 1}")
+
+
+def _entry(acc: list[list[Any]], joint: list[list[Any]], e: int, per: int) -> Any:
+    k, c = divmod(e, per)
+    return acc[k][c] if c < 10 else joint[k][c - 10]
+
+
+def _set_entry(acc: list[list[Any]], joint: list[list[Any]], e: int, per: int, value: Any) -> None:
+    k, c = divmod(e, per)
+    if c < 10:
+        acc[k][c] = value
+    else:
+        joint[k][c - 10] = value
+
+
+def _exact_relation(Y: se.DenseMatrix, columns: list[int], d: int, n: int) -> dict[int, sympy.Expr] | None:
+    """Exact coefficients c (c_d = 1) with sum c_i Y[:, i] = 0 over ``columns``, from the coefficients of the
+    canonical monomials in sin q, cos q, qd, qdd (linearly independent functions), or None."""
+    js = joint_symbols(n)
+    gens = [f(x) for x in js.q for f in (sympy.sin, sympy.cos)] + list(js.qd) + list(js.qdd)
+    gens += [sympy.sign(x) for x in js.qd]
+    rows: dict[tuple[int, tuple[int, ...]], dict[int, sympy.Expr]] = {}
+    for col, e in enumerate(columns):
+        for i in range(n):
+            expr = sympy.sympify(Y[i, e])
+            if expr == 0:
+                continue
+            for monom, coeff in sympy.Poly(expr, *gens).terms():
+                rows.setdefault((i, monom), {})[col] = coeff
+    A = sympy.Matrix([[row.get(c, 0) for c in range(len(columns))] for row in rows.values()])
+    d_col = columns.index(d)
+    for v in A.nullspace(simplify=True):
+        if v[d_col] != 0:
+            v = v / v[d_col]
+            return {e: sympy.simplify(v[c]) for c, e in enumerate(columns) if e != d and v[c] != 0}
+    return None
+
+
+def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]], rules: list[str],
+              coulomb: bool) -> None:
+    """Relations the rules miss (special geometries: zero gravity, coaxial or intersecting axes with prismatic
+    joints...): found by the numerical rank, then made exact by linear algebra on the canonical monomial
+    coefficients of the symbolic regressor when the geometry is exact or symbolic, or taken from the SVD (to
+    rounding) when it is floating point. Each relation sum c_i col_i = 0 (c_d = 1) regroups p_i -= c_i p_d."""
+    import scipy.linalg
+
+    n, per = frames.n, params_.per_link(coulomb)
+    rng = np.random.default_rng(11)
+    binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(frames)}
+    N = 60
+    q = rng.uniform(-np.pi, np.pi, (N, n))
+    Y = numeric_regressor(frames, q, rng.uniform(-2, 2, (N, n)), rng.uniform(-3, 3, (N, n)), params=binding,
+                          coulomb=coulomb).reshape(N * n, -1)
+    geometry = [x for link in frames.links for x in (link.a, link.alpha, link.d, link.theta, *link.placement)]
+    exact = not any(sympy.sympify(x).has(sympy.Float) for x in [*geometry, *frames.gravity])
+    symbolic_Y: se.DenseMatrix | None = None
+    labels = params_.INERTIAL + params_.joint_names(coulomb)
+    for _ in range(per * n):
+        live = [e for e in range(per * n) if _entry(acc, joint, e, per) != 0]
+        A = Y[:, live]
+        norms = np.linalg.norm(A, axis=0)
+        dead = [e for e, x in zip(live, norms, strict=True) if x <= 1e-12 * max(float(norms.max()), 1e-300)]
+        if dead:  # no effect at all (a zero column)
+            for e in dead:
+                _set_entry(acc, joint, e, per, sympy.Integer(0))
+            rules.append("no effect (special geometry): " + ", ".join(f"{labels[e % per]}{e // per + 1}" for e in dead))
+            continue
+        A = A / norms
+        _, R, piv = scipy.linalg.qr(A, mode="economic", pivoting=True)
+        diag = np.abs(np.diag(R))
+        rank = int(np.sum(diag > RANK_TOLERANCE * diag[0]))
+        if rank == len(live):
+            return
+        independent = [live[k] for k in piv[:rank]]
+        d = live[piv[rank]]
+        coef, *_ = np.linalg.lstsq(Y[:, independent], Y[:, d], rcond=None)
+        involved = [e for e, c in zip(independent, coef, strict=True)
+                    if abs(c) * np.linalg.norm(Y[:, e]) > 1e-9 * np.linalg.norm(Y[:, d])]
+        relation: dict[int, Any] | None
+        if exact:
+            if symbolic_Y is None:
+                from robodyn.identification.regressor import symbolic_regressor
+
+                symbolic_Y = symbolic_regressor(frames, coulomb)
+            relation = _exact_relation(symbolic_Y, [*involved, d], d, n)
+            if relation is None:
+                raise RuntimeError(f"no exact relation found for {labels[d % per]}{d // per + 1}")
+        else:
+            relation = {e: -float(c) for e, c in zip(independent, coef, strict=True) if e in involved}
+        value = _entry(acc, joint, d, per)
+        for e, c in relation.items():
+            _set_entry(acc, joint, e, per, _clean(_entry(acc, joint, e, per) - c * value))
+        _set_entry(acc, joint, d, per, sympy.Integer(0))
+        name = f"{labels[d % per]}{d // per + 1}"
+        others = ", ".join(f"{labels[e % per]}{e // per + 1}" for e in relation)
+        rules.append(f"{name} grouped into {others} (special geometry: relation found by rank, "
+                     f"{'exact' if exact else 'floating point'})")
+
+
+def grouped_links(robot: Manipulator, *, coulomb: bool = False) -> GroupedLinks:
+    """The per-link ten-vectors after Khalil and Kleinfinger's regrouping (see :class:`GroupedLinks` and the
+    module docstring): the input of the cheapest inverse-dynamics program."""
+    return base_parameters(robot, coulomb=coulomb).grouped
+
+
+def base_parameters(robot: Manipulator, *, coulomb: bool = False) -> BaseParameters:
+    """The base parameters of ``robot`` by closed-form rules (see the module docstring)."""
+    if not isinstance(robot, Manipulator):
+        raise TypeError(f"base_parameters() expects a Manipulator, got {type(robot).__name__}")
+    params_.check_no_clash(robot, coulomb)
+    frames, acc, joint, rules = _group(robot, coulomb)
+    _residual(frames, acc, joint, rules, coulomb)
+    n, per = robot.n, params_.per_link(coulomb)
+    symbols = params_.standard_symbols(n, coulomb)
+    names, exprs, indices = [], [], []
+    labels = params_.INERTIAL + params_.joint_names(coulomb)
+    for k in range(n):
+        entries = list(acc[k]) + list(joint[k])
+        for c, expr in enumerate(entries):
+            if expr == 0:
+                continue
+            plain = expr == symbols[k * per + c]
+            names.append(f"{labels[c]}{'' if plain else 'R'}{k + 1}")
+            exprs.append(expr)
+            indices.append(k * per + c)
+    values = params_.standard_values(robot, coulomb)
+    substitution = dict(zip(symbols, values, strict=True))
+    grouped = GroupedLinks(
+        robot=frames,
+        symbols=symbols,
+        links=tuple(tuple(v) for v in acc),
+        armature=tuple(j[0] for j in joint),
+        damping=tuple(j[1] for j in joint),
+        coulomb=tuple(j[2] for j in joint) if coulomb else None,
+        substitution=substitution,
+    )
+    return BaseParameters(robot, frames, tuple(names), sympy.ImmutableMatrix(exprs), symbols, tuple(indices),
+                          grouped, tuple(rules), coulomb)

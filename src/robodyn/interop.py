@@ -1,0 +1,92 @@
+"""Interoperability: a robodyn manipulator as a `Pinocchio <https://github.com/stack-of-tasks/pinocchio>`_ model.
+
+    from robodyn.interop import to_pinocchio
+    model = to_pinocchio(rd.load("puma560"))          # pinocchio.Model; symbolic arms need params={...}
+    data = model.createData()
+    pinocchio.rnea(model, data, q, qd, qdd)           # = robodyn.numeric.inverse_dynamics(...) - damping qd
+
+The model is built from the DH table alone (not from robodyn's compiled arrays, so that comparing the two is a
+real check): link i's transform A_i = P_i B_i Rot(z, theta_i) Trans(z, d_i) C_i (:mod:`robodyn.model.dh`:
+standard DH B = I, C = Trans(x, a) Rot(x, alpha); modified DH B = Rot(x, alpha) Trans(x, a), C = I; P_i the
+optional fixed placement) becomes a joint placement C_{i-1} P_i B_i Rot(z, theta0_i) Trans(z, d0_i) followed by
+a revolute (RZ) or prismatic (PZ) joint; link i's inertia, given in link frame i, is moved onto the joint frame
+by C_i, and a payload is appended to the last joint's body.
+
+Conventions: Pinocchio's ``model.gravity`` is the acceleration of gravity, like robodyn's. The armature goes
+into ``model.armature`` (Pinocchio adds it to the diagonal of M in crba and aba, and armature * qdd to rnea);
+the viscous ``damping`` goes into ``model.damping``, which Pinocchio's rnea/aba do *not* apply: add
+``damping * qd`` yourself. The tip load has no place in a Pinocchio model (pass it as an external force).
+Pinocchio is imported only when called; without it, :class:`ImportError` says how to install it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from robodyn.model.manipulator import Manipulator, RigidBody
+
+
+def _pinocchio() -> Any:
+    try:
+        import pinocchio
+    except ImportError:  # pragma: no cover - exercised only without pinocchio
+        raise ImportError("robodyn.interop.to_pinocchio needs Pinocchio: pip install pin") from None
+    return pinocchio
+
+
+def _rot_x(alpha: float) -> np.ndarray:
+    c, s = np.cos(alpha), np.sin(alpha)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _rot_z(theta: float) -> np.ndarray:
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> Any:
+    """A ``pinocchio.Model`` of ``robot`` (numeric, or with its symbols bound by ``params``); see the module
+    docstring for the frames and for what Pinocchio leaves out (damping, tip load)."""
+    from robodyn.numeric.model import _check_bound, _Floats, _symbol_map
+
+    pin = _pinocchio()
+    if not isinstance(robot, Manipulator):
+        raise TypeError(f"to_pinocchio() expects a Manipulator, got {type(robot).__name__}")
+    mapping = _symbol_map(params)
+    _check_bound(robot, mapping)
+    floats = _Floats(mapping)
+
+    def se3(T: np.ndarray) -> Any:
+        return pin.SE3(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))
+
+    def inertia(body: RigidBody) -> Any:
+        return pin.Inertia(floats.scalar(body.mass), floats.array(body.com, (3,)), floats.array(body.inertia, (3, 3)))
+
+    model = pin.Model()
+    model.name = robot.name
+    model.gravity = pin.Motion(floats.array(robot.gravity, (3,)), np.zeros(3))
+    parent, C_prev = 0, pin.SE3.Identity()
+    armature, damping = [], []
+    for i, link in enumerate(robot.links):
+        a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
+        trans_x = pin.SE3(np.eye(3), np.array([a, 0.0, 0.0]))
+        rot_x = pin.SE3(_rot_x(alpha), np.zeros(3))
+        B, C = (pin.SE3.Identity(), trans_x * rot_x) if robot.convention == "standard" else (
+            rot_x * trans_x, pin.SE3.Identity())
+        if link.has_placement:
+            B = se3(floats.array(link.placement, (4, 4))) * B
+        screw = pin.SE3(_rot_z(floats.scalar(link.theta)), np.zeros(3)) * pin.SE3(
+            np.eye(3), np.array([0.0, 0.0, floats.scalar(link.d)]))
+        joint = pin.JointModelRZ() if link.revolute else pin.JointModelPZ()
+        parent = model.addJoint(parent, joint, C_prev * B * screw, f"joint{i + 1}")
+        for body in robot.bodies(i):
+            model.appendBodyToJoint(parent, C.act(inertia(body)), pin.SE3.Identity())
+        armature.append(floats.scalar(link.armature))
+        damping.append(floats.scalar(link.damping))
+        C_prev = C
+    model.armature = np.array(armature)
+    model.damping = np.array(damping)
+    return model

@@ -1,0 +1,519 @@
+"""URDF import and export for serial chains.
+
+``rd.load("arm.urdf")`` (or :func:`read_urdf`) reads a URDF file with `yourdfpy
+<https://github.com/clemense/yourdfpy>`_ (a maintained URDF library; meshes are never loaded) and builds a
+:class:`~robodyn.model.manipulator.Manipulator`:
+
+- joints ``revolute``, ``continuous`` (the same for dynamics; limits are ignored), ``prismatic`` and ``fixed``;
+  any joint ``origin`` and ``axis``. ``lock={"finger_joint": 0.0}`` turns moving joints into fixed ones at the
+  given position (a gripper on an arm).
+- A fixed joint merges its child's inertia into its parent (masses, centres of mass and tensors combine
+  exactly by the parallel-axis theorem); whatever is fixed to the root is the base and carries no dynamics.
+- After merging, the moving joints must form one chain: a branched tree gets a one-line
+  :class:`~robodyn.errors.ModelError` naming the link where it branches; a link with two parents (a closed
+  chain) or a second root likewise.
+- Frames: robodyn's frame of link k is the URDF child link frame of joint k, rotated (by R_a, about the origin)
+  so that the joint axis is its z axis (R_a = I when the axis is +z). The fixed transform from frame k-1 to
+  frame k at q = 0, P_k = R_{a,k-1}^T T(parent <- joint origin) R_{a,k}, becomes a modified-DH row (alpha,
+  a, theta, d) when it has that form (R e_x . e_z = 0 and its translation lies in the plane of x and the new z
+  axis) and is otherwise kept exactly as the row's ``placement`` (A_k = P_k Rot(z, q) or Trans(z, q)); nothing
+  is approximated. Angles within 1e-9 rad of a multiple of 90 degrees, and rotation entries within 1e-9 of 0 or
+  +-1, are read as exact (URDF files write pi/2 as 1.5707963 or 1.57079632679); ``snap=False`` keeps the
+  literal numbers.
+- ``<dynamics damping>`` becomes the link's viscous ``damping``; ``friction`` (Coulomb) has no robodyn
+  counterpart and is ignored with a warning. Gravity is ``(0, 0, -9.81)`` unless given.
+
+Errors in the file (not XML, unknown or missing links, unsupported joint types, mimic joints, a zero axis,
+negative masses, bad numbers) are one-line ModelErrors naming the file and the joint or link.
+
+:func:`to_urdf` (also ``robot.to_urdf()``) writes a robot with numeric inertial data as URDF: links
+``base_link``, ``link1`` .. ``linkn`` (the numeric engine's joint frames: z along the joint axis), joints
+``joint1`` .. ``jointn`` (``continuous`` or ``prismatic``), and a fixed ``tool`` joint to ``tool0`` at the
+robot's last frame times its tool. URDF has no armature, tip load or gravity: they are left out with a warning.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy
+
+from robodyn.errors import ModelError, ModelWarning
+from robodyn.model.manipulator import Link, Manipulator
+
+MAX_FILE_BYTES = 20_000_000
+SNAP = 1e-9
+SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
+
+
+@dataclass
+class _Body:
+    """Mass, first moment and inertia about the origin of the frame it is expressed in (floats)."""
+
+    m: float = 0.0
+    h: np.ndarray | None = None
+    J: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.h = np.zeros(3) if self.h is None else self.h
+        self.J = np.zeros((3, 3)) if self.J is None else self.J
+
+    @staticmethod
+    def from_com(m: float, c: np.ndarray, inertia: np.ndarray) -> _Body:
+        return _Body(m, m * c, inertia + m * (float(c @ c) * np.eye(3) - np.outer(c, c)))
+
+    def moved(self, T: np.ndarray) -> _Body:
+        """The same body expressed in a frame where its current frame sits at T."""
+        R, t = T[:3, :3], T[:3, 3]
+        Rh = R @ self.h
+        J = R @ self.J @ R.T + self.m * (float(t @ t) * np.eye(3) - np.outer(t, t))
+        J += 2 * float(t @ Rh) * np.eye(3) - np.outer(t, Rh) - np.outer(Rh, t)
+        return _Body(self.m, Rh + self.m * t, J)
+
+    def __add__(self, other: _Body) -> _Body:
+        return _Body(self.m + other.m, self.h + other.h, self.J + other.J)
+
+    def com_form(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(mass, centre of mass, inertia about the centre of mass)."""
+        if self.m <= 0:
+            return 0.0, np.zeros(3), (self.J + self.J.T) / 2
+        c = self.h / self.m
+        inertia = self.J - self.m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        return self.m, c, (inertia + inertia.T) / 2
+
+
+def _homogeneous(R: np.ndarray, t: np.ndarray) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = R, t
+    return T
+
+
+def _rot_x(a: float) -> np.ndarray:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _rot_z(a: float) -> np.ndarray:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+
+
+def axis_rotation(axis: np.ndarray) -> np.ndarray:
+    """A rotation R with R e_z = axis (unit): I for +z, Rot(x, pi) for -z, Rot(x, -+pi/2) / Rot(y, +-pi/2) for
+    +-y / +-x, otherwise the smallest rotation taking e_z to the axis (Rodrigues)."""
+    x, y, z = axis
+    if abs(x) < SNAP and abs(y) < SNAP:
+        return np.eye(3) if z > 0 else np.diag([1.0, -1.0, -1.0])
+    if abs(x) < SNAP and abs(z) < SNAP:
+        return _rot_x(-math.pi / 2 if y > 0 else math.pi / 2).round(15)
+    if abs(y) < SNAP and abs(z) < SNAP:
+        return np.array([[0, 0, 1.0], [0, 1.0, 0], [-1.0, 0, 0]]) if x > 0 else np.array(
+            [[0, 0, -1.0], [0, 1.0, 0], [1.0, 0, 0]])
+    k = np.cross([0.0, 0.0, 1.0], axis)
+    s, c = float(np.linalg.norm(k)), float(z)
+    k = k / s
+    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + s * K + (1 - c) * K @ K
+
+
+def _snap_angle(a: float, snap: bool) -> sympy.Expr:
+    if snap:
+        quarter = round(a / (math.pi / 2))
+        if abs(a - quarter * math.pi / 2) < SNAP:
+            return sympy.pi * sympy.Rational(quarter, 2)
+    return sympy.Float(a)
+
+
+def _snap_length(x: float, snap: bool) -> sympy.Expr:
+    return sympy.Integer(0) if snap and abs(x) < 1e-12 else sympy.Float(x)
+
+
+def _snap_rotation(R: np.ndarray, snap: bool) -> np.ndarray:
+    if snap:
+        rounded = np.round(R)
+        if np.all(np.abs(R - rounded) < SNAP) and np.allclose(rounded.T @ rounded, np.eye(3)):
+            return rounded + 0.0
+    return R
+
+
+def dh_row(P: np.ndarray, snap: bool = True) -> dict[str, Any] | None:
+    """(alpha, a, theta, d) with P = Rot(x, alpha) Trans(x, a) Rot(z, theta) Trans(z, d), or None."""
+    R, t = P[:3, :3], P[:3, 3]
+    scale = max(1.0, float(np.abs(t).max()))
+    if abs(R[0, 2]) > 1e-12 or abs(t[1] * R[2, 2] - t[2] * R[1, 2]) > 1e-12 * scale:
+        return None
+    alpha = math.atan2(-R[1, 2], R[2, 2])
+    theta = math.atan2(-R[0, 1], R[0, 0])
+    a, d = float(t[0]), float(t @ R[:, 2])
+    rebuilt = _homogeneous(_rot_x(alpha) @ _rot_z(theta), _rot_x(alpha) @ np.array([a, 0, 0]) + d * R[:, 2])
+    if np.abs(rebuilt - P).max() > 1e-12 * scale:
+        return None
+    return {"alpha": _snap_angle(alpha, snap), "a": _snap_length(a, snap), "theta": _snap_angle(theta, snap),
+            "d": _snap_length(d, snap)}
+
+
+def _placement(P: np.ndarray, snap: bool) -> list[list[sympy.Expr]]:
+    R = _snap_rotation(P[:3, :3], snap)
+    rows = [[sympy.Float(x) if x not in (0.0, 1.0, -1.0) else sympy.Integer(int(x)) for x in R[i]]
+            + [_snap_length(float(P[i, 3]), snap)] for i in range(3)]
+    return [*rows, [0, 0, 0, 1]]
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def _parse(path: Path, shown: str) -> Any:
+    try:
+        import yourdfpy
+        from lxml import etree
+    except ImportError:
+        raise ModelError("reading URDF needs the 'yourdfpy' package: pip install 'robodyn[urdf]'", file=shown) from None
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ModelError(f"cannot read the file ({exc.strerror})", file=shown) from None
+    if size > MAX_FILE_BYTES:
+        raise ModelError(f"file is larger than {MAX_FILE_BYTES} bytes", file=shown)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    try:
+        tree = etree.parse(str(path), parser=parser)
+    except etree.XMLSyntaxError as exc:
+        raise ModelError(f"not valid XML ({' '.join(str(exc).split())})", file=shown) from None
+    except OSError as exc:
+        raise ModelError(f"cannot read the file ({exc})", file=shown) from None
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        raise ModelError("a DOCTYPE or entity declaration is not allowed in a URDF file", file=shown)
+    root = tree.getroot()
+    if root.tag != "robot":
+        raise ModelError(f"the root element is <{root.tag}>, not <robot>", file=shown)
+    if "name" not in root.attrib:
+        raise ModelError("<robot> has no name attribute", file=shown)
+    for kind in ("link", "joint"):
+        for element in root.findall(kind):
+            if "name" not in element.attrib:
+                raise ModelError(f"a <{kind}> has no name attribute (line {element.sourceline})", file=shown)
+    for element in root.findall("joint"):
+        for tag in ("parent", "child"):
+            sub = element.find(tag)
+            if sub is None or "link" not in sub.attrib:
+                raise ModelError(f"missing <{tag} link=...>", file=shown, link=f"joint '{element.attrib['name']}'")
+    import logging
+
+    logger = logging.getLogger("yourdfpy")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        return yourdfpy.URDF.load(str(path), build_scene_graph=False, build_collision_scene_graph=False,
+                                  load_meshes=False, load_collision_meshes=False).robot
+    except Exception as exc:  # yourdfpy raises ValueError, KeyError, TypeError... on malformed content
+        raise ModelError(f"malformed URDF ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})",
+                         file=shown) from None
+    finally:
+        logger.setLevel(level)
+
+
+def _floats(values: Any, count: int, where: str, shown: str, what: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float).reshape(count)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected {count} numbers", file=shown, link=where, field=what) from None
+    if not np.all(np.isfinite(array)):
+        raise ModelError("not a finite number", file=shown, link=where, field=what)
+    return array
+
+
+def _origin(element: Any, where: str, shown: str) -> np.ndarray:
+    origin = getattr(element, "origin", None)
+    if origin is None:
+        return np.eye(4)
+    T = _floats(origin, 16, where, shown, "origin").reshape(4, 4)
+    return T
+
+
+def _inertial(link: Any, shown: str) -> _Body:
+    inertial = link.inertial
+    where = f"link '{link.name}'"
+    if inertial is None:
+        return _Body()
+    mass = 0.0 if inertial.mass is None else float(_floats(inertial.mass, 1, where, shown, "mass")[0])
+    if mass < 0:
+        raise ModelError(f"mass {mass} is negative", file=shown, link=where, field="mass")
+    inertia = np.zeros((3, 3)) if inertial.inertia is None else _floats(inertial.inertia, 9, where, shown,
+                                                                        "inertia").reshape(3, 3)
+    T = _origin(inertial, where, shown)
+    body = _Body.from_com(mass, np.zeros(3), inertia)
+    return body.moved(T)
+
+
+@dataclass
+class _Chain:
+    joints: list[Any]  # the moving joints, base to tip
+    groups: list[list[tuple[str, np.ndarray]]]  # per group (0 = base): (link name, transform from group root)
+
+
+def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
+    links = {}
+    for link in robot.links:
+        if link.name in links:
+            raise ModelError("defined twice", file=shown, link=f"link '{link.name}'")
+        links[link.name] = link
+    names: set[str] = set()
+    parent_of: dict[str, Any] = {}
+    children: dict[str, list[Any]] = {name: [] for name in links}
+    for joint in robot.joints:
+        where = f"joint '{joint.name}'"
+        if joint.name in names:
+            raise ModelError("defined twice", file=shown, link=where)
+        names.add(joint.name)
+        if joint.type not in SUPPORTED and joint.type not in ("floating", "planar"):
+            raise ModelError(f"unknown joint type {joint.type!r} (expected one of {', '.join(SUPPORTED)})",
+                             file=shown, link=where, field="type")
+        if joint.type in ("floating", "planar"):
+            raise ModelError(f"{joint.type} joints are not supported (serial chains of {', '.join(SUPPORTED)} "
+                             "joints only)", file=shown, link=where, field="type")
+        for end in (joint.parent, joint.child):
+            if end not in links:
+                raise ModelError(f"refers to link {end!r}, which is not defined", file=shown, link=where)
+        if joint.child in parent_of:
+            raise ModelError(f"closed chain: it is the child of joints {parent_of[joint.child].name!r} and "
+                             f"{joint.name!r}", file=shown, link=f"link '{joint.child}'")
+        parent_of[joint.child] = joint
+        children[joint.parent].append(joint)
+    unknown = sorted(set(lock) - names)
+    if unknown:
+        raise ModelError(f"lock names joint {unknown[0]!r}, which is not defined", file=shown)
+    roots = [name for name in links if name not in parent_of]
+    if len(roots) != 1:
+        detail = "no root (the joints form a loop)" if not roots else f"several roots: {', '.join(roots)}"
+        raise ModelError(f"not one tree: {detail}", file=shown)
+
+    def moving(joint: Any) -> bool:
+        return joint.type != "fixed" and joint.name not in lock
+
+    def group(start: str) -> tuple[list[tuple[str, np.ndarray]], list[tuple[str, Any]]]:
+        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them."""
+        members, leaving, stack = [], [], [(start, np.eye(4))]
+        while stack:
+            name, T = stack.pop()
+            members.append((name, T))
+            for joint in children[name]:
+                if moving(joint):
+                    leaving.append((name, joint))
+                else:
+                    stack.append((joint.child, T @ _joint_motion(joint, lock.get(joint.name, 0.0), shown)))
+        return members, leaving
+
+    chain = _Chain([], [])
+    start = roots[0]
+    while True:
+        members, leaving = group(start)
+        chain.groups.append(members)
+        if not leaving:
+            break
+        if len(leaving) > 1:
+            parents = sorted({name for name, _ in leaving})
+            joints = ", ".join(repr(j.name) for _, j in leaving)
+            raise ModelError(
+                f"the chain branches here: moving joints {joints} all attach to it; robodyn models serial "
+                "chains only (lock= the joints of the other branches, e.g. a gripper's fingers)",
+                file=shown, link=f"link {' and '.join(repr(p) for p in parents)}",
+            )
+        if getattr(leaving[0][1], "mimic", None) is not None:
+            raise ModelError("mimic joints are not supported (lock= it)", file=shown,
+                             link=f"joint '{leaving[0][1].name}'", field="mimic")
+        chain.joints.append(leaving[0][1])
+        start = leaving[0][1].child
+    if not chain.joints:
+        raise ModelError("no moving joint (revolute, continuous or prismatic)", file=shown)
+    return chain
+
+
+def _joint_motion(joint: Any, value: float, shown: str) -> np.ndarray:
+    """origin * motion(value) of a fixed or locked joint."""
+    where = f"joint '{joint.name}'"
+    T = _origin(joint, where, shown)
+    if joint.type == "fixed" or value == 0.0:
+        return T
+    axis = _axis(joint, shown)
+    if joint.type == "prismatic":
+        return T @ _homogeneous(np.eye(3), axis * value)
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    R = np.eye(3) + math.sin(value) * K + (1 - math.cos(value)) * K @ K
+    return T @ _homogeneous(R, np.zeros(3))
+
+
+def _axis(joint: Any, shown: str) -> np.ndarray:
+    where = f"joint '{joint.name}'"
+    axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else _floats(joint.axis, 3, where, shown, "axis")
+    norm = float(np.linalg.norm(axis))
+    if norm < 1e-12:
+        raise ModelError("the joint axis is zero", file=shown, link=where, field="axis")
+    return axis / norm
+
+
+def _damping(joint: Any, shown: str) -> float:
+    dynamics = getattr(joint, "dynamics", None)
+    if dynamics is None:
+        return 0.0
+    where = f"joint '{joint.name}'"
+    damping = 0.0 if dynamics.damping is None else float(_floats(dynamics.damping, 1, where, shown, "damping")[0])
+    friction = 0.0 if dynamics.friction is None else float(_floats(dynamics.friction, 1, where, shown, "friction")[0])
+    if damping < 0:
+        raise ModelError(f"damping {damping} is negative", file=shown, link=where, field="damping")
+    if friction != 0:
+        warnings.warn(f"{shown}: {where}: Coulomb friction {friction} has no robodyn counterpart; ignored",
+                      ModelWarning, stacklevel=4)
+    return damping
+
+
+def read_urdf(
+    path: str | Path,
+    *,
+    strict: bool = False,
+    lock: Mapping[str, float] | None = None,
+    gravity: Any = (0, 0, -9.81),
+    snap: bool = True,
+) -> Manipulator:
+    """A serial manipulator from a URDF file (see the module docstring). ``lock`` fixes the named moving
+    joints at the given positions; ``gravity`` is the acceleration of gravity in the root link's frame."""
+    path = Path(path)
+    shown = str(path)
+    lock = dict(lock or {})
+    robot = _parse(path, shown)
+    chain = _chain(robot, lock, shown)
+    links_by_name = {link.name: link for link in robot.links}
+    rows: list[Link] = []
+    R_prev = np.eye(3)
+    for k, joint in enumerate(chain.joints):
+        where = f"joint '{joint.name}'"
+        axis = _axis(joint, shown)
+        Ra = axis_rotation(axis)
+        parent_T = dict(chain.groups[k])[joint.parent]
+        P = _homogeneous(R_prev.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
+        P = P @ _homogeneous(Ra, np.zeros(3))
+        body = _Body()
+        for name, T in chain.groups[k + 1]:
+            body = body + _inertial(links_by_name[name], shown).moved(_homogeneous(Ra.T, np.zeros(3)) @ T)
+        mass, com, inertia = body.com_form()
+        fields: dict[str, Any] = {
+            "joint": "P" if joint.type == "prismatic" else "R",
+            "mass": mass, "com": com.tolist(), "inertia": inertia.tolist(), "damping": _damping(joint, shown),
+        }
+        row = dh_row(P, snap)
+        if row is None:
+            fields["placement"] = _placement(P, snap)
+        else:
+            fields.update(row)
+        try:
+            rows.append(Link(**fields))
+        except ModelError as exc:
+            raise ModelError(exc.problem, file=shown, link=f"link '{joint.child}'", field=exc.field) from None
+        R_prev = Ra
+    for k, row in enumerate(rows):  # name the URDF link in inertia errors
+        try:
+            row.check(f"link '{chain.joints[k].child}'", strict)
+        except ModelError as exc:
+            raise ModelError(exc.problem, file=shown, link=f"link '{chain.joints[k].child}'", field=exc.field) from None
+    try:
+        return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=robot.name,
+                           description=f"imported from {path.name} ({len(rows)} moving joints: "
+                                       f"{', '.join(j.name for j in chain.joints)})",
+                           source=shown, strict=strict)
+    except ModelError as exc:
+        raise exc.located(file=shown) from None
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def _floats_of(robot: Manipulator, params: Mapping[Any, Any] | None) -> Any:
+    from robodyn.numeric.model import _check_bound, _Floats, _symbol_map
+
+    mapping = _symbol_map(params)
+    _check_bound(robot, mapping)
+    return _Floats(mapping)
+
+
+def _fmt(values: Any) -> str:
+    return " ".join(repr(float(x)) for x in np.asarray(values, dtype=float).ravel())
+
+
+def _rpy(R: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw (URDF: R = Rz(yaw) Ry(pitch) Rx(roll))."""
+    pitch = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
+    if abs(math.cos(pitch)) < 1e-12:  # gimbal lock: put everything in yaw
+        return np.array([0.0, pitch, math.atan2(-R[0, 1], R[1, 1])])
+    return np.array([math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])])
+
+
+def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
+    """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
+    from xml.etree import ElementTree as ET
+
+    floats = _floats_of(robot, params)
+    n = robot.n
+    if any(floats.scalar(link.armature) != 0 for link in robot.links):
+        warnings.warn(f"{robot.name}: URDF has no armature (reflected rotor inertia); not written", ModelWarning,
+                      stacklevel=2)
+    if any(floats.scalar(x) != 0 for x in (*robot.tip_force, *robot.tip_moment)):
+        warnings.warn(f"{robot.name}: URDF has no tip load; not written", ModelWarning, stacklevel=2)
+    root = ET.Element("robot", name=robot.name)
+    root.append(ET.Comment(f" written by robodyn from {robot.name} ({robot.convention} DH); gravity "
+                           f"{_fmt([floats.scalar(x) for x in robot.gravity])} is not part of URDF "))
+    ET.SubElement(root, "link", name="base_link")
+    C_prev = np.eye(4)
+    for i, link in enumerate(robot.links):
+        a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
+        X = _homogeneous(_rot_x(alpha), np.zeros(3)) @ _homogeneous(np.eye(3), np.array([a, 0.0, 0.0]))
+        B, C = (np.eye(4), X) if robot.convention == "standard" else (X, np.eye(4))
+        if link.has_placement:
+            B = floats.array(link.placement, (4, 4)) @ B
+        screw = _homogeneous(_rot_z(floats.scalar(link.theta)), np.array([0.0, 0.0, floats.scalar(link.d)]))
+        origin = C_prev @ B @ screw
+        body = _Body()
+        for b in robot.bodies(i):
+            body = body + _Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),
+                                         floats.array(b.inertia, (3, 3))).moved(C)
+        mass, com, inertia = body.com_form()
+        element = ET.SubElement(root, "link", name=f"link{i + 1}")
+        inertial = ET.SubElement(element, "inertial")
+        ET.SubElement(inertial, "origin", xyz=_fmt(com), rpy="0.0 0.0 0.0")
+        ET.SubElement(inertial, "mass", value=repr(float(mass)))
+        entries = {f"i{'xyz'[r]}{'xyz'[c]}": repr(float(inertia[r, c])) for r, c in
+                   ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))}
+        ET.SubElement(inertial, "inertia", **entries)
+        joint = ET.SubElement(root, "joint", name=f"joint{i + 1}", type="continuous" if link.revolute else "prismatic")
+        ET.SubElement(joint, "parent", link="base_link" if i == 0 else f"link{i}")
+        ET.SubElement(joint, "child", link=f"link{i + 1}")
+        ET.SubElement(joint, "origin", xyz=_fmt(origin[:3, 3]), rpy=_fmt(_rpy(origin[:3, :3])))
+        ET.SubElement(joint, "axis", xyz="0.0 0.0 1.0")
+        if not link.revolute:
+            ET.SubElement(joint, "limit", lower="-1000.0", upper="1000.0", effort="0.0", velocity="0.0")
+        damping = floats.scalar(link.damping)
+        if damping:
+            ET.SubElement(joint, "dynamics", damping=repr(float(damping)), friction="0.0")
+        C_prev = C
+    tool = C_prev @ floats.array(robot.tool, (4, 4))
+    ET.SubElement(root, "link", name="tool0")
+    joint = ET.SubElement(root, "joint", name="tool", type="fixed")
+    ET.SubElement(joint, "parent", link=f"link{n}")
+    ET.SubElement(joint, "child", link="tool0")
+    ET.SubElement(joint, "origin", xyz=_fmt(tool[:3, 3]), rpy=_fmt(_rpy(tool[:3, :3])))
+    ET.indent(root)
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_urdf(robot: Manipulator, path: str | Path, params: Mapping[Any, Any] | None = None) -> Path:
+    """Write :func:`to_urdf` text to ``path`` atomically."""
+    from robodyn.model.io import atomic_write
+
+    return atomic_write(path, to_urdf(robot, params))
+
+
+__all__ = ["axis_rotation", "dh_row", "read_urdf", "to_urdf", "write_urdf"]

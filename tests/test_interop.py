@@ -1,0 +1,104 @@
+"""robodyn.interop.to_pinocchio and the Robotics Toolbox aliases (robodyn.toolbox, robot.rne etc.)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn import numeric, toolbox
+from tests.conftest import load_quiet, random_robot
+
+pin = pytest.importorskip("pinocchio")
+from robodyn.interop import to_pinocchio  # noqa: E402  (after the skip)
+
+
+def _states(n: int, N: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-np.pi, np.pi, (N, n)), rng.uniform(-2, 2, (N, n)), rng.uniform(-4, 4, (N, n))
+
+
+@pytest.mark.parametrize("convention", ["standard", "modified"])
+def test_to_pinocchio_with_armature_damping_and_payload(convention: str) -> None:
+    robot = random_robot(11, 5, convention).replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0))
+    model = to_pinocchio(robot)
+    data = model.createData()
+    damping = np.array([float(link.damping) for link in robot.links])
+    assert np.allclose(model.armature, [float(link.armature) for link in robot.links])
+    assert np.allclose(model.damping, damping)
+    q, qd, qdd = _states(robot.n, 10, 0)
+    tau = numeric.inverse_dynamics(robot, q, qd, qdd)
+    for k in range(10):  # Pinocchio applies the armature but not the damping
+        assert np.allclose(pin.rnea(model, data, q[k], qd[k], qdd[k]) + damping * qd[k], tau[k], atol=1e-10)
+
+
+def test_to_pinocchio_binds_symbols_and_refuses_free_ones() -> None:
+    robot = load_quiet("double_pendulum")
+    with pytest.raises(rd.ModelError, match="params"):
+        to_pinocchio(robot)
+    params = {"L1": 1.0, "L2": 0.7, "m1": 2.0, "m2": 1.5, "g": 9.81}
+    model = to_pinocchio(robot, params)
+    data = model.createData()
+    q, qd, qdd = _states(2, 1, 3)
+    assert np.allclose(pin.rnea(model, data, q[0], qd[0], qdd[0]),
+                       numeric.inverse_dynamics(robot, q[0], qd[0], qdd[0], params=params), atol=1e-12)
+
+
+def test_to_pinocchio_with_placements() -> None:
+    robot = random_robot(2, 3, "modified", extras=False)
+    c, s = np.cos(0.4), np.sin(0.4)
+    placement = [[c, -s, 0, 0.1], [s, c, 0, 0.2], [0, 0, 1, -0.1], [0, 0, 0, 1]]
+    robot = robot.replace(links=(robot.links[0], robot.links[1].replace(placement=placement), robot.links[2]))
+    model = to_pinocchio(robot)
+    data = model.createData()
+    q, qd, qdd = _states(3, 5, 1)
+    tau = numeric.inverse_dynamics(robot, q, qd, qdd)
+    for k in range(5):
+        assert np.allclose(pin.rnea(model, data, q[k], qd[k], qdd[k]), tau[k], atol=1e-10)
+
+
+# -- the Robotics Toolbox names -----------------------------------------------------------------------
+
+
+def test_rne_inertia_gravload_accel_are_the_numeric_engine() -> None:
+    robot = random_robot(5, 4, "standard")
+    q, qd, qdd = _states(4, 6, 2)
+    assert np.array_equal(robot.rne(q, qd, qdd), numeric.inverse_dynamics(robot, q, qd, qdd))
+    assert np.array_equal(toolbox.rne(robot, q[0]), numeric.inverse_dynamics(robot, q[0], 0 * q[0], 0 * q[0]))
+    assert np.array_equal(robot.inertia(q), numeric.mass_matrix(robot, q))
+    assert np.array_equal(robot.gravload(q), numeric.gravity(robot, q))
+    tau = robot.rne(q, qd, qdd)
+    assert np.allclose(robot.accel(q, qd, tau), qdd, atol=1e-9)
+    flipped = robot.gravload(q, gravity=[0, 0, 0])
+    assert np.allclose(flipped, 0)
+    opposite = robot.gravload(q, gravity=[-float(x) for x in robot.gravity])
+    assert np.allclose(opposite, -robot.gravload(q))
+
+
+def test_coriolis_matrix_times_qd_is_h() -> None:
+    robot = load_quiet("puma560")
+    q, qd, _ = _states(6, 5, 4)
+    C = robot.coriolis(q, qd)
+    assert C.shape == (5, 6, 6)
+    assert np.allclose(np.einsum("Nij,Nj->Ni", C, qd), numeric.coriolis(robot, q, qd), atol=1e-10)
+    single = toolbox.coriolis(robot, q[0], qd[0])
+    assert single.shape == (6, 6) and np.allclose(single, C[0])
+    # RTB's property of its construction: Mdot - 2C is skew-symmetric, checked by finite differences of M
+    eps = 1e-6
+    Mdot = (robot.inertia(q[0] + eps * qd[0]) - robot.inertia(q[0] - eps * qd[0])) / (2 * eps)
+    S = Mdot - 2 * single
+    assert np.allclose(S, -S.T, atol=1e-6)
+
+
+def test_fdyn_integrates_with_rtb_signature() -> None:
+    robot = load_quiet("two_link_fu")
+    robot = robot.subs({s: 1.0 for s in robot.parameters()} | {"g": 9.81})
+
+    def hold(r: rd.Manipulator, t: float, q: np.ndarray, qd: np.ndarray, gain: float) -> np.ndarray:
+        return r.gravload(q) - gain * qd
+
+    result = robot.fdyn(1.0, [0.3, -0.2], hold, Q_args={"gain": 0.0}, dt=0.1)
+    assert result.t.shape == (10,) and result.q.shape == (10, 2) and result.qd.shape == (10, 2)
+    assert np.allclose(result.q, [0.3, -0.2], atol=1e-6)  # gravity compensation holds the arm still
+    free = toolbox.fdyn(robot, 0.5, [0.3, -0.2])
+    assert free.q[-1, 0] != pytest.approx(0.3)
