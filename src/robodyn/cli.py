@@ -10,7 +10,7 @@ import json
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -159,6 +159,18 @@ def _write(text: str, output: Path | None) -> None:
     except OSError as exc:
         raise UserError(f"{output}: cannot write ({exc.strerror})") from None
     err.print(f"wrote {output}", markup=False)
+
+
+def _write_each(writers: Iterable[tuple[Path | None, Callable[[Path], object]]]) -> None:
+    """Call each writer (an atomic file writer of the API) on its path, skipping paths not asked for."""
+    for path, write in writers:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        out.print(f"wrote {path}", markup=False)
 
 
 StrictOption = Annotated[
@@ -408,14 +420,7 @@ def torques(
         traj = history.trajectory
         writers = ((csv_out, history.write_csv), (plot, history.plot), (joint_csv, traj.to_csv),
                    (joint_plot, lambda path: _plot_joints(traj, robot, path)))
-        for path, write in writers:
-            if path is None:
-                continue
-            try:
-                write(path)
-            except OSError as exc:
-                raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
-            out.print(f"wrote {path}", markup=False)
+        _write_each(writers)
 
     _guarded(body)
 
@@ -494,14 +499,7 @@ def simulate(
             result = run_simulation(robot, t_end, start, rates, torque.value, method=method, rtol=rtol, atol=atol,
                                     params=params, samples=samples, engine=engine.value)
         out.print(result.summary(), markup=False)
-        for path, write in ((csv_out, result.write_csv), (plot, result.plot)):
-            if path is None:
-                continue
-            try:
-                write(path)
-            except OSError as exc:
-                raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
-            out.print(f"wrote {path}", markup=False)
+        _write_each(((csv_out, result.write_csv), (plot, result.plot)))
 
     _guarded(body)
 

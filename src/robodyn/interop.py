@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator, RigidBody
+from robodyn.numeric.model import rot_x, rot_z
 
 
 def _pinocchio() -> Any:
@@ -35,16 +36,6 @@ def _pinocchio() -> Any:
     except ImportError:  # pragma: no cover - exercised only without pinocchio
         raise ImportError("robodyn.interop.to_pinocchio needs Pinocchio: pip install pin") from None
     return pinocchio
-
-
-def _rot_x(alpha: float) -> np.ndarray:
-    c, s = np.cos(alpha), np.sin(alpha)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def _rot_z(theta: float) -> np.ndarray:
-    c, s = np.cos(theta), np.sin(theta)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> Any:
@@ -73,12 +64,12 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     for i, link in enumerate(robot.links):
         a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
         trans_x = pin.SE3(np.eye(3), np.array([a, 0.0, 0.0]))
-        rot_x = pin.SE3(_rot_x(alpha), np.zeros(3))
-        B, C = (pin.SE3.Identity(), trans_x * rot_x) if robot.convention == "standard" else (
-            rot_x * trans_x, pin.SE3.Identity())
+        twist = pin.SE3(rot_x(alpha), np.zeros(3))
+        B, C = (pin.SE3.Identity(), trans_x * twist) if robot.convention == "standard" else (
+            twist * trans_x, pin.SE3.Identity())
         if link.has_placement:
             B = se3(floats.array(link.placement, (4, 4))) * B
-        screw = pin.SE3(_rot_z(floats.scalar(link.theta)), np.zeros(3)) * pin.SE3(
+        screw = pin.SE3(rot_z(floats.scalar(link.theta)), np.zeros(3)) * pin.SE3(
             np.eye(3), np.array([0.0, 0.0, floats.scalar(link.d)]))
         joint = pin.JointModelRZ() if link.revolute else pin.JointModelPZ()
         parent = model.addJoint(parent, joint, C_prev * B * screw, f"joint{i + 1}")

@@ -25,7 +25,6 @@ and :func:`rk4_step` (classical Runge-Kutta over one step with tau held).
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +37,7 @@ from robodyn import numeric
 from robodyn.algebra import canonical, matrix_to_sympy, to_se, to_sympy
 from robodyn.errors import DerivationError, ModelError, ModelWarning
 from robodyn.formulations import derive
+from robodyn.model.cache import PerRobotCache
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.kinematics import jacobian
 from robodyn.numeric.model import Params
@@ -80,25 +80,14 @@ class Derivatives:
         return values[:, :n], values[:, n:]
 
 
-_CACHE: dict[int, tuple[weakref.ref, dict[tuple[tuple[str, float], ...], Derivatives]]] = {}
-
-
-def _forget(key: int) -> None:
-    _CACHE.pop(key, None)
+#: parameter binding -> Derivatives, per robot; entries vanish with their robot.
+_CACHE: PerRobotCache[Derivatives] = PerRobotCache()
 
 
 def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives:
     """The compiled derivatives of ``robot``'s inverse dynamics with ``params`` bound (cached per robot)."""
     bound = bind_parameters(robot, params) or {}
-    key = tuple(sorted(bound.items()))
-    entry = _CACHE.get(id(robot))
-    if entry is None or entry[0]() is not robot:
-        entry = (weakref.ref(robot), {})
-        _CACHE[id(robot)] = entry
-        weakref.finalize(robot, _forget, id(robot))
-    if key not in entry[1]:
-        entry[1][key] = Derivatives(robot, bound)
-    return entry[1][key]
+    return _CACHE.get(robot, tuple(sorted(bound.items())), lambda: Derivatives(robot, bound))
 
 
 # -- the linear model -------------------------------------------------------------------------------

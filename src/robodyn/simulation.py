@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import warnings
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +47,7 @@ from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
 from robodyn.errors import DerivationError, ModelError, ModelWarning
 from robodyn.formulations import derive
+from robodyn.model.cache import PerRobotCache
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
@@ -230,12 +230,8 @@ _ENGINE_CLASSES: dict[str, type[Dynamics]] = {
     "numpy": NumpyDynamics,
     "compiled": CompiledDynamics,
 }
-#: id(robot) -> (weak reference, {(engine, params key): Dynamics}); entries vanish with their robot.
-_CACHE: dict[int, tuple[weakref.ref, dict[tuple[str, tuple[tuple[str, float], ...]], Dynamics]]] = {}
-
-
-def _forget(key: int) -> None:
-    _CACHE.pop(key, None)
+#: (engine, parameter binding) -> Dynamics, per robot; entries vanish with their robot.
+_CACHE: PerRobotCache[Dynamics] = PerRobotCache()
 
 
 def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "lambdify") -> Dynamics:
@@ -245,14 +241,7 @@ def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "la
         raise SimulationError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}", field="engine")
     bound = bind_parameters(robot, params)
     key = (engine, tuple(sorted((bound or {}).items())))
-    entry = _CACHE.get(id(robot))
-    if entry is None or entry[0]() is not robot:
-        entry = (weakref.ref(robot), {})
-        _CACHE[id(robot)] = entry
-        weakref.finalize(robot, _forget, id(robot))
-    if key not in entry[1]:
-        entry[1][key] = _ENGINE_CLASSES[engine](robot, bound)
-    return entry[1][key]
+    return _CACHE.get(robot, key, lambda: _ENGINE_CLASSES[engine](robot, bound))
 
 
 # -- energies and holding torques ----------------------------------------------------------------------

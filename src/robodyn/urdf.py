@@ -45,7 +45,9 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError, ModelWarning
+from robodyn.model.io import check_file_size
 from robodyn.model.manipulator import Link, Manipulator
+from robodyn.numeric.model import homogeneous, rot_x, rot_z
 
 MAX_FILE_BYTES = 20_000_000
 SNAP = 1e-9
@@ -88,22 +90,6 @@ class _Body:
         return self.m, c, (inertia + inertia.T) / 2
 
 
-def _homogeneous(R: np.ndarray, t: np.ndarray) -> np.ndarray:
-    T = np.eye(4)
-    T[:3, :3], T[:3, 3] = R, t
-    return T
-
-
-def _rot_x(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def _rot_z(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
-
-
 def axis_rotation(axis: np.ndarray) -> np.ndarray:
     """A rotation R with R e_z = axis (unit): I for +z, Rot(x, pi) for -z, Rot(x, -+pi/2) / Rot(y, +-pi/2) for
     +-y / +-x, otherwise the smallest rotation taking e_z to the axis (Rodrigues)."""
@@ -111,7 +97,7 @@ def axis_rotation(axis: np.ndarray) -> np.ndarray:
     if abs(x) < SNAP and abs(y) < SNAP:
         return np.eye(3) if z > 0 else np.diag([1.0, -1.0, -1.0])
     if abs(x) < SNAP and abs(z) < SNAP:
-        return _rot_x(-math.pi / 2 if y > 0 else math.pi / 2).round(15)
+        return rot_x(-math.pi / 2 if y > 0 else math.pi / 2).round(15)
     if abs(y) < SNAP and abs(z) < SNAP:
         return np.array([[0, 0, 1.0], [0, 1.0, 0], [-1.0, 0, 0]]) if x > 0 else np.array(
             [[0, 0, -1.0], [0, 1.0, 0], [1.0, 0, 0]])
@@ -151,7 +137,7 @@ def dh_row(P: np.ndarray, snap: bool = True) -> dict[str, Any] | None:
     alpha = math.atan2(-R[1, 2], R[2, 2])
     theta = math.atan2(-R[0, 1], R[0, 0])
     a, d = float(t[0]), float(t @ R[:, 2])
-    rebuilt = _homogeneous(_rot_x(alpha) @ _rot_z(theta), _rot_x(alpha) @ np.array([a, 0, 0]) + d * R[:, 2])
+    rebuilt = homogeneous(rot_x(alpha) @ rot_z(theta), rot_x(alpha) @ np.array([a, 0, 0]) + d * R[:, 2])
     if np.abs(rebuilt - P).max() > 1e-12 * scale:
         return None
     return {"alpha": _snap_angle(alpha, snap), "a": _snap_length(a, snap), "theta": _snap_angle(theta, snap),
@@ -174,12 +160,7 @@ def _parse(path: Path, shown: str) -> Any:
         from lxml import etree
     except ImportError:
         raise ModelError("reading URDF needs the 'yourdfpy' package: pip install 'robodyn[urdf]'", file=shown) from None
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ModelError(f"cannot read the file ({exc.strerror})", file=shown) from None
-    if size > MAX_FILE_BYTES:
-        raise ModelError(f"file is larger than {MAX_FILE_BYTES} bytes", file=shown)
+    check_file_size(path, MAX_FILE_BYTES, shown)
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     try:
         tree = etree.parse(str(path), parser=parser)
@@ -342,10 +323,10 @@ def _joint_motion(joint: Any, value: float, shown: str) -> np.ndarray:
         return T
     axis = _axis(joint, shown)
     if joint.type == "prismatic":
-        return T @ _homogeneous(np.eye(3), axis * value)
+        return T @ homogeneous(np.eye(3), axis * value)
     K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
     R = np.eye(3) + math.sin(value) * K + (1 - math.cos(value)) * K @ K
-    return T @ _homogeneous(R, np.zeros(3))
+    return T @ homogeneous(R, np.zeros(3))
 
 
 def _axis(joint: Any, shown: str) -> np.ndarray:
@@ -395,11 +376,11 @@ def read_urdf(
         axis = _axis(joint, shown)
         Ra = axis_rotation(axis)
         parent_T = dict(chain.groups[k])[joint.parent]
-        P = _homogeneous(R_prev.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
-        P = P @ _homogeneous(Ra, np.zeros(3))
+        P = homogeneous(R_prev.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
+        P = P @ homogeneous(Ra, np.zeros(3))
         body = _Body()
         for name, T in chain.groups[k + 1]:
-            body = body + _inertial(links_by_name[name], shown).moved(_homogeneous(Ra.T, np.zeros(3)) @ T)
+            body = body + _inertial(links_by_name[name], shown).moved(homogeneous(Ra.T, np.zeros(3)) @ T)
         mass, com, inertia = body.com_form()
         fields: dict[str, Any] = {
             "joint": "P" if joint.type == "prismatic" else "R",
@@ -470,11 +451,11 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     C_prev = np.eye(4)
     for i, link in enumerate(robot.links):
         a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
-        X = _homogeneous(_rot_x(alpha), np.zeros(3)) @ _homogeneous(np.eye(3), np.array([a, 0.0, 0.0]))
+        X = homogeneous(rot_x(alpha), np.zeros(3)) @ homogeneous(np.eye(3), np.array([a, 0.0, 0.0]))
         B, C = (np.eye(4), X) if robot.convention == "standard" else (X, np.eye(4))
         if link.has_placement:
             B = floats.array(link.placement, (4, 4)) @ B
-        screw = _homogeneous(_rot_z(floats.scalar(link.theta)), np.array([0.0, 0.0, floats.scalar(link.d)]))
+        screw = homogeneous(rot_z(floats.scalar(link.theta)), np.array([0.0, 0.0, floats.scalar(link.d)]))
         origin = C_prev @ B @ screw
         body = _Body()
         for b in robot.bodies(i):

@@ -57,16 +57,21 @@ BODY_KEYS = {"mass", "com", "inertia"}
 
 
 # -- reading ------------------------------------------------------------------------------
-def read_model_file(path: str | Path, *, strict: bool = False) -> Manipulator:
-    """Load a ``.yaml``/``.yml``/``.json`` model file; errors name the file, link and field."""
-    path = Path(path)
-    shown = str(path)
+def check_file_size(path: Path, limit: int, shown: str) -> None:
+    """Refuse, with a :class:`ModelError` naming the file, a file that cannot be read or exceeds ``limit`` bytes."""
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise ModelError(f"cannot read the file ({exc.strerror})", file=shown) from None
-    if size > MAX_FILE_BYTES:
-        raise ModelError(f"file is larger than {MAX_FILE_BYTES} bytes", file=shown)
+    if size > limit:
+        raise ModelError(f"file is larger than {limit} bytes", file=shown)
+
+
+def read_model_file(path: str | Path, *, strict: bool = False) -> Manipulator:
+    """Load a ``.yaml``/``.yml``/``.json`` model file; errors name the file, link and field."""
+    path = Path(path)
+    shown = str(path)
+    check_file_size(path, MAX_FILE_BYTES, shown)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

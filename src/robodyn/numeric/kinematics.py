@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator
-from robodyn.numeric.model import NumericModel, Params, _Floats, _rot_x, _symbol_map, compile_model
+from robodyn.numeric.model import NumericModel, Params, _Floats, _symbol_map, compile_model, rot_x
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def tool_offset(robot: Manipulator, params: Params | None = None) -> np.ndarray:
     last = robot.links[-1]
     C = np.eye(4)
     if robot.convention == "standard":  # C_n = Trans(x, a_n) Rot(x, alpha_n)
-        C[:3, :3] = _rot_x(floats.scalar(last.alpha))
+        C[:3, :3] = rot_x(floats.scalar(last.alpha))
         C[0, 3] = floats.scalar(last.a)
     return C @ floats.array(robot.tool, (4, 4))
 

@@ -20,7 +20,6 @@ Compiling may use sympy (to turn parameters into floats); evaluating never does.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError
+from robodyn.model.cache import PerRobotCache
 from robodyn.model.manipulator import Manipulator, RigidBody
 
 #: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
@@ -118,17 +118,31 @@ class _Floats:
 # -- geometry -----------------------------------------------------------------------------------
 
 
-def _rot_x(alpha: float) -> np.ndarray:
+def rot_x(alpha: float) -> np.ndarray:
+    """Rot(x, alpha) as a 3x3 float array."""
     c, s = np.cos(alpha), np.sin(alpha)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def rot_z(theta: float) -> np.ndarray:
+    """Rot(z, theta) as a 3x3 float array."""
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def homogeneous(R: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The 4x4 transform with rotation ``R`` and translation ``p``."""
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = R, p
+    return T
 
 
 def _split(convention: str, a: float, alpha: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """(B, C) of one link as (rotation, translation) pairs; see :func:`robodyn.model.dh.joint_frames`."""
     identity = (np.eye(3), np.zeros(3))
     if convention == "standard":  # C = Trans(x, a) Rot(x, alpha)
-        return identity, (_rot_x(alpha), np.array([a, 0.0, 0.0]))
-    return (_rot_x(alpha), _rot_x(alpha) @ np.array([a, 0.0, 0.0])), identity  # B = Rot(x, alpha) Trans(x, a)
+        return identity, (rot_x(alpha), np.array([a, 0.0, 0.0]))
+    return (rot_x(alpha), rot_x(alpha) @ np.array([a, 0.0, 0.0])), identity  # B = Rot(x, alpha) Trans(x, a)
 
 
 def _compose(first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -198,18 +212,13 @@ def build(robot: Manipulator, params: Params | None = None) -> NumericModel:
 
 # -- the cache ------------------------------------------------------------------------------------
 
-#: id(robot) -> (weak reference to robot, {params key: model}); entries vanish with their robot.
-_CACHE: dict[int, tuple[weakref.ref, dict[tuple[tuple[str, float], ...], NumericModel]]] = {}
 #: Parameter bindings remembered per robot (oldest dropped first).
 CACHE_PER_ROBOT = 16
+_CACHE: PerRobotCache[NumericModel] = PerRobotCache(CACHE_PER_ROBOT)
 
 
 def _params_key(params: Params | None) -> tuple[tuple[str, float], ...]:
     return tuple(sorted((str(k), float(v)) for k, v in _symbol_map(params).items()))
-
-
-def _forget(key: int) -> None:
-    _CACHE.pop(key, None)
 
 
 def compile_model(robot: Manipulator | NumericModel, params: Params | None = None) -> NumericModel:
@@ -224,17 +233,4 @@ def compile_model(robot: Manipulator | NumericModel, params: Params | None = Non
         if params:
             raise ValueError("params cannot be applied to an already compiled NumericModel")
         return robot
-    key = _params_key(params)
-    entry = _CACHE.get(id(robot))
-    if entry is None or entry[0]() is not robot:
-        entry = (weakref.ref(robot), {})
-        _CACHE[id(robot)] = entry
-        weakref.finalize(robot, _forget, id(robot))
-    models = entry[1]
-    model = models.get(key)
-    if model is None:
-        model = build(robot, params)
-        if len(models) >= CACHE_PER_ROBOT:
-            models.pop(next(iter(models)))
-        models[key] = model
-    return model
+    return _CACHE.get(robot, _params_key(params), lambda: build(robot, params))
