@@ -5,6 +5,7 @@ simulated linear system, the RK4 step against the continuous simulation."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -220,3 +221,8 @@ def test_cli_linearize(tmp_path):
     assert text.exit_code == 0 and "g/L1" in text.output
     bad = runner.invoke(app, ["linearize", "puma560", "--symbolic"])
     assert bad.exit_code == 2 and bad.output.count("error:") == 1
+    for dt in ("inf", "nan", "0"):
+        bad = runner.invoke(app, ["linearize", "puma560", "--dt", dt])
+        assert bad.exit_code == 2 and bad.output.count("error:") == 1 and "--dt" in bad.output, bad.output
+    with pytest.raises(rd.ModelError, match="finite"):
+        linear.discretize(lin, dt=math.inf)

@@ -272,7 +272,9 @@ def test_computed_torque_controller_as_a_torque_function():
         ({"torque": "wobble"}, "unknown torque"),
         ({"method": "Euler"}, "unknown method"),
         ({"q0": [0.1]}, "q0 must be 2"),
-        ({"t_span": (1.0, 0.5)}, "must end after"),
+        ({"t_span": (1.0, 0.5)}, "end after it starts"),
+        ({"t_span": float("inf")}, "must be finite"),
+        ({"atol": -1.0}, "solve_ivp: "),
         ({"engine": "gpu"}, "unknown engine"),
     ],
 )
@@ -325,6 +327,9 @@ def test_cli_simulate(tmp_path):
         ["simulate", "puma560", "--method", "Euler"],
         ["simulate", "puma560", "--t-end", "-1"],
         ["simulate", "puma560", "--plot", "/nonexistent/dir/x.png"],
+        ["simulate", "puma560", "--t-end", "inf"],
+        ["simulate", "puma560", "--plot", "swing.xyz"],
+        ["simulate", "puma560", "--plot", "."],
     ],
 )
 def test_cli_simulate_bad_input_is_one_line(args):

@@ -205,14 +205,16 @@ def test_cli_torques_from_csv_with_param(tmp_path):
 @pytest.mark.parametrize(
     ("args", "expect"),
     [(["-t", "BAD"], "no column 'q3'"), (["-t", "no_such_trajectory"], "neither a file"),
-     (["--csv", "MISSING/x.csv"], "does not exist"), (["--param", "g"], "NAME=VALUE")],
+     (["--csv", "MISSING/x.csv"], "does not exist"), (["--param", "g"], "NAME=VALUE"),
+     (["--csv", "OUT.csv", "--plot", "OUT.xyz"], "unknown image format")],
 )
 def test_cli_torques_errors_are_one_line(tmp_path, args, expect):
     bad = tmp_path / "bad.csv"
     bad.write_text("t,q1,q2\n0,0,0\n1,1,1\n2,2,2\n")
-    args = [str(bad) if a == "BAD" else str(tmp_path / a) if a.startswith("MISSING") else a for a in args]
+    args = [str(bad) if a == "BAD" else str(tmp_path / a) if a.startswith(("MISSING", "OUT")) else a for a in args]
     result = runner.invoke(app, ["torques", "stanford_arm", *args])
     assert result.exit_code == 2
+    assert not (tmp_path / "OUT.csv").exists()  # refused before anything is written
     lines = _lines(result.output)
     assert len(lines) == 1 and lines[0].startswith("error: ") and expect in lines[0], result.output
     if args[0] == "-t" and args[1] == str(bad):

@@ -7,6 +7,7 @@ without a traceback; output files are written to a temporary file and renamed.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 import warnings
@@ -426,8 +427,20 @@ def torques(
 
 
 def _check_directory(option: str, path: Path | None) -> None:
-    if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
+    """Refuse, before any work, an output file whose directory is missing or that names a directory;
+    a plot (an option ending in ``plot``) must also have an image suffix that matplotlib writes."""
+    if path is None:
+        return
+    if not (path.parent if str(path.parent) else Path(".")).is_dir():
         raise UserError(f"{option} {path}: directory {path.parent} does not exist")
+    if path.is_dir():
+        raise UserError(f"{option} {path}: is a directory, not a file")
+    if option.endswith("plot"):
+        from robodyn.plots import IMAGE_FORMATS
+
+        if path.suffix.lower().lstrip(".") not in IMAGE_FORMATS:
+            raise UserError(f"{option} {path}: unknown image format {path.suffix!r}; use one of "
+                            f"{', '.join('.' + f for f in IMAGE_FORMATS)}")
 
 
 def _plot_joints(trajectory: Any, robot: rd.Manipulator, path: Path) -> None:
@@ -487,8 +500,8 @@ def simulate(
     def body() -> None:
         robot = _load(model, strict)
         params = _parse_params(param or [])
-        if not t_end > 0:
-            raise UserError(f"--t-end must be positive, got {t_end}")
+        if not 0 < t_end < math.inf:
+            raise UserError(f"--t-end must be a positive, finite number of seconds, got {t_end}")
         if samples < 2:
             raise UserError(f"--samples must be at least 2, got {samples}")
         for option, path in (("--plot", plot), ("--csv", csv_out)):
@@ -546,8 +559,8 @@ def linearize(
     def body() -> None:
         robot = _load(model, strict)
         params = _parse_params(param or [])
-        if dt is not None and not dt > 0:
-            raise UserError(f"--dt must be positive, got {dt}")
+        if dt is not None and not 0 < dt < math.inf:
+            raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
         point = [_parse_vector(opt, text, robot.n) for opt, text in (("--q0", q0), ("--qd0", qd0), ("--tau0", tau0))]
         if symbolic and dt is not None:
             raise UserError("--dt needs a numeric model: leave out --symbolic")

@@ -24,6 +24,7 @@ and :func:`rk4_step` (classical Runge-Kutta over one step with tau held).
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -314,14 +315,18 @@ def discretize(
         A, B, C, D = A.A, A.B, A.C, A.D
     if method not in DISCRETE_METHODS:
         raise ModelError(f"unknown method {method!r}; choose from {', '.join(DISCRETE_METHODS)}", field="method")
-    if not dt > 0:
-        raise ModelError(f"dt must be positive, got {dt}", field="dt")
+    _check_step(dt)
     A = np.asarray(A, dtype=float)
     B = np.asarray(B, dtype=float)
     C = np.eye(A.shape[0]) if C is None else np.asarray(C, dtype=float)
     D = np.zeros((C.shape[0], B.shape[1])) if D is None else np.asarray(D, dtype=float)
     Ad, Bd, Cd, Dd, _ = cont2discrete((A, B, C, D), dt, method=method)
     return DiscreteModel(Ad, Bd, Cd, Dd, float(dt), method)
+
+
+def _check_step(dt: float) -> None:
+    if not 0 < dt < math.inf:
+        raise ModelError(f"dt must be a positive, finite number of seconds, got {dt}", field="dt")
 
 
 def rk4_step(
@@ -335,6 +340,7 @@ def rk4_step(
 ) -> np.ndarray:
     """The discrete-time nonlinear model: x[k+1] from x[k] = (q, qd) by one classical Runge-Kutta step of
     length ``dt`` with tau held (local error O(dt^5))."""
+    _check_step(dt)
     n = robot.n
     state = _vector(x, 2 * n, "x")
     u = _vector(tau, n, "tau")

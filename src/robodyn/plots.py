@@ -15,7 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from robodyn.model.io import atomic_path
 from robodyn.model.manipulator import Manipulator
+
+#: Image formats that matplotlib's Agg, PDF, PS and SVG backends write (the file suffix chooses).
+IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 
 
 def new_figure(panels: int, columns: int = 2, height: float = 2.3, width: float = 5.0) -> tuple[Any, list[Any]]:
@@ -90,11 +94,33 @@ def simulation_figure(
     return fig
 
 
-def save(fig: Any, path: str | Path, dpi: int = 100) -> Path:
-    """``fig.savefig`` to a temporary file beside ``path``, then renamed (:func:`robodyn.torques.save_figure`)."""
-    from robodyn.torques import save_figure
+def torque_figure(history: Any) -> Any:
+    """A :class:`~robodyn.torques.TorqueHistory` as one panel per joint: tau_i (N m) or f_i (N) against t (s)."""
+    robot, t = history.robot, history.trajectory.t
+    fig, axes = new_figure(robot.n, height=2.4)
+    for k, ax in enumerate(axes[: robot.n]):
+        revolute = robot.links[k].revolute
+        ax.plot(t, history.tau[:, k], color="tab:blue" if revolute else "tab:red")
+        ax.axhline(0.0, color="grey", linewidth=0.5)
+        label = f"$\\tau_{{{k + 1}}}$ (N m)" if revolute else f"$f_{{{k + 1}}}$ (N)"
+        _style(ax, f"joint {k + 1} ({'torque' if revolute else 'force'})", label)
+    figure = {"angeles1": "fig. 5", "angeles2": "fig. 8"}.get(history.trajectory.name)
+    fig.suptitle(f"{robot.name}: joint torques and forces along {history.trajectory.name}"
+                 + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))
+    fig.tight_layout()
+    return fig
 
-    return save_figure(fig, Path(path), dpi=dpi)
+
+def save(fig: Any, path: str | Path, dpi: int = 100) -> Path:
+    """``fig.savefig`` to a temporary file beside ``path``, then renamed (:func:`robodyn.model.io.atomic_path`);
+    the suffix of ``path`` chooses the format, one of :data:`IMAGE_FORMATS`."""
+    path = Path(path)
+    if path.suffix.lower().lstrip(".") not in IMAGE_FORMATS:
+        raise ValueError(f"{path}: unknown image format {path.suffix!r}; use one of "
+                         f"{', '.join('.' + f for f in IMAGE_FORMATS)}")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=path.suffix.lower().lstrip("."))
+    return path
 
 
 def png_base64(fig: Any, dpi: int = 80) -> str:

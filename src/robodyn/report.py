@@ -296,6 +296,15 @@ def _swing_start(robot: Manipulator) -> np.ndarray:
     return np.array([0.4 if link.revolute else 0.0 for link in robot.links])
 
 
+_TRAJECTORY_NOTES = {
+    "angeles1": "The motion law of Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1), applied to this arm: "
+    "q_i(t) = q_i(0) + A_i (t - sin(Bt)/B), B = 2 pi/10, over 10 s (A_i = pi/30 rad for a revolute joint, "
+    "-pi/60 for joint 2 from q_2(0) = pi/2; 0.01 m for a prismatic one).",
+    "angeles2": "Angeles, Ma and Rojas' example 2 (seed 003): the tool moves 0.5 m along y on a straight line "
+    "with fixed orientation in 1 s (quintic time law), joint motion by inverse kinematics.",
+}
+
+
 def _plots_section(robot: Manipulator, params: Mapping[str, float] | None) -> str:
     from robodyn.plots import png_base64
     from robodyn.simulation import bind_parameters, simulate
@@ -312,7 +321,7 @@ def _plots_section(robot: Manipulator, params: Mapping[str, float] | None) -> st
     swing = png_base64(result.plot())
     name = "angeles2" if robot.name == "industrial_6r" else "angeles1"
     history = torque_history(robot, name, bound, samples=101)
-    torques = png_base64(_torque_figure(history))
+    torques = png_base64(history.figure())
     start = ", ".join(f"{x:g}" for x in q0)
     return (
         head
@@ -321,27 +330,9 @@ def _plots_section(robot: Manipulator, params: Mapping[str, float] | None) -> st
         + f'<p class="note">{SWING_SECONDS:g} s with DOP853 (rtol = atol = 1e-10); relative energy drift '
         f"{result.energy_drift():.2g}.</p>"
         + f"<h3>Joint torques along the trajectory {name}</h3>"
+        + f"<p class='note'>{html.escape(_TRAJECTORY_NOTES[name])}</p>"
         + f'<img alt="joint torques along {name}" src="data:image/png;base64,{torques}">'
     )
-
-
-def _torque_figure(history: Any) -> Any:
-    """The torque history's figure, without writing a file."""
-    from robodyn.plots import new_figure
-
-    robot, t = history.robot, history.trajectory.t
-    fig, axes = new_figure(robot.n)
-    for k, ax in enumerate(axes):
-        unit = history.units[k]
-        ax.plot(t, history.tau[:, k])
-        ax.set_title(f"joint {k + 1}", fontsize=9)
-        ax.set_xlabel("t (s)", fontsize=8)
-        ax.set_ylabel(f"{history.columns[k]} ({unit})", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(True, linewidth=0.3)
-    fig.suptitle(f"{robot.name}: joint torques and forces along {history.trajectory.name}")
-    fig.tight_layout()
-    return fig
 
 
 # -- the page ----------------------------------------------------------------------------------------

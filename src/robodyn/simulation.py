@@ -399,8 +399,9 @@ def simulate(
     :func:`dynamics`. Raises :class:`SimulationError` if the integration fails.
     """
     t0, t1 = (0.0, float(t_span)) if np.isscalar(t_span) else (float(t_span[0]), float(t_span[1]))  # type: ignore[index]
-    if not t1 > t0:
-        raise SimulationError(f"the time span must end after it starts, got ({t0}, {t1})", field="t_span")
+    if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
+        raise SimulationError(f"the time span must be finite and end after it starts, got ({t0}, {t1})",
+                              field="t_span")
     if isinstance(method, str) and method not in METHODS:
         raise SimulationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}", field="method")
     n = robot.n
@@ -419,8 +420,8 @@ def simulate(
                         rtol=rtol, atol=atol, max_step=max_step, events=events)
     except np.linalg.LinAlgError as exc:
         raise SimulationError(f"the mass matrix became singular ({exc})") from None
-    except ValueError as exc:
-        raise SimulationError(" ".join(str(exc).split()), field="method") from None
+    except ValueError as exc:  # solve_ivp refusing its options (rtol, atol, max_step, t_eval, events)
+        raise SimulationError("solve_ivp: " + " ".join(str(exc).split())) from None
     if sol.status < 0:
         raise SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
     return _result(robot, engine_, law, sol, method, bound)

@@ -16,7 +16,6 @@ sample; the PNG has one panel per joint like their figure 5. Both are written at
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from robodyn import numeric
-from robodyn.model.io import atomic_path, atomic_write
+from robodyn.model.io import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.trajectories import Trajectory, load_trajectory
 
@@ -92,41 +91,17 @@ class TorqueHistory:
         """Write :meth:`to_csv_text` atomically (temporary file beside ``path``, then ``os.replace``)."""
         return atomic_write(Path(path), self.to_csv_text())
 
+    def figure(self) -> Any:
+        """Angeles et al.'s figure 5: one panel per joint, tau_i (N m) or f_i (N) against t (s)."""
+        from robodyn.plots import torque_figure
+
+        return torque_figure(self)
+
     def plot(self, path: str | Path, dpi: int = 100) -> Path:
-        """Angeles et al.'s figure 5: one panel per joint, tau_i (N m) or f_i (N) against t (s); atomic."""
-        from matplotlib.figure import Figure  # object-oriented: no pyplot, no global backend switch
+        """Write :meth:`figure` to ``path`` atomically (the suffix chooses the image format)."""
+        from robodyn.plots import save
 
-        n = self.robot.n
-        cols = 2 if n > 1 else 1
-        rows = math.ceil(n / cols)
-        fig = Figure(figsize=(5.0 * cols + 1, 2.4 * rows + 1))
-        axes = fig.subplots(rows, cols, squeeze=False)
-        t = self.trajectory.t
-        for k, ax in enumerate(axes.ravel()):
-            if k >= n:
-                ax.axis("off")
-                continue
-            revolute = self.robot.links[k].revolute
-            label = f"$\\tau_{{{k + 1}}}$ (N m)" if revolute else f"$f_{{{k + 1}}}$ (N)"
-            ax.plot(t, self.tau[:, k], color="tab:blue" if revolute else "tab:red")
-            ax.axhline(0.0, color="grey", linewidth=0.5)
-            ax.set_title(f"joint {k + 1} ({'torque' if revolute else 'force'})", fontsize=9)
-            ax.set_xlabel("t (s)", fontsize=8)
-            ax.set_ylabel(label, fontsize=8)
-            ax.tick_params(labelsize=7)
-            ax.grid(True, linewidth=0.3)
-        figure = {"angeles1": "fig. 5", "angeles2": "fig. 8"}.get(self.trajectory.name)
-        fig.suptitle(f"{self.robot.name}: joint torques and forces along {self.trajectory.name}"
-                     + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))
-        fig.tight_layout()
-        return save_figure(fig, Path(path), dpi=dpi)
-
-
-def save_figure(fig: Any, path: Path, dpi: int = 100) -> Path:
-    """``fig.savefig`` atomically (:func:`robodyn.model.io.atomic_path`)."""
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi)
-    return path
+        return save(self.figure(), path, dpi=dpi)
 
 
 def torque_history(
