@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 import warnings
@@ -288,6 +289,36 @@ def test_base_parameters_with_symbolic_geometry() -> None:
     assert values[b.names.index("ZZR1")].has(sympy.Symbol("Izz1"))
     assert b.regressor.shape == (6, len(b))
     assert b.regressor.has(d3)
+
+
+@pytest.mark.parametrize("gravity", [[-9.81, 0, 0], ["-g", 0, 0]])
+def test_symbolic_geometry_with_numeric_gravity_stays_exact(gravity: list) -> None:
+    """A special geometry (prismatic joint along the first axis, gravity across it) needs a relation beyond the
+    rules; with symbolic lengths it must come out in L1, not with L1 frozen at a random value (g = 9.81 as a
+    float once made the relation floating point and gave ZZR1 = ... + 0.395*M2)."""
+    robot = rd.Manipulator.from_dh([
+        {"joint": "R", "a": 0, "alpha": 0, "mass": "m1", "com": ["c1", 0, 0]},
+        {"joint": "P", "a": "L1", "alpha": "pi", "d": "D1", "mass": "m2", "com": [0, "c2", 0]},
+    ], convention="modified", gravity=gravity)
+    b = ident.base_parameters(robot)
+    L1, M2, MX1, MX2, ZZ1, ZZ2, IA1, IA2 = sympy.symbols("L1 M2 MX1 MX2 ZZ1 ZZ2 IA1 IA2")
+    assert dict(zip(b.names, b.parameters, strict=True)) == {
+        "ZZR1": IA1 + L1**2 * M2 + 2 * L1 * MX2 + ZZ1 + ZZ2, "MXR1": L1 * M2 + MX1 + MX2,
+        "MYR1": sympy.Symbol("MY1") - sympy.Symbol("MY2"), "FV1": sympy.Symbol("FV1"), "IAR2": IA2 + M2,
+        "FV2": sympy.Symbol("FV2")}
+    check = b.numerical_rank(params={"L1": 1.7, "D1": 0.3})
+    assert check.ok and check.residual < 1e-12
+
+
+def test_numerical_rank_checks_the_expressions_not_only_their_number() -> None:
+    b = ident.base_parameters(load_quiet("stanford_modified"))
+    assert b.numerical_rank().ok
+    k = b.names.index(next(name for name in b.names if name.endswith("R2")))
+    wrong = b.parameters.as_mutable()
+    wrong[k] = wrong[k] * sympy.Rational(101, 100)  # one grouping coefficient 1 % off
+    tampered = dataclasses.replace(b, parameters=sympy.ImmutableMatrix(wrong))
+    check = tampered.numerical_rank()
+    assert check.rank == check.expected and not check.ok and check.residual > 1e-4
 
 
 def test_standard_dh_robot_is_described_in_modified_frames() -> None:

@@ -229,17 +229,19 @@ class GroupedLinks:
 class RankCheck:
     """The numerical cross-check: ``rank`` of the full regressor stacked over random states, the number of base
     parameters ``expected``, ``base_rank`` (rank of the base columns alone), all ``columns``, the scaled singular
-    values, and ``ok`` when rank == base_rank == expected."""
+    values, ``residual`` = |Y p - Y_b b(p)| / |Y p| for random standard parameters p (the expressions b(p) are
+    right, not only their number), and ``ok`` when rank == base_rank == expected and the residual is below 1e-8."""
 
     rank: int
     expected: int
     base_rank: int
     columns: int
     singular_values: np.ndarray = field(repr=False)
+    residual: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return self.rank == self.expected == self.base_rank
+        return self.rank == self.expected == self.base_rank and self.residual < 1e-8
 
 
 def _rank(A: np.ndarray) -> tuple[int, np.ndarray]:
@@ -304,7 +306,7 @@ class BaseParameters:
         random values unless ``params`` binds them), against the number of base parameters."""
         rng = np.random.default_rng(seed)
         binding = dict(params or {})
-        for s in geometry_symbols(self.frames):
+        for s in sorted(geometry_symbols(self.frames) | geometry_symbols(self.robot), key=str):
             if s not in binding and s.name not in binding:
                 binding[s] = float(rng.uniform(0.5, 1.5))
         n = self.robot.n
@@ -312,8 +314,16 @@ class BaseParameters:
         qd, qdd = rng.uniform(-2, 2, (samples, n)), rng.uniform(-3, 3, (samples, n))
         Y = numeric_regressor(self.frames, q, qd, qdd, params=binding, coulomb=self.coulomb).reshape(samples * n, -1)
         rank, s = _rank(Y)
-        base_rank, _ = _rank(Y[:, list(self.indices)])
-        return RankCheck(rank, len(self.names), base_rank, Y.shape[1], s)
+        Y_b = Y[:, list(self.indices)]
+        base_rank, _ = _rank(Y_b)
+        # tau = Y p with the robot's own regressor and random standard parameters p, against Y_b b(p)
+        p = rng.uniform(-1.0, 1.0, len(self.symbols))
+        values = {**{sympy.Symbol(str(k)): v for k, v in binding.items()}, **dict(zip(self.symbols, p, strict=True))}
+        b = np.array([float(x.xreplace(values)) for x in self.parameters], dtype=float)
+        Y_robot = numeric_regressor(self.robot, q, qd, qdd, params=binding, coulomb=self.coulomb)
+        tau = Y_robot.reshape(samples * n, -1) @ p
+        residual = float(np.linalg.norm(tau - Y_b @ b) / max(np.linalg.norm(tau), 1e-300))
+        return RankCheck(rank, len(self.names), base_rank, Y.shape[1], s, residual)
 
 
 def _initial(robot: Manipulator, frames: Manipulator, symbols: Sequence[sympy.Symbol], per: int) -> list[list[Any]]:
@@ -474,7 +484,8 @@ def _exact_relation(Y: se.DenseMatrix, columns: list[int], d: int, n: int) -> di
     rows: dict[tuple[int, tuple[int, ...]], dict[int, sympy.Expr]] = {}
     for col, e in enumerate(columns):
         for i in range(n):
-            expr = sympy.sympify(Y[i, e])
+            expr = _clean(sympy.sympify(Y[i, e]))
+            expr = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})  # exactly the same number
             if expr == 0:
                 continue
             for monom, coeff in sympy.Poly(expr, *gens).terms():
@@ -484,8 +495,13 @@ def _exact_relation(Y: se.DenseMatrix, columns: list[int], d: int, n: int) -> di
     for v in A.nullspace(simplify=True):
         if v[d_col] != 0:
             v = v / v[d_col]
-            return {e: sympy.simplify(v[c]) for c, e in enumerate(columns) if e != d and v[c] != 0}
+            return {e: _float_back(sympy.simplify(v[c])) for c, e in enumerate(columns) if e != d and v[c] != 0}
     return None
+
+
+def _float_back(expr: sympy.Expr) -> sympy.Expr:
+    """Rationals that came from floating-point data (huge denominators) shown as Floats again."""
+    return expr.xreplace({r: sympy.Float(r, 17) for r in expr.atoms(sympy.Rational) if r.q > 10**9})
 
 
 def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]], rules: list[str],
@@ -504,7 +520,11 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
     Y = numeric_regressor(frames, q, rng.uniform(-2, 2, (N, n)), rng.uniform(-3, 3, (N, n)), params=binding,
                           coulomb=coulomb).reshape(N * n, -1)
     geometry = [x for link in frames.links for x in (link.a, link.alpha, link.d, link.theta, *link.placement)]
-    exact = not any(sympy.sympify(x).has(sympy.Float) for x in [*geometry, *frames.gravity])
+    data = [sympy.sympify(x) for x in [*geometry, *frames.gravity]]
+    # exact linear algebra whenever the geometry has symbols (floats in it are taken as the exact binary numbers
+    # they are), or has no floats; the SVD's floating-point relation only for all-numeric floating-point geometry,
+    # where it is exact to rounding (a symbol at a random value would be baked into the relation)
+    exact = any(x.free_symbols for x in data) or not any(x.has(sympy.Float) for x in data)
     symbolic_Y: se.DenseMatrix | None = None
     labels = params_.INERTIAL + params_.joint_names(coulomb)
     for _ in range(per * n):
