@@ -112,3 +112,26 @@ def test_payload_validated(tmp_path):
     path.write_text("links:\n  - {joint: R, a: 1}\npayload: {mass: -1}\n")
     with pytest.raises(ModelError, match=r"arm\.yaml: payload: field 'mass'"):
         rd.load(path)
+
+
+def test_placement_written_with_floats(tmp_path):
+    """SymPy 1.13: Float(1.0) != 1; a last row [0.0, 0.0, 0.0, 1.0] (NumPy's tolist(), YAML) is [0, 0, 0, 1]."""
+    import numpy as np
+
+    link = rd.Link(placement=np.eye(4).tolist())
+    assert not link.has_placement and link.placement == sympy.eye(4)
+    c, s = np.cos(0.3), np.sin(0.3)
+    P = np.array([[c, -s, 0, 0.1], [s, c, 0, 0.0], [0, 0, 1, 0.2], [0, 0, 0, 1.0]])
+    link = rd.Link(placement=P.tolist())
+    assert link.has_placement and list(link.placement[3, :]) == [0, 0, 0, 1]
+    assert all(isinstance(x, sympy.Integer) for x in link.placement[3, :])
+    with pytest.raises(ModelError, match="last row"):
+        rd.Link(placement=[[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0.5, 1.0]])
+    path = tmp_path / "arm.yaml"
+    path.write_text("convention: modified\nlinks:\n  - {joint: R, a: 1.0, mass: 1.0}\n"
+                    "  - joint: R\n    a: 0.5\n    mass: 1.0\n"
+                    "    placement: [[0.0, -1.0, 0.0, 0.1], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.2],"
+                    " [0.0, 0.0, 0.0, 1.0]]\n")
+    robot = rd.load(path)
+    assert robot.links[1].has_placement and list(robot.links[1].placement[3, :]) == [0, 0, 0, 1]
+    assert rd.load(robot.save(tmp_path / "again.yaml")).links[1].placement == robot.links[1].placement

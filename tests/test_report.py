@@ -125,3 +125,18 @@ def test_chromium_screenshot_is_not_blank(double_page, tmp_path):
     assert len(np.unique((pixels * 255).astype(np.uint8).reshape(-1, 3), axis=0)) > 50  # text, rules, colours
     rows = np.flatnonzero(ink.any(axis=1))
     assert rows.max() - rows.min() > 700  # content runs down the page, not a single line
+
+
+def test_placement_robot_leaves_kane_out_of_counts_and_check():
+    """Kane's algorithm refuses fixed placements (URDF imports): the page says so instead of failing."""
+    from tests.conftest import random_robot
+
+    robot = random_robot(2, 2, "modified", extras=False)
+    c, s = np.cos(0.4), np.sin(0.4)
+    placement = [[c, -s, 0, 0.1], [s, c, 0, 0.2], [0, 0, 1, -0.1], [0, 0, 0, 1]]
+    robot = robot.replace(links=(robot.links[0], robot.links[1].replace(placement=placement)))
+    page = report.build(robot, plots=False)
+    assert page.count("not applicable (fixed placements)") == 2  # the count table and the cross-check
+    assert "All methods agree" in page and "lagrange-euler" in page
+    counts = page[page.index("<h2 id='counts'>"):page.index("<h2 id='check'>")]
+    assert "Kane" in counts and "cheapest straight-line program" in counts

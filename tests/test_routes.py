@@ -173,3 +173,46 @@ def test_placements_are_supported():
     values = {x: float(rng.uniform(-2, 2)) for x in (*q, *qd, *qdd)}
     for x, y in zip(eqs.raw("tau"), ne.raw("tau"), strict=True):
         assert abs(float((x - y).xreplace(values))) < 1e-10
+
+
+def _agree_in_base_parameters(robot, outputs, seed):
+    """The base-parameter program, fed the robot's base parameter values, is the robot's dynamics."""
+    from robodyn.identification import base_parameters
+
+    program = build(robot, outputs, base=True)
+    b = base_parameters(robot)
+    rng = np.random.default_rng(seed)
+    params = {s.name: float(rng.uniform(0.5, 2.0)) for s in robot.parameters()}
+    names = [str(s) for s in program.inputs["parameters"]]
+    assert names[: len(b)] == list(b.names)
+    n = robot.n
+    q, qd, qdd, tau = (rng.uniform(-2, 2, n) for _ in range(4))
+    values = dict(zip(b.names, b.numeric_values(params), strict=True))
+    values.update({k: v for k, v in params.items() if k in names[len(b) :]})  # geometry, gravity, tip load
+    for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
+        values.update({f"{name}{i + 1}": float(x[i]) for i in range(n)})
+    got = program.evaluate(values)
+    for output in outputs:
+        ref = _reference(robot, output, q, qd, qdd, tau, params)
+        assert np.max(np.abs(got[output] - ref)) / max(np.max(np.abs(ref)), 1e-300) < 1e-12, (robot.name, output)
+
+
+@pytest.mark.parametrize("name", library.names())
+def test_base_parameter_program_is_the_dynamics(name):
+    _agree_in_base_parameters(load_quiet(name), ("tau", "M", "forward"), seed=5)
+
+
+@pytest.mark.parametrize(("seed", "n", "convention"), [(1, 3, "standard"), (4, 5, "modified"), (8, 6, "standard")])
+def test_base_parameter_program_on_random_arms(seed, n, convention):
+    _agree_in_base_parameters(random_robot(seed, n, convention), ("tau", "bias", "G"), seed=seed)
+
+
+def test_count_in_base_parameters():
+    summary = count_summary(load_quiet("puma560"), "tau", base=True)
+    assert summary["output"] == "tau (base parameters)" and summary["route"] == "recursive, base parameters"
+    assert len(summary["parameters"]) == 46 and summary["parameters"][0] == "ZZR1"
+    assert any("SYMORO" in f["source"] for f in summary["to_beat"])
+    result = CliRunner().invoke(app, ["count", "puma560", "--base", "-f", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["multiplications"] == summary["multiplications"]
+    bad = CliRunner().invoke(app, ["count", "puma560", "--base", "--route", "factored"])
+    assert bad.exit_code == 2 and "recursive route" in bad.output

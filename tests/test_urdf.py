@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -239,7 +240,10 @@ MALFORMED = {
                       "</joint></robot>", "negative"),
     "bad_number": ("<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='revolute'>"
                    "<parent link='a'/><child link='b'/><origin xyz='1 2'/><axis xyz='0 0 1'/></joint></robot>",
-                   "malformed URDF"),
+                   "joint 'j': field 'origin xyz': expected 3 numbers, got 2"),
+    "not_a_number": ("<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='revolute'>"
+                     "<parent link='a'/><child link='b'/><axis xyz='0 zero 1'/></joint></robot>",
+                     "joint 'j': field 'axis xyz': '0 zero 1' is not 3 numbers"),
     "closed_chain": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/>"
                      "<joint name='j1' type='revolute'><parent link='a'/><child link='b'/></joint>"
                      "<joint name='j2' type='revolute'><parent link='a'/><child link='c'/></joint>"
@@ -253,6 +257,30 @@ MALFORMED = {
                  "<parent link='a'/><child link='b'/></joint></robot>", "no moving joint"),
     "entity": ("<?xml version='1.0'?><!DOCTYPE robot [<!ENTITY x 'y'>]><robot name='&x;'><link name='a'/></robot>",
                "DOCTYPE"),
+    "self_joint": ("<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='revolute'>"
+                   "<parent link='b'/><child link='b'/><axis xyz='0 0 1'/></joint></robot>",
+                   "joint 'j': its parent and child are the same link 'b'"),
+    "infinite_origin": ("<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='revolute'>"
+                        "<parent link='a'/><child link='b'/><origin xyz='1e400 0 0'/><axis xyz='0 0 1'/></joint>"
+                        "</robot>", "joint 'j': field 'origin xyz': 1e400 is not a finite number"),
+    "nan_rpy": ("<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='revolute'>"
+                "<parent link='a'/><child link='b'/><origin rpy='0 nan 0'/><axis xyz='0 0 1'/></joint>"
+                "</robot>", "joint 'j': field 'origin rpy': nan is not a finite number"),
+    "infinite_inertia": ("<robot name='x'><link name='a'/><link name='b'><inertial><mass value='1'/>"
+                         "<inertia ixx='inf' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial></link>"
+                         "<joint name='j' type='revolute'><parent link='a'/><child link='b'/><axis xyz='0 0 1'/>"
+                         "</joint></robot>", "link 'b': field 'inertial inertia ixx': inf is not a finite number"),
+    "partial_inertia": ("<robot name='x'><link name='a'/><link name='b'><inertial><mass value='1'/>"
+                        "<inertia ixx='1'/></inertial></link><joint name='j' type='revolute'><parent link='a'/>"
+                        "<child link='b'/><axis xyz='0 0 1'/></joint></robot>",
+                        "link 'b': field 'inertia': <inertia> has no ixy, ixz, iyy, iyz, izz"),
+    "no_inertia": ("<robot name='x'><link name='a'/><link name='b'><inertial><mass value='1'/></inertial></link>"
+                   "<joint name='j' type='revolute'><parent link='a'/><child link='b'/><axis xyz='0 0 1'/></joint>"
+                   "</robot>", "link 'b': field 'inertia': no <inertia>"),
+    "no_mass": ("<robot name='x'><link name='a'/><link name='b'><inertial><mass/>"
+                "<inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial></link>"
+                "<joint name='j' type='revolute'><parent link='a'/><child link='b'/><axis xyz='0 0 1'/>"
+                "</joint></robot>", "link 'b': field 'mass': <inertial> needs <mass value=...>"),
     "indefinite": ("<robot name='x'><link name='a'/><link name='b'><inertial><mass value='1'/>"
                    "<inertia ixx='1' ixy='0' ixz='0' iyy='-1' iyz='0' izz='1'/></inertial></link>"
                    "<joint name='j' type='revolute'><parent link='a'/><child link='b'/><axis xyz='0 0 1'/>"
@@ -285,3 +313,41 @@ def test_cli_reads_urdf_and_exits_2_on_a_malformed_one(tmp_path: Path) -> None:
     assert "branches" in result.output and len(result.output.strip().splitlines()) == 1
     result = runner.invoke(app, ["show", str(tmp_path / "missing.urdf")])
     assert result.exit_code == 2 and "no such file" in result.output
+    infinite = tmp_path / "infinite.urdf"
+    infinite.write_text(MALFORMED["infinite_origin"][0])
+    result = runner.invoke(app, ["show", str(infinite)])  # no NumPy "invalid value" warning lines before it
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"error: {infinite}: {MALFORMED['infinite_origin'][1]}"]
+
+
+def test_check_leaves_kane_out_for_placements_and_compares_the_rest(tmp_path: Path) -> None:
+    from robodyn.check import check
+
+    path = tmp_path / "mixed.urdf"
+    path.write_text(_mixed_arm())
+    robot = rd.load(path)
+    robot = robot.replace(links=robot.links[:2])  # R, R with a tilted axis: a placement
+    assert robot.has_placements
+    result = check(robot, samples=5)
+    assert result.skipped == {"kane": "not applicable (fixed placements)"} and "kane" not in result.methods
+    assert {c.method for c in result.comparisons} == {"lagrange-euler", "dalembert", "emdeg"} and result.agree
+    with pytest.raises(rd.DerivationError, match="placement"):  # asked for by name, Kane still says why not
+        check(robot, ("newton-euler", "kane"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check(load_quiet("two_link_fu")).skipped == {}  # no placement: Kane is compared
+
+
+def test_cli_check_and_report_on_the_ur5(tmp_path: Path) -> None:
+    """UR5 has fixed placements: check and report leave Kane's algorithm out, saying so, and exit 0."""
+    path = _example_robot_data("ur_description/urdf/ur5_robot.urdf")
+    runner = CliRunner()
+    result = runner.invoke(app, ["check", str(path), "--samples", "3"])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"kane\s.*not applicable \(fixed placements\)", result.output)
+    assert "lagrange-euler" in result.output and "emdeg" in result.output and "all methods agree" in result.output
+    target = tmp_path / "ur5.html"
+    result = runner.invoke(app, ["report", str(path), "-o", str(target), "--no-plots", "--no-check"])
+    assert result.exit_code == 0, result.output
+    page = target.read_text(encoding="utf-8")
+    assert "not applicable (fixed placements)" in page and "cheapest straight-line program" in page

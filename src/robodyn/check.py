@@ -45,6 +45,9 @@ class CheckResult:
     methods: tuple[str, ...]
     comparisons: list[Comparison] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    #: Methods left out because they do not apply to this robot, with the reason ("kane": "not applicable
+    #: (fixed placements)").
+    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def agree(self) -> bool:
@@ -141,19 +144,47 @@ def compare(
     return out
 
 
+#: Why a method cannot derive a robot's equations, if it cannot (checked before deriving).
+PLACEMENTS_NOTE = "not applicable (fixed placements)"
+
+
+def not_applicable(robot: Manipulator, method: str) -> str | None:
+    """The reason ``method`` does not apply to ``robot`` (Kane's algorithm in Angeles' HD notation cannot
+    express the fixed placements of URDF imports), or None."""
+    if method_name(method) == "kane" and robot.has_placements:
+        return PLACEMENTS_NOTE
+    return None
+
+
 def check(
     robot: Manipulator,
-    methods: Sequence[str] = AVAILABLE,
+    methods: Sequence[str] | None = None,
     *,
     mode: str = "auto",
     samples: int = 50,
     rtol: float = 1e-10,
     seed: int = 0,
 ) -> CheckResult:
-    """Derive with every method and compare each with the first."""
+    """Derive with every method and compare each with the first.
+
+    ``methods=None`` means every available method that applies to the robot: those that do not (Kane's
+    algorithm for a robot with fixed placements) are left out, with the reason in
+    :attr:`CheckResult.skipped` (the CLI prints it). Methods named explicitly are all derived (a method that
+    cannot handle the robot raises its :class:`~robodyn.errors.DerivationError`)."""
+    skipped: dict[str, str] = {}
+    if methods is None:
+        methods = []
+        for name in AVAILABLE:
+            reason = not_applicable(robot, name)
+            if reason is None:
+                methods.append(name)
+            else:
+                skipped[name] = reason
     names = tuple(method_name(m) for m in methods)
+    if not names:
+        raise ValueError("check needs at least one method")
     derived = {name: derive(robot, name) for name in names}
-    result = CheckResult(robot.name, names[0], names)
+    result = CheckResult(robot.name, names[0], names, skipped=skipped)
     result.seconds = {name: eqs.seconds for name, eqs in derived.items()}
     for name in names[1:]:
         result.comparisons.extend(

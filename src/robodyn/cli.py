@@ -288,6 +288,8 @@ def check(
         for c in result.comparisons:
             diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
             table.add_row(c.method, c.part, c.mode, diff, "yes" if c.agree else "[red]NO[/red]")
+        for method, reason in result.skipped.items():
+            table.add_row(method, "-", "-", reason, "-")
         out.print(table)
         times = ", ".join(f"{m} {s:.3f} s" for m, s in result.seconds.items())
         out.print(f"derivation times: {times}")
@@ -308,6 +310,8 @@ def count(
                                   "Angeles, Ma and Rojas' algorithm beside their table 1.")
     ] = CountMethod.program,
     route: Annotated[Route, typer.Option("--route", help="Route to the program (auto: the cheapest).")] = Route.auto,
+    base: Annotated[bool, typer.Option("--base", help="The model in base parameters (identification), each one an "
+                                       "input.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
     strict: StrictOption = False,
 ) -> None:
@@ -316,12 +320,18 @@ def count(
     def body() -> None:
         robot = _load(model, strict)
         if method is CountMethod.kane:
+            if base:
+                raise UserError("--base counts the straight-line program: leave out --method kane")
             _count_kane(robot, fmt)
             return
         from robodyn.program.targets import count_summary, format_summary
 
         with delayed_progress(f"building the program for {robot.name}"):
-            summary = count_summary(robot, "elements" if output is CountOutput.all else output.value, route.value)
+            try:
+                summary = count_summary(robot, "elements" if output is CountOutput.all else output.value, route.value,
+                                        base=base)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
         out.print(json.dumps(summary, indent=2) if fmt is Format.json else format_summary(summary), markup=False)
 
     _guarded(body)

@@ -263,9 +263,13 @@ def _counts_section(robot: Manipulator) -> str:
     from robodyn import opcount
     from robodyn.program.targets import count_summary
 
-    kane = opcount.count_operations(robot)
-    rows = [["Kane's algorithm (Angeles, Ma and Rojas), inverse dynamics", str(kane.multiplications),
-             str(kane.additions), "this geometry's 0, 1, -1 folded; constants off line"]]
+    label = "Kane's algorithm (Angeles, Ma and Rojas), inverse dynamics"
+    if robot.has_placements:  # Angeles' HD notation cannot express a fixed placement before a joint
+        rows = [[label, "-", "-", "not applicable (fixed placements): Angeles' HD notation cannot express them"]]
+    else:
+        kane = opcount.count_operations(robot)
+        rows = [[label, str(kane.multiplications), str(kane.additions),
+                 "this geometry's 0, 1, -1 folded; constants off line"]]
     for output, label in (("tau", "inverse dynamics tau"), ("M", "inertia matrix M"), ("forward", "forward dynamics")):
         summary = count_summary(robot, output)
         rows.append([f"cheapest straight-line program, {label}", str(summary["multiplications"]),
@@ -286,10 +290,12 @@ def _check_section(robot: Manipulator) -> str:
         verdict = '<span class="ok">yes</span>' if c.agree else '<span class="bad">NO</span>'
         rows.append([html.escape(c.method), html.escape(c.part), c.mode, diff, verdict])
     times = ", ".join(f"{m} {s:.3f} s" for m, s in result.seconds.items())
+    skipped = "".join(f'<p class="note">{html.escape(m)}: {html.escape(reason)}; not compared.</p>'
+                      for m, reason in result.skipped.items())
     verdict = '<p class="ok">All methods agree.</p>' if result.agree else '<p class="bad">Methods disagree.</p>'
     return (f"<h2 id='check'>Cross-check of the formulations against {html.escape(result.reference)}</h2>"
             + _table(["method", "part", "mode", "max relative difference", "agree"], rows, raw=True)
-            + f'<p class="note">Derivation times: {html.escape(times)}.</p>' + verdict)
+            + f'<p class="note">Derivation times: {html.escape(times)}.</p>' + skipped + verdict)
 
 
 def _swing_start(robot: Manipulator) -> np.ndarray:

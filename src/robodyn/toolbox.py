@@ -11,7 +11,8 @@ names exist here, as functions ``robodyn.toolbox.rne(robot, q, qd, qdd)`` and as
 ``inertia(q)``                 :func:`robodyn.numeric.mass_matrix` (armature on the diagonal)
 ``coriolis(q, qd)``            the Coriolis/centripetal *matrix* C(q, qd) with C qd = h (RTB's), from
                                Newton-Euler at unit velocities; :func:`robodyn.numeric.coriolis` is h
-``gravload(q, gravity)``       :func:`robodyn.numeric.gravity`
+``gravload(q, gravity)``       :func:`robodyn.numeric.gravity` (gravity only, no tip load: for a robot with a
+                               tip load ``rne(q, 0, 0) = gravload(q) + J^T w``, unlike RTB's equality)
 ``accel(q, qd, torque)``       :func:`robodyn.numeric.forward_dynamics`
 ``fdyn(T, q0, Q, Q_args, qd0)``  :func:`robodyn.simulation.simulate`; returns RTB's ``(t, q, qd)`` namedtuple
 =============================  =====================================================================
@@ -27,6 +28,9 @@ Conventions, where they differ or could be misread:
   ``coriolis`` leaves friction out, as RTB's does.
 - **Motor inertia**: RTB's Jm with gear ratio G adds G^2 Jm to M_ii; robodyn's ``armature`` is that product,
   in ``inertia``, ``rne`` and ``accel`` alike.
+- **Tip load**: RTB's ``rne`` takes an external wrench per call (``fext``); robodyn's tip load is part of the
+  robot (``tip_force``, ``tip_moment``) and enters ``rne`` and ``accel`` but not ``gravload``, ``inertia`` or
+  ``coriolis``.
 - Shapes: one state (n,) or a batch (N, n) -> (N, n) (RTB's trajectory form, rows are time steps).
 - Symbolic robots bind their parameters with ``params={...}`` (RTB has no symbolic arms at this level).
 """

@@ -23,8 +23,10 @@
 - ``<dynamics damping>`` becomes the link's viscous ``damping``; ``friction`` (Coulomb) has no robodyn
   counterpart and is ignored with a warning. Gravity is ``(0, 0, -9.81)`` unless given.
 
-Errors in the file (not XML, unknown or missing links, unsupported joint types, mimic joints, a zero axis,
-negative masses, bad numbers) are one-line ModelErrors naming the file and the joint or link.
+Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
+types, mimic joints, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
+inertia attributes, numbers that do not parse or are not finite) are one-line ModelErrors naming the file, the
+joint or link and the attribute; NumPy's floating-point warnings are silenced while reading.
 
 :func:`to_urdf` (also ``robot.to_urdf()``) writes a robot with numeric inertial data as URDF: links
 ``base_link``, ``link1`` .. ``linkn`` (the numeric engine's joint frames: z along the joint axis), joints
@@ -180,23 +182,84 @@ def _parse(path: Path, shown: str) -> Any:
             if "name" not in element.attrib:
                 raise ModelError(f"a <{kind}> has no name attribute (line {element.sourceline})", file=shown)
     for element in root.findall("joint"):
+        where = f"joint '{element.attrib['name']}'"
         for tag in ("parent", "child"):
             sub = element.find(tag)
             if sub is None or "link" not in sub.attrib:
-                raise ModelError(f"missing <{tag} link=...>", file=shown, link=f"joint '{element.attrib['name']}'")
+                raise ModelError(f"missing <{tag} link=...>", file=shown, link=where)
+        if element.find("parent").attrib["link"] == element.find("child").attrib["link"]:
+            raise ModelError(f"its parent and child are the same link {element.find('child').attrib['link']!r}",
+                             file=shown, link=where)
+        for tag, attributes in NUMBERS["joint"]:
+            _check_numbers(element.find(tag), tag, attributes, where, shown)
+    for element in root.findall("link"):
+        inertial = element.find("inertial")
+        if inertial is not None:
+            _check_inertial(inertial, f"link '{element.attrib['name']}'", shown)
     import logging
 
     logger = logging.getLogger("yourdfpy")
     level = logger.level
     logger.setLevel(logging.CRITICAL)
     try:
-        return yourdfpy.URDF.load(str(path), build_scene_graph=False, build_collision_scene_graph=False,
-                                  load_meshes=False, load_collision_meshes=False).robot
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return yourdfpy.URDF.load(str(path), build_scene_graph=False, build_collision_scene_graph=False,
+                                      load_meshes=False, load_collision_meshes=False).robot
     except Exception as exc:  # yourdfpy raises ValueError, KeyError, TypeError... on malformed content
         raise ModelError(f"malformed URDF ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})",
                          file=shown) from None
     finally:
         logger.setLevel(level)
+
+
+#: The numeric attributes robodyn reads, checked in the XML before yourdfpy parses them: (element, attribute:
+#: how many numbers) per joint, and inside a link's <inertial>.
+NUMBERS = {
+    "joint": (("origin", {"xyz": 3, "rpy": 3}), ("axis", {"xyz": 3}), ("dynamics", {"damping": 1, "friction": 1})),
+    "inertial": (("origin", {"xyz": 3, "rpy": 3}), ("mass", {"value": 1}),
+                 ("inertia", dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), 1))),
+}
+INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+
+
+def _check_numbers(element: Any, tag: str, attributes: Mapping[str, int], where: str, shown: str) -> None:
+    """Each attribute of ``element`` present in ``attributes`` holds that many finite numbers."""
+    if element is None:
+        return
+    for name, count in attributes.items():
+        text = element.attrib.get(name)
+        if text is None:
+            continue
+        field = f"{tag} {name}"
+        words = text.split()
+        try:
+            values = [float(word) for word in words]
+        except ValueError:
+            raise ModelError(f"{text.strip()!r} is not {'a number' if count == 1 else f'{count} numbers'}",
+                             file=shown, link=where, field=field) from None
+        if len(values) != count:
+            raise ModelError(f"expected {count} number{'s' if count > 1 else ''}, got {len(values)}", file=shown,
+                             link=where, field=field)
+        bad = [word for word, value in zip(words, values, strict=True) if not math.isfinite(value)]
+        if bad:
+            raise ModelError(f"{bad[0]} is not a finite number", file=shown, link=where, field=field)
+
+
+def _check_inertial(inertial: Any, where: str, shown: str) -> None:
+    """An <inertial> has <mass value> and <inertia> with all six of ixx ixy ixz iyy iyz izz (as urdfdom requires;
+    yourdfpy would silently use its defaults), each a finite number."""
+    mass = inertial.find("mass")
+    if mass is None or "value" not in mass.attrib:
+        raise ModelError("<inertial> needs <mass value=...>", file=shown, link=where, field="mass")
+    inertia = inertial.find("inertia")
+    missing = [] if inertia is None else [name for name in INERTIA_ATTRIBUTES if name not in inertia.attrib]
+    if inertia is None or missing:
+        detail = "no <inertia>" if inertia is None else f"<inertia> has no {', '.join(missing)}"
+        raise ModelError(f"{detail} (<inertial> needs all six of {' '.join(INERTIA_ATTRIBUTES)})", file=shown,
+                         link=where, field="inertia")
+    for tag, attributes in NUMBERS["inertial"]:
+        _check_numbers(inertial.find(tag), f"inertial {tag}", attributes, where, shown)
 
 
 def _floats(values: Any, count: int, where: str, shown: str, what: str) -> np.ndarray:
@@ -365,8 +428,15 @@ def read_urdf(
     joints at the given positions; ``gravity`` is the acceleration of gravity in the root link's frame."""
     path = Path(path)
     shown = str(path)
-    lock = dict(lock or {})
     robot = _parse(path, shown)
+    # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _build(robot, path, shown, strict, dict(lock or {}), gravity, snap)
+
+
+def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
+           snap: bool) -> Manipulator:
     chain = _chain(robot, lock, shown)
     links_by_name = {link.name: link for link in robot.links}
     rows: list[Link] = []

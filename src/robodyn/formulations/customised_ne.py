@@ -146,6 +146,14 @@ def inertial_parameters(robot: Manipulator, ops: Any) -> list[Inertial]:
     return out
 
 
+def link_parameters(robot: Manipulator, ops: Any, group: bool, given: Sequence[Inertial] | None) -> list[Inertial]:
+    """``given``, or the robot's own parameters (regrouped if ``group``)."""
+    if given is not None:
+        return list(given)
+    par = inertial_parameters(robot, ops)
+    return grouped(robot, ops, par) if group else par
+
+
 def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[Inertial]:
     """Khalil and Kleinfinger's regrouping, from the last link to the first (exact: tau unchanged).
 
@@ -240,16 +248,17 @@ def inverse_dynamics(
     tip_load: bool = True,
     friction: bool = True,
     group: bool = True,
+    parameters: Sequence[Inertial] | None = None,
 ) -> list[Any]:
     """tau by the customised recursion (module docstring); ``qd``/``qdd`` None stand for zero.
 
     ``robot`` must be in modified DH (see :func:`modified`); ``friction`` adds damping qd and
-    armature qdd; ``group`` applies :func:`grouped` first."""
+    armature qdd; ``group`` applies :func:`grouped` first; ``parameters``, if given, are the
+    links' parameters to use instead of the robot's (e.g. the base parameters as symbols)."""
     n = robot.n
     zero = [0] * n
     geo = joints(robot, ops, q, qd or zero, qdd or zero)
-    par = inertial_parameters(robot, ops)
-    par = grouped(robot, ops, par) if group else par
+    par = link_parameters(robot, ops, group, parameters)
     w: Vec = ZERO3
     wd: Vec = ZERO3
     vd: Vec = tuple(-ops.value(g) for g in robot.gravity) if gravity else ZERO3  # type: ignore[assignment]
@@ -284,12 +293,13 @@ def inverse_dynamics(
     return tau
 
 
-def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: bool = True) -> list[list[Any]]:
-    """M (n x n, symmetric) by the composite-body algorithm (module docstring), armature included."""
+def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: bool = True,
+                   parameters: Sequence[Inertial] | None = None) -> list[list[Any]]:
+    """M (n x n, symmetric) by the composite-body algorithm (module docstring), armature included;
+    ``group`` and ``parameters`` as in :func:`inverse_dynamics`."""
     n = robot.n
     geo = joints(robot, ops, q, [0] * n, [0] * n)
-    par = inertial_parameters(robot, ops)
-    par = grouped(robot, ops, par) if group else par
+    par = link_parameters(robot, ops, group, parameters)
     J, MS, M = [list(map(list, p.J)) for p in par], [p.MS for p in par], [p.M for p in par]
     for j in reversed(range(1, n)):  # composite parameters of links j..n, then into frame j-1
         carried_J, carried_MS = _carry(geo[j], M[j], J[j], MS[j])

@@ -124,11 +124,17 @@ def _as_transform(value: object, field_name: str) -> sympy.ImmutableMatrix:
         not isinstance(r, Sequence) or isinstance(r, str) or len(r) != 4 for r in rows
     ):
         raise ModelError("expected a 4x4 homogeneous transform", field=field_name)
-    matrix = sympy.ImmutableMatrix(
-        [[to_expr(v, f"{field_name}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
-    )
-    if list(matrix[3, :]) != [0, 0, 0, 1]:
+    entries = [[to_expr(v, f"{field_name}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
+    # compared as numbers: since SymPy 1.13 Float(1.0) != 1, and NumPy's tolist() or YAML give 0.0 and 1.0
+    if not all(e.is_number and abs(complex(e) - target) <= 1e-12 for e, target in zip(entries[3], (0, 0, 0, 1),
+                                                                                       strict=True)):
         raise ModelError("the last row of a homogeneous transform must be [0, 0, 0, 1]", field=field_name)
+    entries[3] = [sympy.Integer(0), sympy.Integer(0), sympy.Integer(0), sympy.Integer(1)]
+    matrix = sympy.ImmutableMatrix(entries)
+    identity = sympy.ImmutableMatrix.eye(4)
+    if all(e.is_number for e in matrix) and all(complex(e) == complex(i) for e, i in zip(matrix, identity,
+                                                                                         strict=True)):
+        return identity  # the identity written with floats is the identity: no placement, no tool
     return matrix
 
 

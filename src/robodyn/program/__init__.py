@@ -213,8 +213,14 @@ FACTORED_PARTS = ("M", "G")
 FACTORED_TERMS = 3000
 
 
-def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto") -> Program:
+def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *, base: bool = False) -> Program:
     """The cheapest Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
+
+    ``base=True`` builds the model in the robot's base parameters
+    (:func:`robodyn.identification.base_parameters`) by the recursive route: its ``parameters`` input is
+    the base parameters (``b.names`` order: feed it identified values, or ``b.numeric_values()``), then any
+    symbols of the geometry, gravity and tip load; no parameter that cannot act is computed with, which
+    makes it the cheapest inverse dynamics there is (Khalil and Kleinfinger).
 
     ``route``: ``"auto"`` picks, part by part (tau, M, h, G, bias; ``forward`` is made of M and
     bias), the cheaper of the recursive and factored routes by multiplications + additions;
@@ -237,6 +243,8 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto") ->
         if outputs != ("elements",) or route not in ("auto", "emdeg"):
             raise ValueError("'elements' is built alone, by the emdeg route")
         route = "emdeg"
+    if base:
+        return _build_base(robot, outputs, route)
     if route != "auto":
         program = getattr(routes, route)(robot, outputs)
         program.route = route
@@ -248,6 +256,20 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto") ->
     program.route = ", ".join(f"{part}: {r}" for part, r in plan.items()) if len(set(plan.values())) > 1 else (
         next(iter(plan.values()))
     )
+    return program
+
+
+def _build_base(robot: Any, outputs: tuple[str, ...], route: str) -> Program:
+    from robodyn.identification import base_parameters
+    from robodyn.program import routes
+
+    if route not in ("auto", "recursive") or "elements" in outputs:
+        raise ValueError("the base-parameter model is built by the recursive route (outputs tau, M, h, G, bias, "
+                         "forward)")
+    ctx = routes.Context(robot, base_parameters(robot))
+    needed = {p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))}
+    program = routes.assemble(ctx, outputs, dict.fromkeys(needed, "recursive"))
+    program.route = "recursive, base parameters"
     return program
 
 

@@ -33,15 +33,35 @@ PARTS = ("tau", "M", "h", "G", "bias")
 
 
 class Context:
-    """One robot's inputs, and what the routes derive from it, computed once."""
+    """One robot's inputs, and what the routes derive from it, computed once.
 
-    def __init__(self, robot: Manipulator) -> None:
+    With ``base`` (the robot's :class:`~robodyn.identification.BaseParameters`), the links carry the base
+    parameters as symbols instead of the robot's own values: the inputs ``parameters`` are then the base
+    parameters (in ``base.names`` order), followed by the symbols of the geometry, gravity and tip load,
+    if any (sorted by name), and only the recursive route applies.
+    """
+
+    def __init__(self, robot: Manipulator, base: Any = None) -> None:
         self.robot = robot
+        self.base = base
         q, qd, qdd = joint_symbols(robot.n).symengine()
-        self.params = [se.Symbol(s.name) for s in robot.parameters()]
+        if base is None:
+            self.params = [se.Symbol(s.name) for s in robot.parameters()]
+            self.arm = cne.modified(robot)
+        else:
+            self.arm = base.frames
+            self.params = [se.Symbol(name) for name in base.names] + [
+                se.Symbol(s.name) for s in sorted(_known_symbols(base.frames), key=lambda s: s.name)]
+            if len({str(s) for s in self.params}) < len(self.params):
+                raise ValueError(f"{robot.name}: a symbol of the geometry has the name of a base parameter")
         tau = [se.Symbol(f"tau{i + 1}") for i in range(robot.n)]
         self.inputs = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "parameters": self.params}
-        self.arm = cne.modified(robot)
+
+    def link_parameters(self, ops: Builder) -> list[cne.Inertial] | None:
+        """The links' parameters with the base parameters as symbols (None: the robot's own)."""
+        if self.base is None:
+            return None
+        return base_link_parameters(self.base, ops)
 
     @cached_property
     def equations(self) -> Any:
@@ -61,17 +81,54 @@ class Context:
 def recursive_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
     """One part by the customised recursions, specialised to the arm as they run."""
     arm, q, qd, qdd = ctx.arm, ctx.inputs["q"], ctx.inputs["qd"], ctx.inputs["qdd"]
+    given = ctx.link_parameters(ops)
     if name == "tau":
-        return cne.inverse_dynamics(arm, ops, q, qd, qdd)
+        return cne.inverse_dynamics(arm, ops, q, qd, qdd, parameters=given)
     if name == "M":
-        return [x for row in cne.inertia_matrix(arm, ops, q) for x in row]
+        return [x for row in cne.inertia_matrix(arm, ops, q, parameters=given) for x in row]
     if name == "h":
-        return cne.inverse_dynamics(arm, ops, q, qd, None, gravity=False, tip_load=False, friction=False)
+        return cne.inverse_dynamics(arm, ops, q, qd, None, gravity=False, tip_load=False, friction=False,
+                                    parameters=given)
     if name == "G":
-        return cne.inverse_dynamics(arm, ops, q, None, None, tip_load=False, friction=False)
+        return cne.inverse_dynamics(arm, ops, q, None, None, tip_load=False, friction=False, parameters=given)
     if name == "bias":
-        return cne.inverse_dynamics(arm, ops, q, qd, None)
+        return cne.inverse_dynamics(arm, ops, q, qd, None, parameters=given)
     raise ValueError(f"unknown part {name!r}")
+
+
+def base_link_parameters(base: Any, ops: Builder) -> list[cne.Inertial]:
+    """Each link's J, MS, M, armature and damping with the base parameter b_k, as a symbol, in the place of
+    the standard parameter whose column it carries (``base.indices``) and 0 elsewhere: the recursion then
+    computes Y_b b exactly (the other columns' parameters are grouped into these or have no effect)."""
+    from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
+
+    if base.coulomb:
+        raise ValueError("the base-parameter program has no Coulomb friction: use base_parameters(coulomb=False)")
+    per = per_link(False)
+    entries = [[ops.value(0)] * per for _ in range(base.frames.n)]
+    for name, index in zip(base.names, base.indices, strict=True):
+        link, column = divmod(index, per)
+        entries[link][column] = ops.value(se.Symbol(name))
+    MX, M = INERTIAL.index("MX"), INERTIAL.index("M")
+    IA, FV = len(INERTIAL), len(INERTIAL) + 1  # the joint parameters follow the ten inertial ones
+    out = []
+    for e in entries:
+        J = [[ops.value(0)] * 3 for _ in range(3)]
+        for column, (r, c) in enumerate(TENSOR_INDEX):
+            J[r][c] = J[c][r] = e[column]
+        out.append(cne.Inertial(J=tuple(map(tuple, J)), MS=tuple(e[MX : MX + 3]), M=e[M], armature=e[IA],
+                                damping=e[FV]))
+    return out
+
+
+def _known_symbols(robot: Manipulator) -> set[Any]:
+    """The symbols of the geometry, gravity and tip load (what the base-parameter program needs besides b)."""
+    from robodyn.identification.regressor import geometry_symbols
+
+    out = set(geometry_symbols(robot))
+    for x in (*robot.tip_force, *robot.tip_moment):
+        out |= x.free_symbols
+    return out
 
 
 def factored_part(ctx: Context, ops: Builder, name: str) -> list[Any]:

@@ -23,6 +23,10 @@ FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
         Figure("robodyn goal", 220, 180),
     ),
     ("puma560_symbolic", "elements"): (Figure("EMDEG (Burdick 1986, seed 001)", 291, 131),),
+    ("puma560", "tau (base parameters)"): (
+        Figure("customised Newton-Euler, base parameters as symbols, Staubli RX-90 (SYMORO+; Khalil and Dombre)",
+               160, 113),
+    ),
     ("puma560", "tau"): (
         Figure("Angeles, Ma and Rojas, general geometry (seed 003)", 521, 435),
         Figure("customised Newton-Euler, base parameters, Staubli RX-90 (SYMORO+)", 160, 113),
@@ -40,23 +44,28 @@ FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
 }
 
 
-def count_summary(robot: Manipulator, output: str = "tau", route: str = "auto") -> dict[str, Any]:
+def count_summary(
+    robot: Manipulator, output: str = "tau", route: str = "auto", *, base: bool = False
+) -> dict[str, Any]:
     """What ``robodyn count`` reports: the counts of the cheapest program for ``output``,
-    the route taken, the constants block apart, and the published figures for this robot."""
+    the route taken, the constants block apart, and the published figures for this robot
+    (``base``: the model in base parameters, :func:`robodyn.program.build`)."""
     from robodyn.program import build
 
-    program = build(robot, (output,), route=route)
+    program = build(robot, (output,), route=route, base=base)
     counts = program.count()
     run, constants = counts["evaluation"], counts["constants"]
+    key = (robot.name, f"{output} (base parameters)" if base else output)
     return {
         "robot": robot.name,
-        "output": output,
+        "output": key[1],
         "route": program.route,
         "multiplications": run.multiplications,
         "additions": run.additions,
         "trig": run.trig,
         "constants": {"multiplications": constants.multiplications, "additions": constants.additions},
-        "to_beat": [asdict(f) for f in FIGURES.get((robot.name, output), ())],
+        "parameters": [str(s) for s in program.inputs["parameters"]],
+        "to_beat": [asdict(f) for f in FIGURES.get(key, ())],
     }
 
 
@@ -68,6 +77,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"(route: {summary['route']}); constants computed once: {summary['constants']['multiplications']} "
         f"multiplications, {summary['constants']['additions']} additions",
     ]
+    if "base" in summary["output"]:
+        lines.append(f"  inputs: {len(summary['parameters'])} parameters, in this order: "
+                     + ", ".join(summary["parameters"]))
     for f in summary["to_beat"]:
         lines.append(f"  {f['source']}: {f['multiplications']} multiplications, {f['additions']} additions")
     return "\n".join(lines)
