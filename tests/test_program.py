@@ -41,6 +41,18 @@ def test_trig_of_joint_angles_counted_apart():
     assert (c.multiplications, c.additions, c.trig, c.functions) == (1, 1, 2, 0)
 
 
+def test_an_angle_sum_is_charged_once():
+    """sin(q1 + q2) and cos(q1 + q2): two trig evaluations and one addition (the sum), however often used."""
+    from robodyn.program import Assignment, Program
+
+    q2 = se.Symbol("q2")
+    s, c = se.sin(q1 + q2), se.cos(q1 + q2)
+    program = Program(inputs={"q": [q1, q2]}, constants=[], body=[Assignment("x1", s * x)],
+                      outputs={"tau": [se.Symbol("x1") + c, c * y]}, angles=[q1, q2])
+    run = program.count()["evaluation"]
+    assert (run.multiplications, run.additions, run.trig) == (2, 2, 3)  # x1 + c, and q1 + q2 once
+
+
 @pytest.mark.parametrize("name", ["double_pendulum", "two_link_payload", "stanford_modified", "puma560"])
 @pytest.mark.parametrize("parts", [("tau",), ("M", "h", "G")])
 def test_program_evaluates_to_the_equations(name, parts):

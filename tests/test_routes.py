@@ -129,7 +129,7 @@ def test_regrouping_removes_parameters():
         ("two_link_payload", "tau", 14, 14),  # goal; Macsyma 30/17, seed 004's minimum 20/14
         ("two_link_payload", "forward", 45, 30),  # goal; Macsyma 57/33
         ("puma560_symbolic", "tau", 220, 180),  # goal; EMDEG 401/254, SymPyBotics 362/319
-        ("puma560", "tau", 521, 435),  # Angeles, Ma and Rojas' general geometry
+        ("puma560", "tau", 180, 150),  # goal; Angeles, Ma and Rojas 521/435, SYMORO+ (RX-90, base parameters) 160/113
     ],
 )
 def test_operation_counts_reach_the_figures(name, output, mults, adds):

@@ -10,8 +10,9 @@ efficient-equations issue and will produce the same type.
 Counting rules (used everywhere): each binary ``*`` or ``/`` is one multiplication (also by a
 numeric constant other than 1 or -1; ``x**2`` is one, ``x**k`` is k - 1, ``x**-k`` is k); each
 binary ``+`` or ``-`` is one addition; negation is free; sin and cos of the joint angles are
-counted apart (``trig``); other function calls (sqrt, ...) apart (``functions``); the constants
-block is reported apart and not charged per evaluation, as EMDEG and the Macsyma appendix did.
+counted apart (``trig``), the additions of an angle sum such as sin(q2 + q3) once per distinct
+sum; other function calls (sqrt, ...) apart (``functions``); the constants block is reported
+apart and not charged per evaluation, as EMDEG and the Macsyma appendix did.
 """
 
 from __future__ import annotations
@@ -99,6 +100,12 @@ def _count(e: SeExpr, angles: frozenset, in_product: bool) -> OperationCount:
     return sum((_count(a, angles, False) for a in args), OperationCount(functions=1))
 
 
+def _trig_arguments(e: SeExpr, angles: Iterable[SeExpr]) -> set[SeExpr]:
+    """The arguments of the sin and cos of joint angles (and their sums) in ``e``."""
+    known = frozenset(angles)
+    return {f.args[0] for f in e.atoms(se.sin, se.cos) if f.args[0].free_symbols <= known}
+
+
 def _reciprocal(x: SeExpr) -> bool:
     return isinstance(x, se.Pow) and x.args[1].is_Number and x.args[1] < 0
 
@@ -117,11 +124,16 @@ class Program:
     references: dict[str, str] = field(default_factory=dict)
 
     def count(self) -> dict[str, OperationCount]:
-        """Per-evaluation count (body and outputs) and the constants block, apart."""
+        """Per-evaluation count (body and outputs) and the constants block, apart. The sum of angles in
+        sin(q2 + q3) is charged once per distinct sum (its additions), however many sin and cos use it."""
         run = sum((count_operations(a.expr, self.angles) for a in self.body), OperationCount())
         run = sum(
             (count_operations(x, self.angles) for xs in self.outputs.values() for x in xs), run
         )
+        sums = {arg for a in self.body for arg in _trig_arguments(a.expr, self.angles) if isinstance(arg, se.Add)}
+        sums |= {arg for xs in self.outputs.values() for x in xs for arg in _trig_arguments(x, self.angles)
+                 if isinstance(arg, se.Add)}
+        run = sum((count_operations(s) for s in sums), run)
         constants = sum((count_operations(a.expr, self.angles) for a in self.constants), OperationCount())
         return {"evaluation": run, "constants": constants}
 

@@ -39,8 +39,22 @@ def _parts(term: SeExpr) -> tuple[SeExpr, Counter]:
     return number, factors
 
 
+def _flatten(terms: list[SeExpr]) -> list[SeExpr]:
+    """The terms of a sum with nested sums and negated sums (-(a + b)) opened: the additions and the free
+    negations are the same, and factors shared across the parentheses become visible."""
+    out: list[SeExpr] = []
+    for t in terms:
+        if isinstance(t, se.Add):
+            out += _flatten(list(t.args))
+        elif isinstance(t, se.Mul) and len(t.args) == 2 and t.args[0] == -1 and isinstance(t.args[1], se.Add):
+            out += _flatten([-a for a in t.args[1].args])
+        else:
+            out.append(t)
+    return out
+
+
 def _factor(terms: list[SeExpr]) -> SeExpr:
-    parts = [_parts(t) for t in terms]
+    parts = [_parts(t) for t in _flatten(terms)]
     counts: Counter = Counter()
     for number, factors in parts:
         for f in factors:
