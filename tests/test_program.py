@@ -77,3 +77,37 @@ def test_constants_depend_on_parameters_only():
     counts = program.count()
     assert counts["evaluation"].multiplications > 0 and counts["evaluation"].trig > 0
     assert "multiplications" in str(program)
+
+
+def test_builder_merges_constants_equal_up_to_sign():
+    """Two parameter-only expressions with the same value in the parameters (or opposite values) are one
+    constant of the constants block; the run-time products that use them are then shared."""
+    from robodyn.program.builder import Builder
+
+    a, b, c = se.symbols("a b c")
+    ops = Builder([a, b, c])
+    k1 = ops.value((a + b) * c)
+    k2 = ops.value(a * c + b * c)
+    k3 = ops.value(-a * c - b * c)
+    assert k1.expr == k2.expr and k3.expr == -k1.expr and len(ops.constants) == 1
+    total = ops.add(ops.mul(k1, x), ops.mul(k3, x * 1))  # k x - k x
+    assert total.is_zero()
+    assert ops.value(a * 1 + 0 * b).expr == a  # a plain parameter needs no constant
+
+
+def test_sums_sharing_a_pair_compute_it_once():
+    from robodyn.program import Assignment
+    from robodyn.program.peephole import share_pairs
+
+    w = se.Symbol("w")
+    body = [Assignment("x1", x * y)]
+    outputs = {"tau": [se.Symbol("x1") + 2 * z + w, 3 - se.Symbol("x1") - 2 * z, w * (se.Symbol("x1") + 2 * z)]}
+    names = iter(f"t{i}" for i in range(1, 10))
+    new_body, new_outputs = share_pairs(body, outputs, names)
+    t1 = se.Symbol("t1")
+    assert [a.name for a in new_body] == ["x1", "t1"] and new_body[1].expr == se.Symbol("x1") + 2 * z
+    assert new_outputs["tau"] == [t1 + w, 3 - t1, w * t1]
+    before = sum((count_operations(e) for e in [*outputs["tau"], body[0].expr]), count_operations(se.Integer(0)))
+    after = sum((count_operations(e) for e in [*new_outputs["tau"], *(a.expr for a in new_body)]),
+                count_operations(se.Integer(0)))
+    assert (before.multiplications - after.multiplications, before.additions - after.additions) == (2, 2)

@@ -14,14 +14,14 @@ inlines temporaries used once, for readable output; neither changes the operatio
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import symengine as se
 
 from robodyn.algebra import SeExpr, to_se
 from robodyn.program import Assignment, Program, count_operations
-from robodyn.program.peephole import factor_sums
+from robodyn.program.peephole import factor_sums, share_pairs
 
 Number = int | float
 
@@ -78,6 +78,10 @@ def _split(e: SeExpr) -> tuple[int, SeExpr]:
     return 1, e
 
 
+#: Constants whose value in the parameters has more terms are not compared with one another.
+FULL_VALUE_TERMS = 400
+
+
 class Builder:
     """Scalar operations that append to a program (see the module docstring).
 
@@ -89,8 +93,34 @@ class Builder:
         self.parameters = list(parameters)
         self.constants: list[Assignment] = []
         self.body: list[Assignment] = []
-        self._memo: dict[Any, se.Symbol] = {}
+        self._memo: dict[Any, SeExpr] = {}
+        self._parameter_set = set(self.parameters)
+        self._values: dict[SeExpr, SeExpr | None] = {}  # constant symbol -> its value in the parameters
+        self._by_value: dict[SeExpr, se.Symbol] = {}
         self._prefix, self._constant_prefix = prefix, constant_prefix
+
+    # -- trying alternatives ------------------------------------------------------------------
+    def marginal_cost(self, make: Any) -> int:
+        """Multiplications + additions (and trig evaluations) that ``make()`` adds to the run-time block,
+        given everything already built (what it can share costs nothing); the builder is then restored.
+        Constants are free (computed once)."""
+        mark = (len(self.constants), len(self.body), len(self._memo))
+        make()
+        added = self.body[mark[1]:]
+        cost = 0
+        for a in added:
+            c = count_operations(a.expr)
+            cost += c.multiplications + c.additions + c.trig + c.functions
+        for a in self.constants[mark[0]:]:
+            symbol = se.Symbol(a.name)
+            self.known.discard(symbol)
+            full = self._values.pop(symbol, None)
+            if full is not None and self._by_value.get(full) == symbol:
+                del self._by_value[full]
+        del self.constants[mark[0]:], self.body[mark[1]:]
+        for _ in range(len(self._memo) - mark[2]):
+            self._memo.popitem()
+        return cost
 
     # -- making values -----------------------------------------------------------------------
     def value(self, x: Any) -> Value:
@@ -111,18 +141,46 @@ class Builder:
         a = to_se(angle)
         return self.value(se.cos(a)), self.value(se.sin(a))
 
-    def _assign(self, key: Any, expr: SeExpr) -> se.Symbol:
+    def _assign(self, key: Any, expr: SeExpr) -> SeExpr:
+        """The symbol computing ``expr`` (a constant or a temporary), made once per ``key``; a constant
+        whose value in the parameters equals an earlier constant, or minus it, is that one (or minus it)."""
         if key in self._memo:
             return self._memo[key]
         constant = expr.free_symbols <= self.known
+        if constant:
+            full = self._full_value(expr)
+            if full is not None:
+                same = self._by_value.get(full)
+                if same is None and (minus := self._by_value.get(se.expand(-full))) is not None:
+                    same = -minus
+                if same is None and (full.is_Number or full in self._parameter_set):
+                    same = full
+                if same is not None:
+                    self._memo[key] = same
+                    return same
         target = self.constants if constant else self.body
         prefix = self._constant_prefix if constant else self._prefix
         symbol = se.Symbol(f"{prefix}{len(target) + 1}")
         target.append(Assignment(str(symbol), expr))
         if constant:
             self.known.add(symbol)
+            full = self._full_value(expr)
+            self._values[symbol] = full
+            if full is not None:
+                self._by_value.setdefault(full, symbol)
         self._memo[key] = symbol
         return symbol
+
+    def _full_value(self, expr: SeExpr) -> SeExpr | None:
+        """A constant's value expanded in the parameters (None when too large to compare cheaply)."""
+        subs = {}
+        for s in expr.free_symbols:
+            if s in self._values:
+                if self._values[s] is None:
+                    return None
+                subs[s] = self._values[s]
+        full = se.expand(expr.xreplace(subs) if subs else expr)
+        return full if len(full.args) <= FULL_VALUE_TERMS else None
 
     # -- operations --------------------------------------------------------------------------
     def neg(self, x: Any) -> Value:
@@ -172,6 +230,15 @@ class Builder:
             total = self.add(total, self.mul(x, y))
         return self.value(total)
 
+    def _fresh_names(self, body: Sequence[Assignment]) -> Iterator[str]:
+        """Temporary names after every one used so far."""
+        used = [int(a.name[len(self._prefix):]) for a in [*self.body, *body]
+                if a.name.startswith(self._prefix) and a.name[len(self._prefix):].isdigit()]
+        k = max(used, default=0)
+        while True:
+            k += 1
+            yield f"{self._prefix}{k}"
+
     # -- the program ---------------------------------------------------------------------------
     def program(
         self,
@@ -188,6 +255,7 @@ class Builder:
             constants, body, out = _inline(constants, body, out)
             body = [Assignment(a.name, factor_sums(a.expr)) for a in body]
             out = {name: [factor_sums(x) for x in xs] for name, xs in out.items()}
+            body, out = share_pairs(body, out, self._fresh_names(body))
         return Program(inputs=dict(inputs), constants=constants, body=body, outputs=out, angles=list(angles))
 
 

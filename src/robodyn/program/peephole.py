@@ -9,6 +9,7 @@ Horner's rule does; the result is the same expression and never costs more.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import symengine as se
 
@@ -83,4 +84,118 @@ def _rebuild(number: SeExpr, factors: Counter) -> SeExpr:
     for f, k in factors.items():
         if k:
             out = out * (f**k if k > 1 else f)
+    return out
+
+
+# -- sums that share pairs of terms --------------------------------------------------------------------
+#: Sums with more terms than this are left alone (the pair count grows with the square of the terms).
+PAIR_LIMIT = 40
+
+
+def _signed(term: SeExpr) -> tuple[int, SeExpr]:
+    """(sign, core) with the core's leading number positive: -3*x -> (-1, 3*x)."""
+    if term.is_Number:
+        return (-1, -term) if term < 0 else (1, term)
+    if isinstance(term, se.Mul) and term.args[0].is_Number and term.args[0] < 0:
+        return -1, -term
+    return 1, term
+
+
+def _sums(expr: SeExpr, out: list[list[tuple[int, SeExpr]]]) -> None:
+    """Every sum in ``expr`` (flattened, as signed terms), inner sums first; not inside sin/cos arguments."""
+    if expr.is_Atom or isinstance(expr, (se.sin, se.cos)):
+        return
+    if isinstance(expr, se.Add):
+        terms = _flatten(list(expr.args))
+        for t in terms:
+            _sums(t, out)
+        out.append([_signed(t) for t in terms])
+        return
+    for a in expr.args:
+        _sums(a, out)
+
+
+def _pair_counts(exprs: list[SeExpr]) -> Counter:
+    """(a, b, relative sign) -> the number of sums holding both a and b with that relative sign."""
+    sums: list[list[tuple[int, SeExpr]]] = []
+    for e in exprs:
+        _sums(e, sums)
+    counts: Counter = Counter()
+    for terms in sums:
+        if len(terms) > PAIR_LIMIT:
+            continue
+        signs = {core: sign for sign, core in terms}
+        cores = sorted(signs, key=str)
+        for i, a in enumerate(cores):
+            for b in cores[i + 1 :]:
+                if not (a.is_Number and b.is_Number):
+                    counts[(a, b, signs[a] * signs[b])] += 1
+    return counts
+
+
+def _replace_pair(expr: SeExpr, a: SeExpr, b: SeExpr, relative: int, t: se.Symbol) -> SeExpr:
+    """``expr`` with every sum holding +-(a + relative b) using t = a + relative b instead."""
+    if expr.is_Atom or isinstance(expr, (se.sin, se.cos)):
+        return expr
+    if isinstance(expr, se.Add):
+        terms = [_replace_pair(x, a, b, relative, t) for x in _flatten(list(expr.args))]
+        signs = {core: sign for sign, core in map(_signed, terms)}
+        if a in signs and b in signs and signs[a] * signs[b] == relative:
+            rest = [x for x in terms if _signed(x)[1] not in (a, b)]
+            return se.Add(*rest, signs[a] * t)
+        return se.Add(*terms)
+    return expr.func(*[_replace_pair(x, a, b, relative, t) for x in expr.args])
+
+
+def share_pairs(body: list, outputs: dict[str, list[SeExpr]], names: Any) -> tuple[list, dict[str, list[SeExpr]]]:
+    """Sums that hold the same two terms (up to sign) compute them once: the pair most sums share becomes a
+    temporary t = a + b (one addition, and the multiplications inside a and b, paid once instead of in every
+    sum), then the next, until no pair is in two sums (the Macsyma ``fortbigopt`` step for sums). ``body`` is
+    a list of :class:`Assignment`; ``names`` yields fresh temporary names. A new temporary is placed just
+    before its first use."""
+    from robodyn.program import Assignment
+
+    exprs = [a.expr for a in body] + [x for xs in outputs.values() for x in xs]
+    shared: list[tuple[se.Symbol, SeExpr]] = []
+    while True:
+        counts = _pair_counts(exprs)
+        best = max(counts, key=lambda k: (counts[k], -len(str(k[0])) - len(str(k[1])), str(k)), default=None)
+        if best is None or counts[best] < 2:
+            break
+        a, b, relative = best
+        t = se.Symbol(next(names))
+        shared.append((t, a + relative * b))
+        exprs = [_replace_pair(e, a, b, relative, t) for e in exprs]
+    if not shared:
+        return body, outputs
+    new_body = [Assignment(a.name, e) for a, e in zip(body, exprs, strict=False)]
+    k = len(body)
+    new_outputs = {}
+    for name, xs in outputs.items():
+        new_outputs[name] = exprs[k : k + len(xs)]
+        k += len(xs)
+    # a shared pair may use earlier shared pairs: place each before the first assignment (or output) using it
+    for t, value in reversed(shared):
+        users = [i for i, a in enumerate(new_body) if t in a.expr.free_symbols]
+        new_body.insert(users[0] if users else len(new_body), Assignment(str(t), value))
+    return _order(new_body), new_outputs
+
+
+def _order(body: list) -> list:
+    """The assignments in an order where each follows what it uses (stable otherwise)."""
+    defined = {se.Symbol(a.name) for a in body}
+    done: set = set()
+    out: list = []
+    pending = list(body)
+    while pending:
+        rest = []
+        for a in pending:
+            if (a.expr.free_symbols & defined) <= done:
+                out.append(a)
+                done.add(se.Symbol(a.name))
+            else:
+                rest.append(a)
+        if len(rest) == len(pending):
+            raise RuntimeError("circular assignments")
+        pending = rest
     return out

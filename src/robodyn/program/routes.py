@@ -295,10 +295,11 @@ def _through_differences(
         if symmetric and index // n > index % n:  # lower triangle of M: the upper entry
             continue
         poly = prepare(exprs[index])
-        best, best_cost = None, factor.cost(poly, params)
+        # costs in the shared builder: what the entry can share with those built before costs nothing
+        best, best_cost = None, ops.marginal_cost(lambda poly=poly: factor.horner(ops, poly))
         for other in done:
             difference = prepare(se.expand(exprs[index] - exprs[other]))
-            c = factor.cost(difference, params) + 1
+            c = ops.marginal_cost(lambda d=difference, o=other: ops.add(values[o], factor.horner(ops, d)))
             if c < best_cost:
                 best, best_cost = (other, difference), c
         values[index] = (
