@@ -127,6 +127,10 @@ def test_real_process_prints_no_traceback(tmp_path):
         ["check", "puma560", "--samples", "0"],
         ["check", "puma560", "--rtol", "-1"],
         ["derive", "double_pendulum", "--no-such-option"],
+        ["count", "double_pendulum", "--format", "latex"],  # count prints text or json only
+        ["count", "double_pendulum", "--method", "kane", "--output", "M"],  # kane counts tau only
+        ["count", "double_pendulum", "--method", "kane", "--route", "factored"],
+        ["count", "double_pendulum", "--method", "kane", "--base"],
     ],
 )
 def test_usage_errors_are_one_line(args):
@@ -146,3 +150,14 @@ def test_symbolic_twist_checks_exactly():
     )
     result = check(robot, mode="exact")
     assert result.agree, [(c.method, c.part) for c in result.comparisons if not c.agree]
+
+
+def test_count_formats_and_kane():
+    """count has its own formats (text, json), and --method kane counts tau with the defaults."""
+    result = run("count", "double_pendulum", "--method", "kane", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["method"] == "kane"
+    result = run("count", "double_pendulum", "--method", "kane", "--output", "tau", "--route", "auto")
+    assert result.exit_code == 0 and "Kane's algorithm" in result.output
+    bad = run("count", "double_pendulum", "--method", "kane", "--output", "h")
+    assert bad.exit_code == 2 and "--output" in bad.output and "kane" in bad.output

@@ -439,3 +439,163 @@ def test_cli_codegen_output_must_be_a_directory(tmp_path: Path) -> None:
     target.write_text("x")
     result = runner.invoke(app, ["codegen", "two_link_fu", "-o", str(target)])
     assert result.exit_code == 2 and "not a directory" in result.output
+
+
+def test_cli_codegen_writes_all_files_or_none(tmp_path: Path) -> None:
+    """A failure on the second file leaves nothing behind: no first file, no temporary."""
+    out = tmp_path / "gen"
+    (out / "two_link_fu.c").mkdir(parents=True)  # the .c cannot be written; the .h comes first
+    result = runner.invoke(app, ["codegen", "two_link_fu", "--lang", "c", "-o", str(out)])
+    assert result.exit_code == 2 and "two_link_fu.c" in result.output and "no file written" in result.output
+    assert [p.name for p in out.iterdir()] == ["two_link_fu.c"] and not any((out / "two_link_fu.c").iterdir())
+    fresh = tmp_path / "new" / "dir"
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "dir").write_text("x")  # not a directory: refused before anything is made
+    assert runner.invoke(app, ["codegen", "two_link_fu", "-o", str(fresh)]).exit_code == 2
+    made = tmp_path / "made" / "here"  # directories made for the files are removed again on failure
+    original = os.replace
+
+    def failing(src: object, dst: object) -> None:
+        if str(dst).endswith(".c"):
+            raise PermissionError(13, "Permission denied", str(dst))
+        original(src, dst)  # type: ignore[arg-type]
+
+    try:
+        os.replace = failing  # type: ignore[assignment]
+        result = runner.invoke(app, ["codegen", "two_link_fu", "--lang", "c", "-o", str(made)])
+    finally:
+        os.replace = original
+    assert result.exit_code == 2 and "Permission denied" in result.output
+    assert not (tmp_path / "made").exists()
+
+
+# -- the generated NumPy and C: how they compute --------------------------------------------------------
+
+
+def test_numpy_half_angle_sine_and_cosine_match_libm() -> None:
+    """The NumPy kernels take sin and cos of an angle from one tan(x/2): within a few ulp of libm's
+    (the cosine within 4e-16 absolute near its zeros), NaN for inf and NaN; half_angle=False prints
+    numpy.sin and numpy.cos and gives the plain expressions' numbers bit for bit."""
+    from robodyn.codegen.numpy_ import NumPyEmitter
+
+    spec = spec_of("two_link_payload")  # sines and cosines of q1, q2 and q1 + q2
+    params = case("two_link_payload")["params"]
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-4, 4, 5000), rng.uniform(-1e5, 1e5, 2000), np.pi / 2 + rng.normal(0, 1e-9, 50),
+                        np.pi + rng.normal(0, 1e-9, 50), [0.0, -0.0, 1e-300, np.pi, -np.pi, 1e300]])
+    q = rng.uniform(-4, 4, (3000, 2))  # (for large angles, sin(q1 + q2) and numeric's rotations differ more)
+    modules = {}
+    for half in (True, False):
+        ((_, text),) = NumPyEmitter(half_angle=half).files(spec).items()
+        calls = {line.split("(")[0] for line in text.split("def _inverse_dynamics")[1].splitlines()
+                 if line.startswith("    ") and not line.strip().startswith("#")}
+        assert ("    tan" in calls) == half and ("    sin" in calls) != half and ("    cos" in calls) != half
+        modules[half] = ModuleType("m")
+        exec(text, modules[half].__dict__)
+    assert codegen.generate(None, "numpy", spec=spec) == NumPyEmitter(half_angle=True).files(spec)  # the default
+    k = modules[True].constants([params[p] for p in spec.parameters])
+    reference = numeric.gravity(robot_of("two_link_payload"), q, params=params)
+    scale = np.max(np.abs(reference))
+    assert np.max(np.abs(modules[False].gravity(k, q) - reference)) <= 1e-15 * scale
+    assert np.max(np.abs(modules[True].gravity(k, q) - reference)) <= 2e-15 * scale
+    t = np.tan(x / 2)  # the formulas themselves, against libm
+    r = 1 / (t * t + 1)
+    sine, cosine = t * r + t * r, ((1 - t) * (t + 1)) * r
+    assert np.max(np.abs(sine - np.sin(x)) / np.spacing(np.abs(np.sin(x)))) <= 4
+    assert np.max(np.abs(cosine - np.cos(x)) / np.maximum(np.spacing(np.abs(np.cos(x))), 1e-16)) <= 4
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(modules[True].gravity(k, np.array([[np.inf, 0.0], [np.nan, 1.0]]))).all(axis=1).all()
+
+
+def test_c_single_state_is_the_batch_on_one_state(code_cache: Path) -> None:
+    """The one-state routine runs the batch code on one state: the same numbers, bit for bit; and the
+    batch's own sine and cosine (fdlibm kernels, libm beyond 1e5 rad) agree with libm's."""
+    dyn = compiled_c("puma560", code_cache)
+    rng = np.random.default_rng(11)
+    q, qd, qdd = (rng.uniform(-3, 3, (67, 6)) for _ in range(3))  # more than one chunk of 64
+    tau = dyn.inverse_dynamics(q, qd, qdd)
+    assert all(np.array_equal(dyn.inverse_dynamics(q[i], qd[i], qdd[i]), tau[i]) for i in (0, 63, 64, 66))
+    robot = robot_of("puma560")
+    angles = np.concatenate([rng.uniform(-1e4, 1e4, (40, 6)), rng.uniform(-1e7, 1e7, (10, 6)),
+                             np.full((1, 6), np.pi / 2), np.full((1, 6), 1e5), np.full((1, 6), -1.0000001e5)])
+    reference = numeric.gravity(robot, angles)
+    assert rel(dyn.gravity(angles), reference) < 1e-14
+    assert np.isnan(dyn.gravity(np.full(6, np.nan))).any()
+
+
+def test_c_batch_loops_are_vectorisable(tmp_path: Path) -> None:
+    """With -O3 the compiler vectorises the sine-cosine loop and the straight-line loop across states
+    (GCC says so with -fopt-info-vec)."""
+    source = _c_files("puma560", tmp_path)
+    proc = subprocess.run(["cc", "-O3", "-std=c99", "-fopt-info-vec-optimized", "-c", "-o", str(tmp_path / "x.o"),
+                           str(source)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or "-fopt-info" in proc.stderr:
+        pytest.skip("not GCC")
+    vectorised = {int(line.split(":")[1]) for line in proc.stderr.splitlines() if "loop vectorized" in line}
+    lines = source.read_text().splitlines()
+    sincos = next(i for i, line in enumerate(lines) if "_sincos(const double" in line)
+    assert any(sincos < v < sincos + 10 for v in vectorised), proc.stderr[-2000:]
+    # the straight-line loop of each of the six batch routines (the gather and scatter loops start with s)
+    body = {i + 1 for i, line in enumerate(lines)
+            if line.strip() == "for (j = 0; j < m; ++j) {" and "const size_t s" not in lines[i + 1]}
+    assert len(body) == 6 and body <= vectorised, proc.stderr[-2000:]
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_c_vectorisable_sincos_is_within_one_ulp_of_libm(tmp_path: Path) -> None:
+    """The generated ``NAME_sincos`` (fdlibm kernels after a Cody-Waite reduction, libm beyond 1e5 rad)
+    called directly on angles that stress the reduction: near multiples of pi/2, tiny, large, negative."""
+    import ctypes
+    import math
+
+    files = codegen.generate(robot_of("double_pendulum"), "c", ["G"])
+    for filename, text in files.items():
+        (tmp_path / filename).write_text(text)
+    (tmp_path / "harness.c").write_text(
+        '#include "double_pendulum.c"\n'
+        "void harness(const double *x, size_t n, double *s, double *c) { double_pendulum_sincos(x, n, s, c); }\n")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([compiler, "-O3", "-std=c99", "-shared", "-fPIC", "-o", str(tmp_path / "h.so"),
+                    str(tmp_path / "harness.c"), "-lm"], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(tmp_path / "h.so"))
+    rng = np.random.default_rng(3)
+    k = np.arange(-200, 201)
+    x = np.concatenate([rng.uniform(-10, 10, 20000), rng.uniform(-1e5, 1e5, 5000), k * np.pi / 2,
+                        k * np.pi / 2 + rng.normal(0, 1e-12, k.size), rng.normal(0, 1e-300, 10), [0.0, -0.0],
+                        [1e5, -1e5, 1.5e5, 1e300, -1e300]])
+    s, c = np.empty_like(x), np.empty_like(x)
+    pointer = ctypes.POINTER(ctypes.c_double)
+    lib.harness(x.ctypes.data_as(pointer), ctypes.c_size_t(x.size), s.ctypes.data_as(pointer),
+                c.ctypes.data_as(pointer))
+    ref_s = np.array([math.sin(v) for v in x])
+    ref_c = np.array([math.cos(v) for v in x])
+    assert np.all(np.abs(s - ref_s) <= np.spacing(np.abs(ref_s))), np.max(np.abs(s - ref_s) / np.spacing(np.abs(ref_s)))
+    assert np.all(np.abs(c - ref_c) <= np.spacing(np.abs(ref_c))), np.max(np.abs(c - ref_c) / np.spacing(np.abs(ref_c)))
+
+
+def test_code_in_base_parameters(tmp_path: Path, code_cache: Path) -> None:
+    """The reduced model (issue 7): generated and compiled with the base parameters as its parameter vector,
+    fed the robot's own base parameter values it is the robot's dynamics."""
+    from robodyn.identification import base_parameters
+
+    robot = robot_of("puma560")
+    b = base_parameters(robot)
+    rng = np.random.default_rng(2)
+    q, qd, qdd = (rng.uniform(-2, 2, (20, 6)) for _ in range(3))
+    ref = numeric.inverse_dynamics(robot, q, qd, qdd)
+    module = codegen.load_python(robot, "numpy", ["tau"], base=True)
+    assert tuple(module.PARAMETERS) == b.names and module.__name__ == "puma560_base"
+    tau = module.inverse_dynamics(module.constants(b.numeric_values()), q, qd, qdd)
+    assert np.max(np.abs(tau - ref)) / np.max(np.abs(ref)) < 1e-12
+    if shutil.which("cc") or shutil.which("gcc"):
+        dyn = rd.compile(robot, outputs=["tau", "forward"], base=True, cache=code_cache)
+        assert dyn.parameters == b.names
+        got = dyn.inverse_dynamics(q, qd, qdd, params=b.numeric_values())
+        assert np.max(np.abs(got - ref)) / np.max(np.abs(ref)) < 1e-12
+        qdd_back = dyn.forward_dynamics(q, qd, ref, params=dict(zip(b.names, b.numeric_values(), strict=True)))
+        assert np.max(np.abs(qdd_back - qdd)) < 1e-9
+    result = CliRunner().invoke(app, ["codegen", "puma560", "--base", "--lang", "c", "--outputs", "tau",
+                                      "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    header = (tmp_path / "puma560_base.h").read_text()
+    assert "params[0] = ZZR1" in header

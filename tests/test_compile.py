@@ -18,7 +18,16 @@ from tests.conftest import load_quiet, random_robot
 
 # robodyn.compile is the function; the module is reached through sys.modules
 compile_module = importlib.import_module("robodyn.compile")
-compiler = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc or gcc)")
+
+
+def _has_compiler() -> bool:
+    try:
+        return find_compiler() is not None
+    except CompileError:  # $CC names a compiler that is not there
+        return False
+
+
+compiler = pytest.mark.skipif(not _has_compiler(), reason="no C compiler ($CC, cc or gcc)")
 DP = {"L1": 1.0, "L2": 0.5, "g": 9.81, "m1": 2.0, "m2": 1.0}
 
 
@@ -150,10 +159,66 @@ def test_find_compiler_respects_cc(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert find_compiler() == [sys.executable, "-q"]
 
 
-def test_failing_compiler_is_a_compile_error(tmp_path: Path) -> None:
-    with pytest.raises(CompileError, match="failed"):
+def test_cc_that_is_not_found_is_an_error_not_a_fallback(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """$CC, when set, is the only compiler tried (with its options): one not found is a CompileError
+    that names $CC and the NumPy fallback, even where cc and gcc exist."""
+    monkeypatch.setenv("CC", "no-such-compiler-xyz -O1 -g")
+    with pytest.raises(CompileError, match=r"\$CC='no-such-compiler-xyz -O1 -g'.*not found.*backend='numpy'"):
+        find_compiler()
+    with pytest.raises(CompileError, match=r"\$CC.*backend='numpy'"):
+        rd.compile(load_quiet("two_link_fu"), cache=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.delenv("CC")
+    unset = find_compiler()
+    monkeypatch.setenv("CC", "  ")  # blank: as if unset
+    assert find_compiler() == unset
+    monkeypatch.setenv("CC", "'unbalanced")
+    with pytest.raises(CompileError, match="not a command line"):
+        find_compiler()
+
+
+@compiler
+def test_cc_options_reach_the_compiler(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """$CC's options are passed on (and are part of the cache key)."""
+    cc = find_compiler()
+    assert cc is not None
+    log = tmp_path / "log"
+    wrapper = tmp_path / "mycc"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {cc[0]} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CC", f"{wrapper} -DROBODYN_TEST_FLAG=1")
+    dyn = rd.compile(load_quiet("two_link_fu"), cache=tmp_path / "cache", outputs=["G"])
+    assert "-DROBODYN_TEST_FLAG=1" in log.read_text() and "-O3" in log.read_text()
+    monkeypatch.setenv("CC", f"{wrapper} -DROBODYN_TEST_FLAG=2")
+    assert rd.compile(load_quiet("two_link_fu"), cache=tmp_path / "cache", outputs=["G"]).path != dyn.path
+
+
+def test_failing_compiler_is_a_compile_error_naming_the_fallback(tmp_path: Path) -> None:
+    with pytest.raises(CompileError, match=r"failed.*backend='numpy'"):
         rd.compile(load_quiet("two_link_fu"), cache=tmp_path, compiler=["false"])
     assert list(tmp_path.iterdir()) == []
+
+
+@compiler
+def test_march_native_is_keyed_by_the_host_and_dropped_if_refused(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    """-march=native (where used) puts the host's processor into the cache key; a compiler that refuses
+    the option compiles without it."""
+    if not compile_module.native_flags():
+        pytest.skip("no -march=native on this platform")
+    cc = find_compiler()
+    assert cc is not None
+    picky = tmp_path / "picky-cc"
+    picky.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = -march=native ] && exit 1; done\n'
+                     f'exec {cc[0]} "$@"\n')
+    picky.chmod(0o755)
+    robot = load_quiet("two_link_fu")
+    dyn = rd.compile(robot, cache=tmp_path / "cache", compiler=[str(picky)], outputs=["G"])
+    params = {name: 1.0 for name in dyn.parameters}
+    assert np.allclose(dyn.gravity([0.3, 0.2], params=params), numeric.gravity(robot, [0.3, 0.2], params=params))
+    monkeypatch.setattr(compile_module, "host_fingerprint", lambda: "another-processor")
+    other = rd.compile(robot, cache=tmp_path / "cache", compiler=[str(picky)], outputs=["G"])
+    assert other.path != dyn.path
 
 
 def test_numpy_backend_needs_no_compiler(monkeypatch: pytest.MonkeyPatch) -> None:

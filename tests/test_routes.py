@@ -38,6 +38,11 @@ def _reference(robot, output, q, qd, qdd, tau, params):
 
 
 def _agree(program, robot, output, seed):
+    _agree_all(program, robot, (output,), seed)
+
+
+def _agree_all(program, robot, outputs, seed):
+    """Every one of ``outputs`` against robodyn.numeric at one random state (one evaluation of the program)."""
     rng = np.random.default_rng(seed)
     n = robot.n
     params = {s.name: float(rng.uniform(0.5, 2.0)) for s in robot.parameters()}
@@ -45,10 +50,11 @@ def _agree(program, robot, output, seed):
     values = dict(params)
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
         values.update({f"{name}{i + 1}": float(x[i]) for i in range(n)})
-    got = program.evaluate(values)[output]
-    ref = _reference(robot, output, q, qd, qdd, tau, params)
-    scale = max(np.max(np.abs(ref)), 1e-300)
-    assert np.max(np.abs(got - ref)) / scale < 1e-12, (robot.name, output, program.route)
+    evaluated = program.evaluate(values)
+    for output in outputs:
+        ref = _reference(robot, output, q, qd, qdd, tau, params)
+        scale = max(np.max(np.abs(ref)), 1e-300)
+        assert np.max(np.abs(evaluated[output] - ref)) / scale < 1e-12, (robot.name, output, program.route)
 
 
 DYNAMICS = [o for o in OUTPUTS if o != "elements"]
@@ -80,6 +86,50 @@ def test_recursive_route_on_random_arms(seed, n, convention):
     program = build(robot, ("tau", "M", "forward"), route="recursive")
     for output in ("tau", "M", "forward"):
         _agree(program, robot, output, seed)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 7), convention=st.sampled_from(["standard", "modified"]))
+def test_cheapest_program_on_random_arms(seed, n, convention):
+    """The auto route (recursive or factored, part by part) for every output at once on random arms of 1 to 7
+    joints (twists and offsets of general angle among them), at three random states (issue 4, section 5)."""
+    robot = random_robot(seed, n, convention)
+    program = build(robot, DYNAMICS)
+    for k in range(3):
+        _agree_all(program, robot, DYNAMICS, seed + k)
+
+
+@pytest.mark.parametrize("convention", ["standard", "modified"])
+def test_auto_route_does_not_expand_general_arms(convention, monkeypatch):
+    """A 7-joint arm with twists of general angle goes to the recursion without expanding the Newton-Euler
+    parts first (which took 282 s for one such arm, to choose the recursion anyway)."""
+    from robodyn.program import right_angled, routes
+
+    def expanded(*args, **kwargs):
+        raise AssertionError("a canonical form was computed")
+
+    monkeypatch.setattr(routes, "canonical_terms", expanded)
+    monkeypatch.setattr(routes.Context, "equations", property(expanded))
+    robot = random_robot(0, 7, convention)
+    assert not right_angled(robot)
+    program = build(robot, DYNAMICS)
+    assert program.route == "recursive"
+    _agree_all(program, robot, DYNAMICS, seed=2)
+
+
+def test_right_angled():
+    """Twists and offsets that are multiples of pi/2 exactly (0.0 too, not a floating-point pi/2), and the
+    first link's twist (it only turns gravity) not looked at."""
+    from robodyn.program import right_angled
+
+    assert all(right_angled(load_quiet(name)) for name in library.names())
+    robot = random_robot(3, 4, "modified", right_angled=True)
+    robot = robot.replace(links=tuple(link.replace(theta=0) for link in robot.links))
+    assert right_angled(robot)
+    links = list(robot.links)
+    assert right_angled(robot.replace(links=(links[0].replace(alpha=0.3), *links[1:])))
+    for change in ({"alpha": np.pi / 2}, {"alpha": "alpha2"}, {"theta": 0.2}):
+        assert not right_angled(robot.replace(links=(links[0], links[1].replace(**change), *links[2:])))
 
 
 @settings(max_examples=10, deadline=None)

@@ -27,7 +27,7 @@ from robodyn import library, tables
 from robodyn.check import check as run_check
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError, ModelError
-from robodyn.model.io import atomic_write
+from robodyn.model.io import atomic_write, write_all
 
 app = typer.Typer(
     add_completion=False,
@@ -299,6 +299,13 @@ def check(
     _guarded(body)
 
 
+class CountFormat(StrEnum):
+    """``count`` prints text or JSON (no LaTeX: there are no equations to typeset)."""
+
+    text = "text"
+    json = "json"
+
+
 @app.command()
 def count(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
@@ -312,16 +319,19 @@ def count(
     route: Annotated[Route, typer.Option("--route", help="Route to the program (auto: the cheapest).")] = Route.auto,
     base: Annotated[bool, typer.Option("--base", help="The model in base parameters (identification), each one an "
                                        "input.")] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+    fmt: Annotated[CountFormat, typer.Option("--format", "-f", help="text or json.")] = CountFormat.text,
     strict: StrictOption = False,
 ) -> None:
     """Count the multiplications and additions per evaluation, beside the published figures."""
 
     def body() -> None:
+        if method is CountMethod.kane:
+            for flag, given, default in (("--base", base, False), ("--output", output, CountOutput.tau),
+                                         ("--route", route, Route.auto)):
+                if given != default:
+                    raise UserError(f"{flag} is for the straight-line program: leave out --method kane")
         robot = _load(model, strict)
         if method is CountMethod.kane:
-            if base:
-                raise UserError("--base counts the straight-line program: leave out --method kane")
             _count_kane(robot, fmt)
             return
         from robodyn.program.targets import count_summary, format_summary
@@ -332,17 +342,18 @@ def count(
                                         base=base)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
-        out.print(json.dumps(summary, indent=2) if fmt is Format.json else format_summary(summary), markup=False)
+        out.print(json.dumps(summary, indent=2) if fmt is CountFormat.json else format_summary(summary),
+                  markup=False)
 
     _guarded(body)
 
 
-def _count_kane(robot: rd.Manipulator, fmt: Format) -> None:
+def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> None:
     from robodyn import opcount
 
     measured = opcount.count_operations(robot)
     rows = opcount.comparison_table(robot)
-    if fmt is Format.json:
+    if fmt is CountFormat.json:
         data = {
             "robot": robot.name,
             "method": "kane",
@@ -652,6 +663,8 @@ def codegen(
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the generated files.")] = Path(
         "robodyn-out/codegen"
     ),
+    base: Annotated[bool, typer.Option("--base", help="The model in base parameters (identification): the "
+                                       "parameter vector is the base parameters, for identified values.")] = False,
     strict: StrictOption = False,
 ) -> None:
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
@@ -668,19 +681,21 @@ def codegen(
         robot = _load(model, strict)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):
             try:
-                files = generator.generate(robot, lang.value, keys)
+                files = generator.generate(robot, lang.value, keys, base=base)
             except ValueError as exc:
                 raise UserError(f"{robot.name}: {exc}") from None
         try:
-            output.mkdir(parents=True, exist_ok=True)
-            for filename, text in files.items():
-                atomic_write(output / filename, text)
+            write_all(output, files)
         except OSError as exc:
-            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
+            where = exc.filename or output
+            raise UserError(f"{where}: cannot write ({exc.strerror or exc}); no file written") from None
         for filename in files:
             out.print(f"wrote {output / filename}", markup=False)
 
     _guarded(body)
+
+
+_DEMO_OUTPUTS = {"tau": "inverse dynamics tau", "elements": "all distinct M, c, b, g"}
 
 
 @app.command()
@@ -688,7 +703,9 @@ def demo(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)] = "puma560_symbolic",
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the results.")] = Path("robodyn-out"),
 ) -> None:
-    """The main job: derive a robot by every method, check they agree, write the equations."""
+    """The main job: derive a robot by every method, check they agree, build the cheapest programs with
+    their operation counts, write the equations and the generated C (compiled and checked where a C
+    compiler is found)."""
     from robodyn.demo import run as run_demo
 
     def body() -> int:
@@ -708,8 +725,24 @@ def demo(
         verdict = "agree" if summary.agree else "[red]DISAGREE[/red]"
         out.print(f"methods {verdict} ({summary.mode} comparison of tau, M, h, G, {summary.check_seconds:.1f} s)")
         out.print("ops tau: operations of the expanded torques, before common subexpressions are shared")
-        for path in summary.outputs:
+        programs = Table(title="The cheapest straight-line programs: operations per evaluation (constants apart)")
+        for header in ("output", "mult", "add", "sin/cos", "route", "build s"):
+            programs.add_column(header, justify="left" if header in ("output", "route") else "right", no_wrap=True)
+        for p in summary.programs:
+            programs.add_row(_DEMO_OUTPUTS.get(p.output, p.output), str(p.multiplications), str(p.additions),
+                             str(p.trig), p.route, f"{p.seconds:.1f}")
+        out.print(programs)
+        for p in summary.programs:
+            for f in p.to_beat:
+                out.print(f"  {_DEMO_OUTPUTS.get(p.output, p.output)}, to beat: {f['source']}: "
+                          f"{f['multiplications']} mult, {f['additions']} add", markup=False)
+        for path in [*summary.outputs, *summary.code.files]:
             out.print(f"wrote {path}")
+        if summary.code.compiled:
+            out.print(f"compiled the C and checked it against robodyn.numeric at 100 random states: max relative "
+                      f"difference {summary.code.max_relative_difference:.1e}")
+        else:
+            out.print(f"the C was not compiled: {summary.code.note}")
         out.print(f"total {time.perf_counter() - start:.1f} s")
         return 0 if summary.agree else 1
 

@@ -1,4 +1,5 @@
-"""The main job on a built-in robot: derive by every method, check they agree, write the results.
+"""The main job on a built-in robot: derive by every method, check they agree, build the cheapest
+straight-line programs with their operation counts, write the equations and the generated code.
 
 ``robodyn demo`` (and ``./scripts/demo``) runs :func:`run` on ``puma560_symbolic``.
 """
@@ -16,7 +17,8 @@ from robodyn import loading
 from robodyn.check import compare
 from robodyn.equations import Equations
 from robodyn.formulations import derive
-from robodyn.model.io import atomic_write
+from robodyn.model.io import atomic_write, write_all
+from robodyn.model.manipulator import Manipulator
 
 #: The demo's methods; ``robodyn check`` runs every available one.
 DEMO_METHODS = ("newton-euler", "lagrange-euler")
@@ -32,6 +34,30 @@ class MethodSummary:
 
 
 @dataclass
+class ProgramSummary:
+    """The cheapest program for one output: its counts per evaluation and the published figures."""
+
+    output: str
+    route: str
+    multiplications: int
+    additions: int
+    trig: int
+    seconds: float
+    to_beat: list[dict]
+
+
+@dataclass
+class CodeSummary:
+    """The generated C: its files, and (where a C compiler is found) the compiled code checked against
+    the numeric engine at random states and parameter values."""
+
+    files: list[Path] = field(default_factory=list)
+    compiled: bool = False
+    max_relative_difference: float | None = None
+    note: str = ""
+
+
+@dataclass
 class DemoSummary:
     robot: str
     n: int
@@ -40,6 +66,8 @@ class DemoSummary:
     agree: bool = False
     mode: str = ""
     check_seconds: float = 0.0
+    programs: list[ProgramSummary] = field(default_factory=list)
+    code: CodeSummary = field(default_factory=CodeSummary)
     outputs: list[Path] = field(default_factory=list)
 
 
@@ -78,4 +106,47 @@ def run(model: str = "puma560_symbolic", output: Path = Path("robodyn-out"), pro
     text_path = output / f"{robot.name}_equations.txt"
     atomic_write(text_path, reference.to_text("tau") + "\n")
     summary.outputs = [json_path, text_path]
+    for name in PROGRAM_OUTPUTS:
+        if progress:
+            progress(f"building the cheapest program for {name}")
+        summary.programs.append(_program(robot, name))
+    if progress:
+        progress("generating C")
+    summary.code = _code(robot, output / "codegen")
     return summary
+
+
+#: The programs the demo builds: inverse dynamics, and EMDEG's distinct elements M, c, b, g.
+PROGRAM_OUTPUTS = ("tau", "elements")
+
+
+def _program(robot: Manipulator, output: str) -> ProgramSummary:
+    from robodyn.program.targets import count_summary
+
+    start = time.perf_counter()
+    s = count_summary(robot, output)
+    return ProgramSummary(output, s["route"], s["multiplications"], s["additions"], s["trig"],
+                          time.perf_counter() - start, s["to_beat"])
+
+
+def _code(robot: Manipulator, directory: Path) -> CodeSummary:
+    """Write the C of every routine to ``directory``; compile it and compare with robodyn.numeric."""
+    import numpy as np
+
+    from robodyn import codegen, numeric
+    from robodyn.compile import CompileError, compile
+
+    code = CodeSummary(files=write_all(directory, codegen.generate(robot, "c")))
+    try:
+        dyn = compile(robot)
+    except CompileError as exc:
+        code.note = " ".join(str(exc).split())
+        return code
+    rng = np.random.default_rng(0)
+    params = {name: 9.81 if name == "g" else float(rng.uniform(0.1, 1.0)) for name in dyn.parameters}
+    q, qd, qdd = (rng.uniform(-2.0, 2.0, (100, robot.n)) for _ in range(3))
+    got = dyn.inverse_dynamics(q, qd, qdd, params=params or None)
+    ref = numeric.inverse_dynamics(robot, q, qd, qdd, params=params or None)
+    code.compiled = True
+    code.max_relative_difference = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
+    return code

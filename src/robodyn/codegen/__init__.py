@@ -50,22 +50,24 @@ def emitter(language: str) -> Emitter:
 
 
 def generate(
-    robot: Any, language: str, outputs: Iterable[str] | None = None, *, spec: ModuleSpec | None = None
+    robot: Any, language: str, outputs: Iterable[str] | None = None, *, spec: ModuleSpec | None = None,
+    base: bool = False,
 ) -> dict[str, str]:
     """File name -> text of the generated code for ``robot`` (a :class:`~robodyn.Manipulator`).
 
-    ``outputs``: keys of :data:`KEYS` (default all); ``spec``: an already built spec to print
-    (then ``robot`` and ``outputs`` are not used)."""
+    ``outputs``: keys of :data:`KEYS` (default all); ``base``: the model in base parameters
+    (:func:`~robodyn.codegen.spec.module_spec`); ``spec``: an already built spec to print (then
+    ``robot``, ``outputs`` and ``base`` are not used)."""
     printer = emitter(language)
-    return printer.files(spec if spec is not None else module_spec(robot, outputs))
+    return printer.files(spec if spec is not None else module_spec(robot, outputs, base=base))
 
 
 def load_python(robot: Any, language: str = "numpy", outputs: Iterable[str] | None = None, *,
-                spec: ModuleSpec | None = None) -> types.ModuleType:
+                spec: ModuleSpec | None = None, base: bool = False) -> types.ModuleType:
     """The generated NumPy (or JAX) module of ``robot``, executed in-process as a fresh module."""
     if language not in ("numpy", "jax"):
         raise ValueError(f"load_python makes NumPy or JAX modules, not {language!r}")
-    spec = spec if spec is not None else module_spec(robot, outputs)
+    spec = spec if spec is not None else module_spec(robot, outputs, base=base)
     (filename, text), = generate(robot, language, spec=spec).items()
     module = types.ModuleType(filename.removesuffix(".py"))
     module.__file__ = f"<robodyn generated {filename}>"

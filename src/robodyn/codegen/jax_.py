@@ -1,9 +1,13 @@
 """JAX: a Python module per robot, printed with sympy's ``JaxPrinter``.
 
-The same straight-line code as the NumPy module on ``jax.numpy`` columns: pure functions of arrays
+The spec's straight-line code as ``jax.numpy`` expressions (sines and cosines included: XLA vectorises
+them): pure functions of arrays
 (no in-place updates, no Python control flow on values), so ``jax.jit``, ``jax.vmap`` and ``jax.grad``
 apply, on the CPU or a GPU. They follow the dtype of their inputs: enable ``jax_enable_x64`` for
-double precision. Depends on JAX only (``pip install robodyn[jax]``).
+double precision. Inside, each array is turned joint axis first (``_rows``) and entries are read as
+rows ``q[i]`` and results stacked along a first axis, which XLA compiles to code some twice as fast
+as on the columns ``q[..., i]``; for batches, ``jax.jit`` the functions (as a whole: one XLA
+computation). Depends on JAX only (``pip install robodyn[jax]``).
 """
 
 from __future__ import annotations
@@ -12,19 +16,25 @@ from sympy.printing.numpy import JaxPrinter
 
 from robodyn.codegen.base import PRINTER_SETTINGS
 from robodyn.codegen.python import PythonEmitter
-from robodyn.codegen.spec import Routine
+from robodyn.codegen.spec import Load, Routine
 
 PRELUDE = '''import jax
 import jax.numpy
 
 
+def _rows(a):
+    """a with its last (joint) axis first, so that a[i] is entry i over the batch: XLA runs the
+    straight-line code on these rows some twice as fast as on the columns a[..., i]."""
+    return jax.numpy.moveaxis(jax.numpy.asarray(a), -1, 0)
+
+
 def _assemble(entries, arrays, shape):
-    lead = jax.numpy.broadcast_shapes(*(jax.numpy.shape(a)[:-1] for a in arrays))
+    lead = jax.numpy.broadcast_shapes(*(jax.numpy.shape(a)[1:] for a in arrays))
     dtype = jax.numpy.result_type(*arrays, float)
     if not entries:
         return jax.numpy.zeros(lead + shape, dtype=dtype)
     columns = [jax.numpy.broadcast_to(jax.numpy.asarray(e, dtype=dtype), lead) for e in entries]
-    return jax.numpy.stack(columns, axis=-1).reshape(lead + shape)
+    return jax.numpy.moveaxis(jax.numpy.stack(columns), 0, -1).reshape(lead + shape)
 
 '''
 
@@ -40,6 +50,13 @@ class JaxEmitter(PythonEmitter):
     def prelude(self) -> list[str]:
         return PRELUDE.splitlines()
 
+    def load(self, load: Load) -> str:
+        return f"{load.local} = {load.array}[{load.index}]"  # (the arrays have their joint axis first)
+
+    def constants(self, routine: Routine) -> list[str]:
+        convert = ["params = _rows(jax.numpy.asarray(params, dtype=float))"]
+        return self.function("constants", routine, convert)
+
     def routine(self, routine: Routine) -> list[str]:
-        convert = [f"{a.name} = jax.numpy.asarray({a.name})" for a in routine.inputs]
+        convert = [f"{a.name} = _rows({a.name})" for a in routine.inputs]
         return self.function(routine.name, routine, convert)

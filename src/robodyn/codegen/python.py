@@ -57,6 +57,10 @@ class PythonEmitter(Emitter):
         return [f"def {name}({args}):", *self.indented(self.docstring(routine) + conversions
                                                            + self.statements(routine)), "", ""]
 
+    def notes(self) -> list[str]:
+        """More lines for the module's docstring."""
+        return []
+
     @abstractmethod
     def prelude(self) -> list[str]:
         """Imports and the helpers ``_assemble`` (and whatever the wrappers use)."""
@@ -73,7 +77,8 @@ class PythonEmitter(Emitter):
         doc = self.banner(spec, f"{self.flavour} dynamics routines")
         doc[0] = f"{spec.name}{self.suffix}: {doc[0]}"
         doc += ["", "Every function takes k = constants(params) first (params in the order above; an empty",
-                "sequence for a numeric robot), then joint arrays of shape (n,) or (N, n), vectorised over N."]
+                "sequence for a numeric robot), then joint arrays of shape (n,) or (N, n), vectorised over N.",
+                *self.notes()]
         lines = ['"""' + doc[0], *doc[1:], '"""', "", *self.prelude(), ""]
         lines += [
             f"NAME = {spec.robot!r}",

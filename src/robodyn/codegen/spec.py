@@ -38,7 +38,7 @@ from robodyn.algebra import SeExpr, to_sympy
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
 
 #: Bump when the generated code changes for the same Program (part of the compile cache key).
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 
 #: Sums longer than this are split into partial sums, and statements larger than ``MAX_NODES``
 #: expression nodes are cut into temporaries: Fortran allows 255 continuation lines per statement.
@@ -176,12 +176,19 @@ def select(outputs: Iterable[str] | None) -> tuple[Kind, ...]:
     return tuple(kind for kind in KINDS if kind.key in wanted)
 
 
-def module_spec(robot: Any, outputs: Iterable[str] | None = None, *, name: str | None = None) -> ModuleSpec:
-    """The routines for ``robot`` (a :class:`~robodyn.Manipulator`): ``outputs`` are ``--outputs`` keys."""
+def module_spec(
+    robot: Any, outputs: Iterable[str] | None = None, *, name: str | None = None, base: bool = False
+) -> ModuleSpec:
+    """The routines for ``robot`` (a :class:`~robodyn.Manipulator`): ``outputs`` are ``--outputs`` keys.
+
+    ``base=True``: the model in the robot's base parameters (:func:`robodyn.program.build`), whose
+    parameter vector is the base parameters (then any geometry symbols), for identified values; the
+    module is named ``NAME_base``."""
     kinds = select(outputs)
     parts = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds))
-    program = build(robot, outputs=parts)
-    return spec_from_program(program, kinds, name=sanitize(name or robot.name), robot=robot.name)
+    program = build(robot, outputs=parts, base=base)
+    default = f"{robot.name}_base" if base else robot.name
+    return spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name)
 
 
 # -- renaming ------------------------------------------------------------------------------------

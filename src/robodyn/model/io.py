@@ -28,6 +28,7 @@ expression string through the whitelist parser of :mod:`robodyn.model.expr`.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -255,6 +256,40 @@ def dumps(robot: Manipulator, *, json_format: bool = False) -> str:
     if json_format:
         return json.dumps(data, indent=2) + "\n"
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+
+
+def write_all(directory: str | Path, files: Mapping[str, str]) -> list[Path]:
+    """Write ``files`` (name -> text) into ``directory`` (made if missing) all or nothing: each to a
+    temporary beside its target, then the renames; on any failure the temporaries, the files renamed so
+    far and the directories made here are removed and the error is raised again."""
+    directory = Path(directory)
+    made = [d for d in (directory, *directory.parents) if not d.exists()]  # deepest first
+    temporaries: dict[Path, Path] = {}
+    renamed: list[Path] = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for filename, text in files.items():
+            target = directory / filename
+            if target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
+            fd, tmp = tempfile.mkstemp(prefix=f".{filename}.", suffix=".tmp", dir=directory)
+            temporaries[target] = Path(tmp)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.chmod(tmp, 0o666 & ~_UMASK)
+        for target, tmp in temporaries.items():
+            os.replace(tmp, target)
+            renamed.append(target)
+    except BaseException:
+        for path in [*temporaries.values(), *renamed]:
+            path.unlink(missing_ok=True)
+        for made_dir in made:
+            try:
+                made_dir.rmdir()
+            except OSError:
+                break
+        raise
+    return renamed
 
 
 @contextmanager

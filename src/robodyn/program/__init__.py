@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
-from robodyn.algebra import SeExpr
+from robodyn.algebra import SeExpr, to_se
 
 __all__ = [
     "OUTPUTS",
@@ -36,6 +36,7 @@ __all__ = [
     "count_operations",
     "emdeg_text",
     "from_equations",
+    "right_angled",
 ]
 
 
@@ -140,11 +141,14 @@ class Program:
     def evaluate(self, values: Mapping[str, float]) -> dict[str, np.ndarray]:
         """Run the program on numbers (for tests): ``values`` maps input names to floats."""
         env: dict[Any, Any] = {se.Symbol(k): v for k, v in values.items()}
+
+        def value(e: SeExpr) -> float:  # only the symbols e uses: a dict of the whole env costs its size each time
+            used = {s: env[s] for s in e.free_symbols if s in env}
+            return float(e.xreplace(used)) if used else float(e)
+
         for a in [*self.constants, *self.body]:
-            env[se.Symbol(a.name)] = float(a.expr.xreplace(env)) if env else float(a.expr)
-        return {
-            name: np.array([float(x.xreplace(env)) for x in xs]) for name, xs in self.outputs.items()
-        }
+            env[se.Symbol(a.name)] = value(a.expr)
+        return {name: np.array([value(x) for x in xs]) for name, xs in self.outputs.items()}
 
     def __str__(self) -> str:
         lines = ["# constants (computed once)"]
@@ -225,6 +229,30 @@ FACTORED_PARTS = ("M", "G")
 FACTORED_TERMS = 3000
 
 
+def _unit_or_zero(x: Any) -> bool:
+    e = to_se(x)
+    return bool(e.is_Number) and float(e) in (0.0, 1.0, -1.0)
+
+
+def right_angled(robot: Any) -> bool:
+    """Every fixed angle of the geometry a multiple of pi/2 exactly: the twists between joint axes, the
+    joint offsets theta and the rotations of placements have sines and cosines 0 or +-1 (not 6e-17 as
+    for a floating-point pi/2), so they do not multiply the terms of the canonical forms (each general
+    angle splits every term it meets in two or more). In modified DH; the first link's twist (base to
+    joint 1) only turns gravity and is not looked at. A cheap test, made before any expansion."""
+    from robodyn.formulations.customised_ne import modified
+
+    for k, link in enumerate(modified(robot).links):
+        angles = [to_se(link.theta)] + ([to_se(link.alpha)] if k else [])
+        if not all(_unit_or_zero(se.sin(a)) and _unit_or_zero(se.cos(a)) for a in angles):
+            return False
+        if getattr(link, "has_placement", False) and not all(
+            _unit_or_zero(link.placement[r, c]) for r in range(3) for c in range(3)
+        ):
+            return False
+    return True
+
+
 def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *, base: bool = False) -> Program:
     """The cheapest Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
 
@@ -259,7 +287,7 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
         return _build_base(robot, outputs, route)
     if route != "auto":
         program = getattr(routes, route)(robot, outputs)
-        program.route = route
+        program.route = program.route or route  # a route may say more (emdeg: "emdeg (unfactored: ...)")
         return program
     ctx = routes.Context(robot)
     needed = sorted({p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))})
@@ -292,6 +320,10 @@ def _cheapest_route(ctx: Any, part: str) -> str:
         return "recursive"
     if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms
         return "recursive"
+    # decided before any expansion: a 7-joint arm with twists of general angle took minutes to expand,
+    # and the recursion won anyway (each such angle multiplies the terms of the entries it enters)
+    if ctx.robot.n > FACTORED_LIMIT and not right_angled(ctx.robot):
+        return "recursive"
     if routes.canonical_terms(ctx, part) > FACTORED_TERMS:
         return "recursive"
     return min(("recursive", "factored"), key=lambda r: routes.part_cost(ctx, part, r))
@@ -304,7 +336,8 @@ def emdeg_text(robot: Any) -> str:
     program = build(robot, ("elements",))
     c = program.count()
     run, constants = c["evaluation"], c["constants"]
-    lines = [f"# {robot.name}: Burdick's M_ij, c_ijj, b_ijk, g_i (EMDEG, seed 001), factored"]
+    how = "factored" if program.route == "emdeg" else program.route.removeprefix("emdeg (").rstrip(")")
+    lines = [f"# {robot.name}: Burdick's M_ij, c_ijj, b_ijk, g_i (EMDEG, seed 001), {how}"]
     lines.append("# configuration-independent terms, computed once and stored as constants:")
     lines += [str(a) for a in program.constants]
     lines.append("# configuration-dependent terms, computed in real time:")

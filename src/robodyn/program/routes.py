@@ -223,15 +223,29 @@ def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     return from_equations(eqs, outputs)
 
 
+#: Beyond this many joints, an arm with a twist or offset that is not a multiple of pi/2 has its elements
+#: built without factoring: their canonical forms run to thousands of terms (a 5-joint random arm took
+#: six minutes to factor, into 13,520 multiplications; 4-joint ones up to 40 s).
+EMDEG_FACTORED_LIMIT = 3
+
+
 def emdeg(robot: Manipulator, outputs: Sequence[str] = ("elements",)) -> Program:
     """Burdick's distinct elements M_ij, c_ijj, b_ijk, g_i (:mod:`robodyn.formulations.emdeg`),
     factored; each element may be an earlier one of its kind plus a difference (EMDEG's
-    M12 = M13 + ...). The relations between elements are kept as references, not computed."""
+    M12 = M13 + ...). The relations between elements are kept as references, not computed.
+
+    An arm of more than :data:`EMDEG_FACTORED_LIMIT` joints whose twists and offsets are not all multiples
+    of pi/2 (decided before any expansion, :func:`robodyn.program.right_angled`) gets the elements
+    unexpanded, with their common subexpressions shared and parameter-only operations in the constants
+    (``program.route``: ``"emdeg (unfactored: general angles)"``)."""
     from robodyn.formulations import emdeg as burdick
+    from robodyn.program import right_angled
 
     if tuple(outputs) != ("elements",):
         raise ValueError("the emdeg route gives the output 'elements' (all distinct M, c, b, g)")
     ctx = Context(robot)
+    if robot.n > EMDEG_FACTORED_LIMIT and not right_angled(robot):
+        return _emdeg_unfactored(ctx)
     q, params = ctx.inputs["q"], ctx.params
     el = burdick.elements(robot, q)
     prepare = ctx.prepare
@@ -243,10 +257,100 @@ def emdeg(robot: Manipulator, outputs: Sequence[str] = ("elements",)) -> Program
         values = _through_differences(ops, exprs, params, prepare, symmetric=False, n=robot.n)
         out.update({name: [v] for name, v in zip(names, values, strict=True)})
     program = ops.program({"q": q, "parameters": params}, out, angles=q)
-    program.references = {
-        name: ("0" if other is None else f"{factor_} * {other}") for name, (factor_, other) in el.relations.items()
-    }
+    program.references = _references(el.relations)
     return program
+
+
+def _references(relations: dict[str, tuple[Any, str | None]]) -> dict[str, str]:
+    return {name: ("0" if other is None else f"{factor_} * {other}") for name, (factor_, other) in relations.items()}
+
+
+def _emdeg_unfactored(ctx: Context) -> Program:
+    """The elements by Burdick's rules (eq. 17-21 for M and g, the structure rules eq. 26-29 for c and b,
+    the same relations as :func:`robodyn.formulations.emdeg.elements`) from the unexpanded expressions:
+    every expression tree is run through one :class:`Builder`, which computes each distinct operation
+    once (common subexpressions across all elements), folds 0, 1 and -1, and moves parameter-only
+    operations to the constants. Nothing is expanded, so the size stays that of the trees."""
+    from robodyn.algebra import to_se, vector
+    from robodyn.formulations import emdeg as burdick
+
+    robot, q, params = ctx.robot, ctx.inputs["q"], ctx.params
+    n = robot.n
+    chain = burdick.links(ctx.arm, q)
+    comp = burdick.composite(chain)
+    M = burdick.inertia_matrix(chain, comp)
+    G = burdick.gravity(chain, comp, vector([to_se(x) for x in ctx.arm.gravity]))
+
+    def dM(i: int, j: int, k: int) -> SeExpr:
+        return se.Integer(0) if k <= min(i, j) else M[i, j].diff(q[k])  # eq. 26
+
+    values: dict[str, SeExpr] = {}
+    relations: dict[str, tuple[Any, str | None]] = {}
+    name = burdick._name
+    for i in range(n):
+        for j in range(i, n):
+            values[name("M", i, j)] = M[i, j]
+    for i in range(n):
+        for j in range(n):  # eq. 27
+            if i == j:
+                relations[name("c", i, j, j)] = (se.Integer(0), None)
+            else:
+                values[name("c", i, j, j)] = dM(i, j, j) if i < j else -dM(j, j, i) / 2
+    for i in range(n):
+        for j in range(n):
+            for k in range(j + 1, n):
+                b = name("b", i, j, k)
+                if i == j:  # eq. 28
+                    relations[b] = (se.Integer(-2), name("c", k, i, i))
+                elif i == k:
+                    relations[b] = (se.Integer(0), None)
+                elif i > k:
+                    relations[b] = (se.Integer(-1), name("b", k, j, i))
+                elif i < j:  # eq. 29
+                    values[b] = dM(i, j, k) + dM(i, k, j)
+                else:
+                    values[b] = dM(i, j, k) - dM(j, k, i)
+    for i in range(n):
+        values[name("g", i)] = G[i]
+    ops = Builder(params)
+    memo: dict[SeExpr, Any] = {}
+    out: dict[str, list[Any]] = {}
+    for element, expr in values.items():
+        value = _tree(ops, expr, memo)
+        if value.is_zero():  # zero however the angles are (the tree folded to 0): an element that is 0
+            relations[element] = (se.Integer(0), None)
+        else:
+            out[element] = [value]
+    # not tidied by the peephole passes (their pair search grows too fast for programs this size)
+    program = ops.program({"q": q, "parameters": params}, out, angles=q, inline=False)
+    program.references = _references(relations)
+    program.route = "emdeg (unfactored: general angles)"
+    return program
+
+
+def _tree(ops: Builder, expr: SeExpr, memo: dict[SeExpr, Any]) -> Any:
+    """An expression tree as builder operations, each distinct subtree once (no expansion)."""
+    if expr in memo:
+        return memo[expr]
+    if expr.is_Number or expr.is_Symbol:
+        value = ops.value(expr)
+    elif isinstance(expr, se.Add):
+        value = ops.value(0)
+        for arg in expr.args:
+            value = ops.add(value, _tree(ops, arg, memo))
+    elif isinstance(expr, se.Mul):
+        value = ops.value(1)
+        for arg in expr.args:
+            value = ops.mul(value, _tree(ops, arg, memo))
+    elif isinstance(expr, se.Pow) and expr.args[1].is_integer and int(expr.args[1]) > 0:
+        base = _tree(ops, expr.args[0], memo)
+        value = base
+        for _ in range(int(expr.args[1]) - 1):
+            value = ops.mul(value, base)
+    else:  # sin, cos (of a joint angle: run time; of a parameter: a constant) and anything else whole
+        value = ops.value(expr.func(*[_tree(ops, arg, memo).expr for arg in expr.args]))
+    memo[expr] = value
+    return value
 
 
 def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
@@ -295,11 +399,12 @@ def _through_differences(
         if symmetric and index // n > index % n:  # lower triangle of M: the upper entry
             continue
         poly = prepare(exprs[index])
-        # costs in the shared builder: what the entry can share with those built before costs nothing
-        best, best_cost = None, ops.marginal_cost(lambda poly=poly: factor.horner(ops, poly))
+        # costs in the shared builder (what the entry can share with those built before costs nothing),
+        # of plain Horner (no lookahead: the same choices here, at a fraction of the time)
+        best, best_cost = None, ops.marginal_cost(lambda poly=poly: factor.horner(ops, poly, 0))
         for other in done:
             difference = prepare(se.expand(exprs[index] - exprs[other]))
-            c = ops.marginal_cost(lambda d=difference, o=other: ops.add(values[o], factor.horner(ops, d)))
+            c = ops.marginal_cost(lambda d=difference, o=other: ops.add(values[o], factor.horner(ops, d, 0)))
             if c < best_cost:
                 best, best_cost = (other, difference), c
         values[index] = (
