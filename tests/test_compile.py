@@ -62,6 +62,26 @@ def test_one_state_batches_and_broadcasting(cache: Path) -> None:
         dyn.coriolis(np.zeros((3, 3)), np.zeros((2, 3)))
 
 
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_one_state_function_is_the_method(cache: Path, backend: str) -> None:
+    """``one_state``: the routine on one state with the parameters bound, for loops of single calls."""
+    if backend == "c" and not _has_compiler():
+        pytest.skip("no C compiler")
+    robot = load_quiet("double_pendulum")
+    dyn = rd.compile(robot, cache=cache, backend=backend)
+    forward = dyn.one_state("forward_dynamics", params=DP)
+    mass = dyn.one_state("mass_matrix", params=DP)
+    q, qd, tau = states(2, 4)
+    for i in range(4):
+        assert np.array_equal(forward(q[i], qd[i], tau[i]), dyn.forward_dynamics(q[i], qd[i], tau[i], params=DP))
+        assert np.array_equal(mass(q[i]), dyn.mass_matrix(q[i], params=DP))
+    first = forward(q[0], qd[0], tau[0])
+    forward(q[1], qd[1], tau[1])
+    assert np.array_equal(first, forward(q[0], qd[0], tau[0]))  # a new array each call, not the work buffer
+    with pytest.raises(ValueError, match="was not generated"):
+        rd.compile(robot, cache=cache, backend=backend, outputs=["tau"]).one_state("gravity", params=DP)
+
+
 @compiler
 def test_parameters_by_name_or_in_order(cache: Path) -> None:
     robot = load_quiet("double_pendulum")

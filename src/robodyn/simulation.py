@@ -32,6 +32,7 @@ equilibrium (2 pi / sqrt(lambda), K v = lambda M v); :func:`gravity_torque` hold
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -218,11 +219,13 @@ class CompiledDynamics(Dynamics):
         except RuntimeError as exc:  # robodyn.compile.CompileError: no compiler, or it failed
             raise SimulationError(" ".join(str(exc).split()), field="engine") from None
         names = tuple(compiled.parameters)
-        self._values = tuple(self.params[name] for name in names) if names else None
-        self._forward = compiled.forward_dynamics
+        values = tuple(self.params[name] for name in names) if names else None
+        self._forward = compiled.one_state("forward_dynamics", params=values)
+        self._lock = threading.Lock()  # one_state's buffers are not shared between threads
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        return self._forward(q, qd, tau, params=self._values)
+        with self._lock:
+            return self._forward(q, qd, tau)
 
 
 _ENGINE_CLASSES: dict[str, type[Dynamics]] = {
