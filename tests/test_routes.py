@@ -266,3 +266,11 @@ def test_count_in_base_parameters():
     assert result.exit_code == 0 and json.loads(result.stdout)["multiplications"] == summary["multiplications"]
     bad = CliRunner().invoke(app, ["count", "puma560", "--base", "--route", "factored"])
     assert bad.exit_code == 2 and "recursive route" in bad.output
+
+
+def test_parameters_that_cannot_act_are_reported():
+    """Link 1 of the PUMA turns about its z axis only: of its tensor only Izz1 acts (Khalil's rules, the
+    zeros of the geometry); the program says which inputs it never uses."""
+    summary = count_summary(load_quiet("puma560_symbolic"), "tau")
+    assert summary["unused_parameters"] == ["Ixx1", "Ixy1", "Ixz1", "Iyy1", "Iyz1"]
+    assert count_summary(load_quiet("two_link_fu"), "tau")["unused_parameters"] == []

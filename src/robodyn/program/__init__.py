@@ -124,6 +124,18 @@ class Program:
     #: outputs defined as a multiple of another (printed, not computed): {name: "factor * other"}
     references: dict[str, str] = field(default_factory=dict)
 
+    def unused_parameters(self) -> list[se.Symbol]:
+        """The parameter inputs that no constant, assignment or output uses: they cannot act on these
+        outputs (for the PUMA's tau, link 1's tensor but ZZ1; for a right-angled arm, what regrouping or
+        the zeros of the geometry cancel). They stay inputs, so that the parameter vector keeps its order."""
+        used: set = set()
+        for a in [*self.constants, *self.body]:
+            used |= a.expr.free_symbols
+        for xs in self.outputs.values():
+            for x in xs:
+                used |= x.free_symbols
+        return [s for s in self.inputs.get("parameters", []) if s not in used]
+
     def count(self) -> dict[str, OperationCount]:
         """Per-evaluation count (body and outputs) and the constants block, apart. The sum of angles in
         sin(q2 + q3) is charged once per distinct sum (its additions), however many sin and cos use it."""

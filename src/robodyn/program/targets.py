@@ -65,6 +65,7 @@ def count_summary(
         "trig": run.trig,
         "constants": {"multiplications": constants.multiplications, "additions": constants.additions},
         "parameters": [str(s) for s in program.inputs["parameters"]],
+        "unused_parameters": [str(s) for s in program.unused_parameters()],
         "to_beat": [asdict(f) for f in FIGURES.get(key, ())],
     }
 
@@ -77,6 +78,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"(route: {summary['route']}); constants computed once: {summary['constants']['multiplications']} "
         f"multiplications, {summary['constants']['additions']} additions",
     ]
+    if summary["unused_parameters"]:
+        lines.append(f"  parameters that cannot act on {summary['output']}: " + ", ".join(summary["unused_parameters"]))
     if "base" in summary["output"]:
         lines.append(f"  inputs: {len(summary['parameters'])} parameters, in this order: "
                      + ", ".join(summary["parameters"]))
