@@ -178,8 +178,11 @@ def _name(kind: str, *ix: int) -> str:
     return kind + "".join(str(i + 1) for i in ix)
 
 
-def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = None) -> Elements:
-    """All of M_ij (i <= j), c_ijj, b_ijk (j < k) and g_i by the rules of the module docstring."""
+def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = None, *,
+             expand: bool = True) -> Elements:
+    """All of M_ij (i <= j), c_ijj, b_ijk (j < k) and g_i by the rules of the module docstring, in
+    canonical form (``expand=False``: as the unexpanded trees of eq. 17-21, for arms whose canonical forms
+    would be too large; the relations between elements are then those of eq. 26-29 only)."""
     from robodyn.formulations.customised_ne import modified
 
     arm = modified(robot)
@@ -187,7 +190,11 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
     chain = links(arm, q)
     comp = composite(chain)
     M = inertia_matrix(chain, comp)
-    Mc = [[canonical(M[i, j], q) if i <= j else None for j in range(n)] for i in range(n)]
+
+    def finish(x: SeExpr) -> SeExpr:
+        return canonical(x, q) if expand else x
+
+    Mc = [[finish(M[i, j]) if i <= j else None for j in range(n)] for i in range(n)]
     for i in range(n):
         for j in range(i):
             Mc[i][j] = Mc[j][i]
@@ -196,7 +203,7 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
     G = gravity(chain, comp, vector([to_se(x) for x in arm.gravity]))
 
     def dM(i: int, j: int, k: int) -> SeExpr:
-        return se.Integer(0) if k <= min(i, j) else canonical(Mc[i][j].diff(q[k]), q)  # eq. 26
+        return se.Integer(0) if k <= min(i, j) else finish(Mc[i][j].diff(q[k]))  # eq. 26
 
     values: dict[str, SeExpr] = {}
     relations: dict[str, tuple[SeExpr, str | None]] = {}
@@ -209,7 +216,7 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
             if i == j:
                 relations[name] = (se.Integer(0), None)
             else:
-                values[name] = dM(i, j, j) if i < j else canonical(-dM(j, j, i) / 2, q)
+                values[name] = dM(i, j, j) if i < j else finish(-dM(j, j, i) / 2)
     for i in range(n):
         for j in range(n):
             for k in range(j + 1, n):
@@ -221,14 +228,15 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
                 elif i > k:
                     relations[name] = (se.Integer(-1), _name("b", k, j, i))
                 elif i < j:  # eq. 29
-                    values[name] = canonical(dM(i, j, k) + dM(i, k, j), q)
+                    values[name] = finish(dM(i, j, k) + dM(i, k, j))
                 else:
-                    values[name] = canonical(dM(i, j, k) - dM(j, k, i), q)
+                    values[name] = finish(dM(i, j, k) - dM(j, k, i))
     for i in range(n):
-        values[_name("g", i)] = canonical(G[i], q)
+        values[_name("g", i)] = finish(G[i])
     if progress:
         progress("c, b and g by the structure rules (eq. 26-29)")
-    return _with_relations(Elements(values, relations, n))
+    elements = Elements(values, relations, n)
+    return _with_relations(elements) if expand else elements
 
 
 def _with_relations(el: Elements) -> Elements:

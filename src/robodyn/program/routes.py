@@ -271,47 +271,11 @@ def _emdeg_unfactored(ctx: Context) -> Program:
     every expression tree is run through one :class:`Builder`, which computes each distinct operation
     once (common subexpressions across all elements), folds 0, 1 and -1, and moves parameter-only
     operations to the constants. Nothing is expanded, so the size stays that of the trees."""
-    from robodyn.algebra import to_se, vector
     from robodyn.formulations import emdeg as burdick
 
-    robot, q, params = ctx.robot, ctx.inputs["q"], ctx.params
-    n = robot.n
-    chain = burdick.links(ctx.arm, q)
-    comp = burdick.composite(chain)
-    M = burdick.inertia_matrix(chain, comp)
-    G = burdick.gravity(chain, comp, vector([to_se(x) for x in ctx.arm.gravity]))
-
-    def dM(i: int, j: int, k: int) -> SeExpr:
-        return se.Integer(0) if k <= min(i, j) else M[i, j].diff(q[k])  # eq. 26
-
-    values: dict[str, SeExpr] = {}
-    relations: dict[str, tuple[Any, str | None]] = {}
-    name = burdick._name
-    for i in range(n):
-        for j in range(i, n):
-            values[name("M", i, j)] = M[i, j]
-    for i in range(n):
-        for j in range(n):  # eq. 27
-            if i == j:
-                relations[name("c", i, j, j)] = (se.Integer(0), None)
-            else:
-                values[name("c", i, j, j)] = dM(i, j, j) if i < j else -dM(j, j, i) / 2
-    for i in range(n):
-        for j in range(n):
-            for k in range(j + 1, n):
-                b = name("b", i, j, k)
-                if i == j:  # eq. 28
-                    relations[b] = (se.Integer(-2), name("c", k, i, i))
-                elif i == k:
-                    relations[b] = (se.Integer(0), None)
-                elif i > k:
-                    relations[b] = (se.Integer(-1), name("b", k, j, i))
-                elif i < j:  # eq. 29
-                    values[b] = dM(i, j, k) + dM(i, k, j)
-                else:
-                    values[b] = dM(i, j, k) - dM(j, k, i)
-    for i in range(n):
-        values[name("g", i)] = G[i]
+    q, params = ctx.inputs["q"], ctx.params
+    el = burdick.elements(ctx.robot, q, expand=False)
+    values, relations = el.values, dict(el.relations)
     ops = Builder(params)
     memo: dict[SeExpr, Any] = {}
     out: dict[str, list[Any]] = {}
