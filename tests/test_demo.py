@@ -12,9 +12,14 @@ from robodyn.cli import app
 from robodyn.demo import run
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROBODYN_CACHE", str(tmp_path / "cache"))  # not the user's compile cache
+
+
 def test_demo_derives_checks_counts_and_writes_code(tmp_path):
-    summary = run("two_link_payload", tmp_path)
-    assert summary.agree and summary.mode == "exact"
+    summary = run("two_link_payload", tmp_path / "out")
+    assert summary.agree and summary.ok and summary.mode == "exact"
     programs = {p.output: p for p in summary.programs}
     assert programs["tau"].multiplications <= 14 and programs["tau"].additions <= 14  # seed 004's goal
     assert {f.name for f in summary.code.files} == {"two_link_payload.h", "two_link_payload.c"}

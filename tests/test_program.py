@@ -111,3 +111,42 @@ def test_sums_sharing_a_pair_compute_it_once():
     after = sum((count_operations(e) for e in [*new_outputs["tau"], *(a.expr for a in new_body)]),
                 count_operations(se.Integer(0)))
     assert (before.multiplications - after.multiplications, before.additions - after.additions) == (2, 2)
+
+
+def test_a_sum_holding_a_term_twice_is_left_alone():
+    """x1 = a - (a + b) keeps its meaning (-b) although other sums share a - b."""
+    from robodyn.program import Assignment
+    from robodyn.program.peephole import _flatten, share_pairs
+
+    a, b, w = se.symbols("a b w")
+    odd = se.Add(a, se.Mul(-1, se.Add(a, b), evaluate=False), evaluate=False)
+    assert len(_flatten([odd])) == 3  # a, -a, -b: not simplified
+    body = [Assignment("x1", odd)]
+    outputs = {"tau": [a - b + w, (a - b) * w]}
+    new_body, new_outputs = share_pairs(body, outputs, iter(f"t{i}" for i in range(1, 9)))
+    values = {a: 2.0, b: 3.0, w: 5.0}
+    env = dict(values)
+    for assignment in new_body:
+        env[se.Symbol(assignment.name)] = float(assignment.expr.xreplace(env))
+    assert env[se.Symbol("x1")] == -3.0
+    assert [float(x.xreplace(env)) for x in new_outputs["tau"]] == [4.0, -5.0]
+
+
+def test_marginal_cost_restores_the_builder():
+    from robodyn.program.builder import Builder
+
+    p, r = se.symbols("p r")
+    ops = Builder([p, r])
+    base = ops.mul(ops.value(p * r), x)
+    state = (list(ops.constants), list(ops.body), dict(ops._memo), set(ops.known), dict(ops._by_value))
+    cost = ops.marginal_cost(lambda: ops.add(ops.mul(ops.value(p * r + 1), y), ops.mul(base, z)))
+    assert cost == 3  # two products and a sum; the constant p r + 1 is free
+    assert (list(ops.constants), list(ops.body), dict(ops._memo), set(ops.known), dict(ops._by_value)) == state
+
+    def broken() -> None:
+        ops.mul(ops.value(p - r), y)
+        raise RuntimeError("inside the trial")
+
+    with pytest.raises(RuntimeError):
+        ops.marginal_cost(broken)
+    assert (list(ops.constants), list(ops.body), dict(ops._memo), set(ops.known), dict(ops._by_value)) == state

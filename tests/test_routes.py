@@ -274,3 +274,21 @@ def test_parameters_that_cannot_act_are_reported():
     summary = count_summary(load_quiet("puma560_symbolic"), "tau")
     assert summary["unused_parameters"] == ["Ixx1", "Ixy1", "Ixz1", "Iyy1", "Iyz1"]
     assert count_summary(load_quiet("two_link_fu"), "tau")["unused_parameters"] == []
+
+
+@pytest.mark.parametrize("route", ["auto", "recursive", "factored", "expanded"])
+def test_parameters_named_like_program_temporaries(route):
+    """A robot whose lengths are called k1 and x1 (the builder's constant and temporary names, and symengine
+    cse's): every route must keep them apart from its own symbols."""
+    import sympy
+
+    robot = load_quiet("double_pendulum")
+    rename = {sympy.Symbol("L1"): sympy.Symbol("k1"), sympy.Symbol("L2"): sympy.Symbol("x1")}
+    links = tuple(link.replace(a=link.a.xreplace(rename), com=tuple(c.xreplace(rename) for c in link.com))
+                  for link in robot.links)
+    robot = robot.replace(links=links)
+    assert {s.name for s in robot.parameters()} >= {"k1", "x1"}
+    outputs = ("tau", "M") if route == "expanded" else ("tau", "M", "forward")
+    program = build(robot, outputs, route=route)
+    for output in outputs:
+        _agree(program, robot, output, seed=2)

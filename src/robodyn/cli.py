@@ -744,7 +744,7 @@ def demo(
         else:
             out.print(f"the C was not compiled: {summary.code.note}")
         out.print(f"total {time.perf_counter() - start:.1f} s")
-        return 0 if summary.agree else 1
+        return 0 if summary.ok else 1
 
     _guarded(body)
 

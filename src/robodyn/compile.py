@@ -370,7 +370,14 @@ def compile(
     if library.exists() and spec_file.exists():
         return load_library(library, _spec_from_json(spec_file.read_text(encoding="utf-8")))
     spec = spec or module_spec(robot, keys, base=base)
-    _build(spec, entry, command)
+    if spec.name != name:
+        raise ValueError(f"spec is named {spec.name!r}, but the routines of this robot{' (base=True)' if base else ''} "
+                         f"are named {name!r}: build it with module_spec(robot, outputs, base={base})")
+    try:
+        _build(spec, entry, command)
+    except OSError as exc:  # the cache directory cannot be made or written
+        raise CompileError(f"cannot write the compile cache {entry.parent} ({exc.strerror or exc}); set "
+                           f"${CACHE_ENV} to a writable directory, or {FALLBACK}") from None
     return load_library(library, spec)
 
 

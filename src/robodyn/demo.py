@@ -59,6 +59,8 @@ class CodeSummary:
 
 @dataclass
 class DemoSummary:
+    """What :func:`run` did; ``ok`` when the methods agree and the compiled code (if any) agrees."""
+
     robot: str
     n: int
     parameters: int
@@ -69,6 +71,11 @@ class DemoSummary:
     programs: list[ProgramSummary] = field(default_factory=list)
     code: CodeSummary = field(default_factory=CodeSummary)
     outputs: list[Path] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        difference = self.code.max_relative_difference
+        return self.agree and (difference is None or difference <= CODE_TOLERANCE)
 
 
 def _summarise(eqs: Equations) -> MethodSummary:
@@ -136,9 +143,10 @@ def _code(robot: Manipulator, directory: Path) -> CodeSummary:
     from robodyn import codegen, numeric
     from robodyn.compile import CompileError, compile
 
-    code = CodeSummary(files=write_all(directory, codegen.generate(robot, "c")))
+    spec = codegen.module_spec(robot)
+    code = CodeSummary(files=write_all(directory, codegen.generate(robot, "c", spec=spec)))
     try:
-        dyn = compile(robot)
+        dyn = compile(robot, spec=spec)
     except CompileError as exc:
         code.note = " ".join(str(exc).split())
         return code
@@ -150,3 +158,7 @@ def _code(robot: Manipulator, directory: Path) -> CodeSummary:
     code.compiled = True
     code.max_relative_difference = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
     return code
+
+
+#: The compiled code must agree with the numeric engine to this relative difference.
+CODE_TOLERANCE = 1e-10

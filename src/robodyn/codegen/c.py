@@ -18,7 +18,8 @@ and (N, n, n)), and the loop runs in C. Strict C99 (``-std=c99 -Wall -Wextra -We
 compiles it), only ``<math.h>`` and ``<stddef.h>``.
 
 The batch routine holds the straight-line code, in a loop over the states of a chunk of ``CHUNK``
-states (the one-state routine is the batch routine on one state, so both give the same numbers).
+states (fewer where a routine's rows would take more than ``STACK_BYTES`` of stack; the one-state
+routine is the batch routine on one state, so both give the same numbers).
 Sines and cosines, which cost more than all the rest at libm's 10-20 ns a call, are computed for the
 whole chunk first, by ``NAME_sincos``: a loop without calls or branches, which compilers vectorise
 (``-O3``, or ``-O2 -ftree-vectorize``), of fdlibm's sin and cos kernels after a three-part
@@ -41,10 +42,28 @@ from robodyn.codegen.spec import Load, ModuleSpec, Routine
 #: States per chunk of a batch routine: their angles, sines and cosines stay in L1 (3 * CHUNK * angles
 #: doubles on the stack).
 CHUNK = 64
+#: A batch routine's rows (inputs, outputs, angles, sines, cosines of a chunk) stay within this many bytes
+#: of stack: routines with many rows (the mass matrix of a long arm) get chunks smaller than CHUNK.
+STACK_BYTES = 128 * 1024
+
+
+def chunk_size(rows: int) -> int:
+    """States per chunk for a routine with ``rows`` rows of doubles: CHUNK, halved (down to 8) while
+    the rows would take more than STACK_BYTES."""
+    chunk = CHUNK
+    while chunk > 8 and 8 * chunk * rows > STACK_BYTES:
+        chunk //= 2
+    return chunk
+
+
 #: Beyond this magnitude (or for inf and NaN) an angle's sine and cosine come from libm.
 REDUCTION_LIMIT = "1e5"
 
-SINCOS = r"""/*
+SINCOS = r"""#if defined(__FAST_MATH__)
+#error "compile without -ffast-math or -Ofast: NAME_sincos rounds by adding 1.5 * 2^52, which fast-math folds away"
+#endif
+
+/*
  * sin and cos of x[0..count-1], into s and c: fdlibm's kernels __kernel_sin and __kernel_cos after a
  * three-part Cody-Waite reduction by pi/2 (x = n pi/2 + y0 + y1, n from rint(x 2/pi) by the 1.5 * 2^52
  * trick, the quadrant n mod 4 from n by the same trick), within 1 ulp. The first loop has no calls
@@ -120,10 +139,11 @@ class CEmitter(Emitter):
     def __init__(self) -> None:
         super().__init__()
         self._rows: dict[tuple[str, int], int] | None = None  # inside a batch loop: (array, index) -> row of x
+        self._chunk = CHUNK  # states per chunk of the batch routine being printed
 
     def load(self, load: Load) -> str:
         if self._rows is not None and load.array != "k":
-            return f"const double {load.local} = x[{CHUNK} * {self._rows[load.array, load.index]} + j];"
+            return f"const double {load.local} = x[{self._chunk} * {self._rows[load.array, load.index]} + j];"
         return f"const double {load.local} = {load.array}[{load.index}];"
 
     def assign(self, name: str, expr: object) -> str:
@@ -131,7 +151,7 @@ class CEmitter(Emitter):
 
     def store(self, routine: Routine, index: int, expr: object) -> str:
         if self._rows is not None:
-            return f"y[{CHUNK} * {index} + j] = {self.expr(expr)};"
+            return f"y[{self._chunk} * {index} + j] = {self.expr(expr)};"
         return f"{routine.output.name}[{index}] = {self.expr(expr)};"
 
     # -- frame ------------------------------------------------------------------------------------------
@@ -179,8 +199,10 @@ class CEmitter(Emitter):
         Every loop reads and writes unit-stride rows, so compilers vectorise them across states."""
         angles = trig_angles(routine)
         size = routine.output.size
+        inputs = sum(1 for load in routine.loads if load.array != "k")
+        chunk = self._chunk = chunk_size(inputs + size + 3 * len(angles))
         try:
-            self.printer.angles = {angle: f"{CHUNK} * {t} + j" for t, angle in enumerate(angles)}
+            self.printer.angles = {angle: f"{chunk} * {t} + j" for t, angle in enumerate(angles)}
             self._rows = {}
             body = [self.assign(name, expr) for name, expr in routine.assignments]
             body += [self.store(routine, i, x) for i, x in enumerate(routine.stores)]
@@ -190,38 +212,38 @@ class CEmitter(Emitter):
             body = [self.load(load) for load in reads] + body
             self.printer.angles = {}
             self._rows = None
-            gather = [f"x[{CHUNK} * {r} + j] = {load.local};" for r, load in enumerate(rows)]
-            gather += [f"ang[{CHUNK} * {t} + j] = {self.expr(angle)};" for t, angle in enumerate(angles)]
+            gather = [f"x[{chunk} * {r} + j] = {load.local};" for r, load in enumerate(rows)]
+            gather += [f"ang[{chunk} * {t} + j] = {self.expr(angle)};" for t, angle in enumerate(angles)]
         finally:
             self.printer.angles = {}
             self._rows = None
         strides = {a.name: f"{a.size} * s + " for a in routine.arrays if a.name != "k"}
         loads = [f"const double {load.local} = {load.array}[{strides.get(load.array, '')}{load.index}];"
                  for load in _used(routine.loads, gather)]
-        scatter = [f"{routine.output.name}[{size} * s + {e}] = y[{CHUNK} * {e} + j];" for e in range(size)]
+        scatter = [f"{routine.output.name}[{size} * s + {e}] = y[{chunk} * {e} + j];" for e in range(size)]
         unused = [f"(void){name};" for name in routine.unused_inputs()]
         if not routine.stores:
             unused.append(f"(void){routine.output.name};")
-        declarations = [f"double x[{CHUNK * max(len(rows), 1)}], y[{CHUNK * max(size, 1)}];"]
+        declarations = [f"double x[{chunk * max(len(rows), 1)}], y[{chunk * max(size, 1)}];"]
         if angles:
-            width = CHUNK * len(angles)
+            width = chunk * len(angles)
             declarations.append(f"double ang[{width}], sn[{width}], cs[{width}];")
         declarations.append("size_t i, j, m" + (", r;" if angles else ";"))
         if not rows:
             declarations.append("(void)x;")
         state = self.indent + "const size_t s = i + j;"
-        loop = [f"m = n_states - i < {CHUNK} ? n_states - i : {CHUNK};"]
+        loop = [f"m = n_states - i < {chunk} ? n_states - i : {chunk};"]
         if gather:
             loop += ["for (j = 0; j < m; ++j) {", state, *self.indented(loads + gather), "}"]
         if angles:
-            call = f"{spec.name}_sincos(ang + {CHUNK} * r, m, sn + {CHUNK} * r, cs + {CHUNK} * r);"
+            call = f"{spec.name}_sincos(ang + {chunk} * r, m, sn + {chunk} * r, cs + {chunk} * r);"
             loop += [f"for (r = 0; r < {len(angles)}; ++r) {{", self.indent + call, "}"]
         loop += ["for (j = 0; j < m; ++j) {", *self.indented(body), "}"]
         loop += ["for (j = 0; j < m; ++j) {", state, *self.indented(scatter), "}"]
         what = " (the sines and cosines first)" if angles else ""
         return [
             *self.block_comment([f"{routine.name} for n_states states stored one after the other, in chunks of "
-                                 f"{CHUNK} states{what}."]),
+                                 f"{chunk} states{what}."]),
             self.signature(spec, routine, batch=True, restrict=True),
             "{",
             *self.indented([*unused, *declarations, "for (i = 0; i < n_states; i += m) {", *self.indented(loop), "}"]),
@@ -232,9 +254,11 @@ class CEmitter(Emitter):
     def file_comment(self, spec: ModuleSpec, filename: str) -> list[str]:
         lines = self.banner(spec, "C99 dynamics routines")
         lines[0] = f"{filename}: {lines[0]}"
-        lines.append("A batch routine takes n_states states one after the other: (N, n) row-major arrays; its output")
-        lines.append("must not overlap its inputs (restrict). Compile with -O3 (or -O2 -ftree-vectorize): the batch")
-        lines.append("loops, sines and cosines included, are written for the compiler to vectorise across states.")
+        lines.append("A batch routine takes n_states states one after the other: (N, n) row-major arrays. No routine's")
+        lines.append("output may overlap its inputs (the one-state routines run the batch ones, whose pointers are")
+        lines.append("restrict). Compile with -O3 (or -O2 -ftree-vectorize): the batch loops, sines and cosines")
+        lines.append("included, are written for the compiler to vectorise across states; never with -ffast-math or")
+        lines.append("-Ofast (the sines and cosines rely on IEEE rounding; the source refuses to compile).")
         return self.block_comment(lines)
 
     def header(self, spec: ModuleSpec) -> str:

@@ -17,6 +17,7 @@ apart and not charged per evaluation, as EMDEG and the Macsyma appendix did.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,7 +199,19 @@ def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bo
         entries = _entries(matrix)
         exprs += entries
         sizes.append((part, len(entries)))
-    replacements, reduced = se.cse(exprs)
+    # symengine's cse names its temporaries x0, x1, ...: a parameter of that form is renamed around it
+    from robodyn.program.builder import fresh_prefix
+
+    names = [str(s) for s in params]
+    safe = fresh_prefix("p", names)
+    clash = {s: se.Symbol(f"{safe}{i}") for i, s in enumerate(params) if re.fullmatch(r"x\d+", str(s))}
+    replacements, reduced = se.cse([e.xreplace(clash) for e in exprs] if clash else exprs)
+    if clash:  # the parameters back, and cse's temporaries under names no parameter has
+        temporary = fresh_prefix("x", names)
+        rename = {v: k for k, v in clash.items()}
+        rename.update({s: se.Symbol(f"{temporary}{i}") for i, (s, _) in enumerate(replacements)})
+        replacements = [(s.xreplace(rename), v.xreplace(rename)) for s, v in replacements]
+        reduced = [e.xreplace(rename) for e in reduced]
     # cse returns the replacements in dependency order: parameter-only ones go to the constants
     known = set(params)
     constants, body = [], []

@@ -14,6 +14,7 @@ inlines temporaries used once, for readable output; neither changes the operatio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -78,6 +79,16 @@ def _split(e: SeExpr) -> tuple[int, SeExpr]:
     return 1, e
 
 
+def fresh_prefix(prefix: str, names: Iterable[str]) -> str:
+    """``prefix``, or ``prefix`` with underscores added, such that no name in ``names`` is the prefix
+    followed by digits (a robot's parameter named ``k1`` or ``x1`` must not meet a constant or temporary
+    of the program)."""
+    taken = set(names)
+    while any(re.fullmatch(re.escape(prefix) + r"\d+", name) for name in taken):
+        prefix += "_"
+    return prefix
+
+
 #: Constants whose value in the parameters has more terms are not compared with one another.
 FULL_VALUE_TERMS = 400
 
@@ -97,7 +108,8 @@ class Builder:
         self._parameter_set = set(self.parameters)
         self._values: dict[SeExpr, SeExpr | None] = {}  # constant symbol -> its value in the parameters
         self._by_value: dict[SeExpr, se.Symbol] = {}
-        self._prefix, self._constant_prefix = prefix, constant_prefix
+        taken = {str(s) for s in self.parameters}
+        self._prefix, self._constant_prefix = fresh_prefix(prefix, taken), fresh_prefix(constant_prefix, taken)
 
     # -- trying alternatives ------------------------------------------------------------------
     def marginal_cost(self, make: Any) -> int:
@@ -105,12 +117,18 @@ class Builder:
         given everything already built (what it can share costs nothing); the builder is then restored.
         Constants are free (computed once)."""
         mark = (len(self.constants), len(self.body), len(self._memo))
-        make()
-        added = self.body[mark[1]:]
-        cost = 0
-        for a in added:
-            c = count_operations(a.expr)
-            cost += c.multiplications + c.additions + c.trig + c.functions
+        try:
+            make()
+            cost = 0
+            for a in self.body[mark[1]:]:
+                c = count_operations(a.expr)
+                cost += c.multiplications + c.additions + c.trig + c.functions
+            return cost
+        finally:
+            self._rollback(mark)
+
+    def _rollback(self, mark: tuple[int, int, int]) -> None:
+        """Forget everything made since ``mark`` (lengths of the constants, the body and the memo)."""
         for a in self.constants[mark[0]:]:
             symbol = se.Symbol(a.name)
             self.known.discard(symbol)
@@ -120,7 +138,6 @@ class Builder:
         del self.constants[mark[0]:], self.body[mark[1]:]
         for _ in range(len(self._memo) - mark[2]):
             self._memo.popitem()
-        return cost
 
     # -- making values -----------------------------------------------------------------------
     def value(self, x: Any) -> Value:

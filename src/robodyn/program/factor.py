@@ -286,10 +286,3 @@ def _product(ops: Builder, m: Monomial) -> Any:
             power = ops.mul(power, x)
         total = ops.mul(total, power)
     return total
-
-
-def cost(poly: Poly, parameters: Sequence[se.Symbol]) -> int:
-    """Multiplications + additions of :func:`horner` on its own (no sharing with other outputs)."""
-    scratch = Builder(parameters)
-    c = scratch.program({}, {"x": [horner(scratch, poly)]}, inline=False).count()["evaluation"]
-    return c.multiplications + c.additions

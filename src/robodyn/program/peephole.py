@@ -122,7 +122,7 @@ def _pair_counts(exprs: list[SeExpr]) -> Counter:
         _sums(e, sums)
     counts: Counter = Counter()
     for terms in sums:
-        if len(terms) > PAIR_LIMIT:
+        if len(terms) > PAIR_LIMIT or _repeats(terms):
             continue
         signs = {core: sign for sign, core in terms}
         cores = sorted(signs, key=str)
@@ -133,14 +133,20 @@ def _pair_counts(exprs: list[SeExpr]) -> Counter:
     return counts
 
 
+def _repeats(terms: list[tuple[int, SeExpr]]) -> bool:
+    """A sum holding a term twice (up to sign) is left alone: its pairs are ambiguous."""
+    return len({core for _, core in terms}) < len(terms)
+
+
 def _replace_pair(expr: SeExpr, a: SeExpr, b: SeExpr, relative: int, t: se.Symbol) -> SeExpr:
     """``expr`` with every sum holding +-(a + relative b) using t = a + relative b instead."""
     if expr.is_Atom or isinstance(expr, (se.sin, se.cos)):
         return expr
     if isinstance(expr, se.Add):
         terms = [_replace_pair(x, a, b, relative, t) for x in _flatten(list(expr.args))]
-        signs = {core: sign for sign, core in map(_signed, terms)}
-        if a in signs and b in signs and signs[a] * signs[b] == relative:
+        signed = [_signed(x) for x in terms]
+        signs = {core: sign for sign, core in signed}
+        if a in signs and b in signs and signs[a] * signs[b] == relative and not _repeats(signed):
             rest = [x for x in terms if _signed(x)[1] not in (a, b)]
             return se.Add(*rest, signs[a] * t)
         return se.Add(*terms)
