@@ -77,6 +77,13 @@ def random_robot(
     return rd.Manipulator.from_dh(rows, convention=convention, gravity=gravity, name=f"random{seed}", **kwargs)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Libraries compiled by the tests go to a temporary cache, not the user's ~/.cache/robodyn."""
+    if "ROBODYN_CACHE" not in os.environ:
+        os.environ["ROBODYN_CACHE"] = str(tmp_path_factory.mktemp("robodyn-cache"))
+
+
 @pytest.fixture(scope="session")
 def library_robots() -> dict[str, rd.Manipulator]:
     with warnings.catch_warnings():
