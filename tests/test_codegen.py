@@ -1,10 +1,11 @@
-"""Generated C, Fortran, NumPy and JAX against the symbolic equations and the numeric engine.
+"""Generated C, Fortran, NumPy and JAX against the symbolic equations.
 
 Every language is run on the same random states and parameters and compared, routine by routine,
-with robodyn.numeric (itself checked against the four formulations and Pinocchio) and, for the
-small symbolic arms, with the sympy Equations themselves: 1e-12 relative (to the largest entry, or
-1). Forward dynamics is checked by its residual M qdd + bias - tau (a backward error, independent of
-how well conditioned M is) and against numeric.forward_dynamics within cond(M) * 1e-13.
+with the symbolic Equations of Newton-Euler (tau, M, h, G, damping and load, evaluated by symengine's
+Lambdify: :func:`symbolic_reference`), for every built-in robot and random arms: 1e-12 relative (to the
+largest entry, or 1); for the small arms also with sympy's own lambdify of ``eqs.tau`` etc. Forward
+dynamics is checked by its residual M qdd + bias - tau (a backward error, independent of how well
+conditioned M is) and against the solve of the symbolic M within cond(M) * 1e-13.
 """
 
 from __future__ import annotations
@@ -60,25 +61,48 @@ def spec_of(name: str) -> ModuleSpec:
     return codegen.module_spec(robot_of(name))
 
 
+def symbolic_reference(robot: rd.Manipulator, states: dict, params: dict) -> dict[str, np.ndarray]:
+    """The routines' results from the symbolic Equations themselves (Newton-Euler's tau, M, h, G, damping,
+    load, unexpanded, evaluated by symengine's Lambdify) at the states: what every language must give."""
+    import symengine as se
+
+    eqs = rd.derive(robot)
+    n = robot.n
+    q, qd, qdd = eqs.symbols.symengine()
+    variables = [*q, *qd, *qdd, *(se.Symbol(s.name) for s in robot.parameters())]
+    parts = ("tau", "M", "h", "G", "damping", "load")
+    exprs = [x for part in parts for x in eqs.raw(part)]
+    f = se.Lambdify(variables, exprs, cse=True)
+    values = [params[s.name] for s in robot.parameters()]
+    rows = np.hstack([states["q"], states["qd"], states["qdd"], np.tile(values, (len(states["q"]), 1))])
+    out = np.array([np.asarray(f(row), dtype=float).ravel() for row in rows])
+    sizes = {"tau": n, "M": n * n, "h": n, "G": n, "damping": n, "load": n}
+    split, k = {}, 0
+    for part in parts:
+        split[part] = out[:, k : k + sizes[part]]
+        k += sizes[part]
+    return {
+        "inverse_dynamics": split["tau"],
+        "mass_matrix": split["M"].reshape(-1, n, n),
+        "coriolis": split["h"],
+        "bias_forces": split["h"] + split["G"] + split["damping"] + split["load"],
+        "gravity": split["G"],
+    }
+
+
 @functools.cache
 def case(name: str) -> dict:
-    """Random states, parameters and the numeric engine's results for robot ``name``."""
+    """Random states, parameters and the symbolic Equations' results for robot ``name``."""
     robot = robot_of(name)
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     params = {s.name: float(v) for s, v in zip(robot.parameters(), rng.uniform(0.5, 2.0, len(robot.parameters())),
                                                   strict=True)}
     states = {"q": rng.uniform(-np.pi, np.pi, (N, robot.n)), "qd": rng.uniform(-2, 2, (N, robot.n)),
               "qdd": rng.uniform(-5, 5, (N, robot.n))}
-    p = params or None
-    ref = {
-        "inverse_dynamics": numeric.inverse_dynamics(robot, states["q"], states["qd"], states["qdd"], params=p),
-        "mass_matrix": numeric.mass_matrix(robot, states["q"], params=p),
-        "coriolis": numeric.coriolis(robot, states["q"], states["qd"], params=p),
-        "bias_forces": numeric.bias_forces(robot, states["q"], states["qd"], params=p),
-        "gravity": numeric.gravity(robot, states["q"], params=p),
-    }
+    ref = symbolic_reference(robot, states, params)
     states["tau"] = ref["inverse_dynamics"] + rng.uniform(-1, 1, (N, robot.n))
-    ref["forward_dynamics"] = numeric.forward_dynamics(robot, states["q"], states["qd"], states["tau"], params=p)
+    M, rhs = ref["mass_matrix"], states["tau"] - ref["bias_forces"]
+    ref["forward_dynamics"] = np.linalg.solve(M, rhs[..., None])[..., 0]
     return {"robot": robot, "params": params, "states": states, "ref": ref}
 
 
@@ -87,7 +111,7 @@ def rel(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def check_routines(name: str, call: Callable[..., np.ndarray], routines: tuple[str, ...]) -> None:
-    """``call(routine, *arrays)`` (batch arrays, k bound) against the numeric engine, every routine."""
+    """``call(routine, *arrays)`` (batch arrays, k bound) against the symbolic Equations, every routine."""
     c = case(name)
     s, ref = c["states"], c["ref"]
     for routine in routines:
@@ -127,7 +151,7 @@ def compiled_c(name: str, cache: Path) -> CompiledDynamics:
 
 
 @pytest.mark.parametrize("name", LIBRARY + [f"random{i}" for i in range(len(RANDOM))])
-def test_c_agrees_with_numeric(name: str, code_cache: Path) -> None:
+def test_c_agrees_with_the_equations(name: str, code_cache: Path) -> None:
     check_compiled(name, compiled_c(name, code_cache))
 
 
@@ -256,7 +280,7 @@ def compiled_fortran(name: str, directory: Path) -> CompiledDynamics:
 
 @needs_gfortran
 @pytest.mark.parametrize("name", [*LIBRARY, "random1", "random2"])
-def test_fortran_agrees_with_numeric(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_fortran_agrees_with_the_equations(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     """gfortran -std=f2008 -Wall -Wextra -pedantic -Werror (an unused dummy argument is allowed: the
     interface is fixed); the subroutines are called through their C binding labels."""
     check_compiled(name, compiled_fortran(name, tmp_path_factory.mktemp("f90")))
@@ -282,7 +306,7 @@ def check_python(name: str, language: str, wrap: Callable[[Callable], Callable] 
 
 
 @pytest.mark.parametrize("name", LIBRARY + [f"random{i}" for i in range(len(RANDOM))])
-def test_numpy_agrees_with_numeric(name: str) -> None:
+def test_numpy_agrees_with_the_equations(name: str) -> None:
     check_python(name, "numpy")
 
 
@@ -308,7 +332,7 @@ def jax() -> ModuleType:
 
 
 @pytest.mark.parametrize("name", [*LIBRARY, "random1", "random3"])
-def test_jax_agrees_with_numeric(name: str, jax: ModuleType) -> None:
+def test_jax_agrees_with_the_equations(name: str, jax: ModuleType) -> None:
     check_python(name, "jax")
 
 
