@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator, RigidBody
-from robodyn.numeric.model import rot_x, rot_z
+from robodyn.numeric.model import bound_floats, joint_screw, link_transforms
 
 
 def _pinocchio() -> Any:
@@ -41,14 +41,10 @@ def _pinocchio() -> Any:
 def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> Any:
     """A ``pinocchio.Model`` of ``robot`` (numeric, or with its symbols bound by ``params``); see the module
     docstring for the frames and for what Pinocchio leaves out (damping, tip load)."""
-    from robodyn.numeric.model import _check_bound, _Floats, _symbol_map
-
     pin = _pinocchio()
     if not isinstance(robot, Manipulator):
         raise TypeError(f"to_pinocchio() expects a Manipulator, got {type(robot).__name__}")
-    mapping = _symbol_map(params)
-    _check_bound(robot, mapping)
-    floats = _Floats(mapping)
+    floats = bound_floats(robot, params)
 
     def se3(T: np.ndarray) -> Any:
         return pin.SE3(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))
@@ -62,17 +58,9 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     parent, C_prev = 0, pin.SE3.Identity()
     armature, damping = [], []
     for i, link in enumerate(robot.links):
-        a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
-        trans_x = pin.SE3(np.eye(3), np.array([a, 0.0, 0.0]))
-        twist = pin.SE3(rot_x(alpha), np.zeros(3))
-        B, C = (pin.SE3.Identity(), trans_x * twist) if robot.convention == "standard" else (
-            twist * trans_x, pin.SE3.Identity())
-        if link.has_placement:
-            B = se3(floats.array(link.placement, (4, 4))) * B
-        screw = pin.SE3(rot_z(floats.scalar(link.theta)), np.zeros(3)) * pin.SE3(
-            np.eye(3), np.array([0.0, 0.0, floats.scalar(link.d)]))
+        B, C = map(se3, link_transforms(floats, robot.convention, link))
         joint = pin.JointModelRZ() if link.revolute else pin.JointModelPZ()
-        parent = model.addJoint(parent, joint, C_prev * B * screw, f"joint{i + 1}")
+        parent = model.addJoint(parent, joint, C_prev * B * se3(joint_screw(floats, link)), f"joint{i + 1}")
         for body in robot.bodies(i):
             model.appendBodyToJoint(parent, C.act(inertia(body)), pin.SE3.Identity())
         armature.append(floats.scalar(link.armature))

@@ -49,7 +49,7 @@ import sympy
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.io import check_file_size
 from robodyn.model.manipulator import Link, Manipulator
-from robodyn.numeric.model import homogeneous, rot_x, rot_z
+from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms, rot_x, rot_z
 
 MAX_FILE_BYTES = 20_000_000
 SNAP = 1e-9
@@ -483,14 +483,6 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def _floats_of(robot: Manipulator, params: Mapping[Any, Any] | None) -> Any:
-    from robodyn.numeric.model import _check_bound, _Floats, _symbol_map
-
-    mapping = _symbol_map(params)
-    _check_bound(robot, mapping)
-    return _Floats(mapping)
-
-
 def _fmt(values: Any) -> str:
     return " ".join(repr(float(x)) for x in np.asarray(values, dtype=float).ravel())
 
@@ -507,7 +499,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
     from xml.etree import ElementTree as ET
 
-    floats = _floats_of(robot, params)
+    floats = bound_floats(robot, params)
     n = robot.n
     if any(floats.scalar(link.armature) != 0 for link in robot.links):
         warnings.warn(f"{robot.name}: URDF has no armature (reflected rotor inertia); not written", ModelWarning,
@@ -520,13 +512,8 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     ET.SubElement(root, "link", name="base_link")
     C_prev = np.eye(4)
     for i, link in enumerate(robot.links):
-        a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
-        X = homogeneous(rot_x(alpha), np.zeros(3)) @ homogeneous(np.eye(3), np.array([a, 0.0, 0.0]))
-        B, C = (np.eye(4), X) if robot.convention == "standard" else (X, np.eye(4))
-        if link.has_placement:
-            B = floats.array(link.placement, (4, 4)) @ B
-        screw = homogeneous(rot_z(floats.scalar(link.theta)), np.array([0.0, 0.0, floats.scalar(link.d)]))
-        origin = C_prev @ B @ screw
+        B, C = link_transforms(floats, robot.convention, link)
+        origin = C_prev @ B @ joint_screw(floats, link)
         body = _Body()
         for b in robot.bodies(i):
             body = body + _Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),

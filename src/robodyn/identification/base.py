@@ -61,7 +61,6 @@ must have that rank.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -72,6 +71,7 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import matrix_to_sympy
+from robodyn.formulations.customised_ne import modified
 from robodyn.identification import parameters as params_
 from robodyn.identification.regressor import (
     _geometry_binding,
@@ -89,14 +89,6 @@ TOLERANCE = 1e-9
 RANK_TOLERANCE = 1e-9
 
 XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = range(10)
-
-
-def _modified(robot: Manipulator) -> Manipulator:
-    if robot.convention == "modified":
-        return robot
-    with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-        warnings.simplefilter("ignore")
-        return robot.to_convention("modified")
 
 
 def _rot_x(alpha: sympy.Expr) -> sympy.Matrix:
@@ -340,7 +332,7 @@ def _initial(robot: Manipulator, frames: Manipulator, symbols: Sequence[sympy.Sy
 
 
 def _group(robot: Manipulator, coulomb: bool) -> tuple[Manipulator, list[list[Any]], list[list[Any]], list[str]]:
-    frames = _modified(robot)
+    frames = modified(robot)
     n, per = robot.n, params_.per_link(coulomb)
     symbols = params_.standard_symbols(n, coulomb)
     acc = _initial(robot, frames, symbols, per)

@@ -299,15 +299,13 @@ def numeric_regressor(
 def _link_in_joint_frames(robot: Manipulator, binding: Mapping[sympy.Symbol, float]) -> list[np.ndarray]:
     """Per link, the 10x10 matrix taking parameters about the link frame to parameters about the joint frame
     (link frame i = joint frame i * C_i; C_i = Trans(x, a_i) Rot(x, alpha_i) in standard DH, I in modified)."""
+    from robodyn.numeric.model import _Floats, link_transforms
+
+    floats = _Floats(binding)
     out = []
     for link in robot.links:
-        if robot.convention == "modified":
-            out.append(np.eye(10))
-            continue
-        a = float(link.a.xreplace(binding))
-        alpha = float(link.alpha.xreplace(binding))
-        c, s = np.cos(alpha), np.sin(alpha)
-        out.append(params_.move_matrix(np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]]), np.array([a, 0.0, 0.0])))
+        _, C = link_transforms(floats, robot.convention, link)
+        out.append(params_.move_matrix(C[:3, :3], C[:3, 3]))
     return out
 
 

@@ -137,12 +137,33 @@ def homogeneous(R: np.ndarray, p: np.ndarray) -> np.ndarray:
     return T
 
 
-def _split(convention: str, a: float, alpha: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """(B, C) of one link as (rotation, translation) pairs; see :func:`robodyn.model.dh.joint_frames`."""
-    identity = (np.eye(3), np.zeros(3))
-    if convention == "standard":  # C = Trans(x, a) Rot(x, alpha)
-        return identity, (rot_x(alpha), np.array([a, 0.0, 0.0]))
-    return (rot_x(alpha), rot_x(alpha) @ np.array([a, 0.0, 0.0])), identity  # B = Rot(x, alpha) Trans(x, a)
+def bound_floats(robot: Manipulator, params: Params | None) -> _Floats:
+    """The evaluator of ``robot``'s expressions under ``params``; a :class:`ModelError` names what is unbound."""
+    mapping = _symbol_map(params)
+    _check_bound(robot, mapping)
+    return _Floats(mapping)
+
+
+def link_transforms(floats: _Floats, convention: str, link: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(B, C) of one link, A = B S(q) C, as 4x4 float arrays with the link's fixed placement folded into B
+    (see :func:`robodyn.model.dh.joint_frames`): standard DH B = I, C = Trans(x, a) Rot(x, alpha);
+    modified DH B = Rot(x, alpha) Trans(x, a), C = I."""
+    a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
+    X = homogeneous(rot_x(alpha), np.zeros(3))
+    T = homogeneous(np.eye(3), np.array([a, 0.0, 0.0]))
+    B, C = (np.eye(4), T @ X) if convention == "standard" else (X @ T, np.eye(4))
+    if link.has_placement:  # A_i = P_i B_i S_i C_i
+        B = floats.array(link.placement, (4, 4)) @ B
+    return B, C
+
+
+def joint_screw(floats: _Floats, link: Any) -> np.ndarray:
+    """S at q = 0, Rot(z, theta) Trans(z, d) with the link's offsets, as a 4x4 float array."""
+    return homogeneous(rot_z(floats.scalar(link.theta)), np.array([0.0, 0.0, floats.scalar(link.d)]))
+
+
+def _pair(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return T[:3, :3], T[:3, 3]
 
 
 def _compose(first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -170,18 +191,13 @@ def build(robot: Manipulator, params: Params | None = None) -> NumericModel:
     """Compile ``robot`` (with ``params`` bound) into a :class:`NumericModel`; no caching, see :func:`compile_model`."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
-    mapping = _symbol_map(params)
-    _check_bound(robot, mapping)
-    floats = _Floats(mapping)
+    floats = bound_floats(robot, params)
     n = robot.n
     E, p = np.zeros((n, 3, 3)), np.zeros((n, 3))
     mass, first, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
     C_prev: tuple[np.ndarray, np.ndarray] = (np.eye(3), np.zeros(3))
     for i, link in enumerate(robot.links):
-        B, C = _split(robot.convention, floats.scalar(link.a), floats.scalar(link.alpha))
-        if link.has_placement:  # A_i = P_i B_i S_i C_i (see robodyn.model.dh)
-            P = floats.array(link.placement, (4, 4))
-            B = _compose((P[:3, :3], P[:3, 3]), B)
+        B, C = map(_pair, link_transforms(floats, robot.convention, link))
         E[i], p[i] = _compose(C_prev, B)
         for body in robot.bodies(i):
             m, h, I_o = _body_in_joint_frame(floats, body, C)
