@@ -308,7 +308,8 @@ def _inline(
     def keep(block: list[Assignment]) -> list[Assignment]:
         kept = []
         for a in block:
-            expr = a.expr.xreplace(replace) if replace else a.expr
+            sub = {s: replace[s] for s in a.expr.free_symbols if s in replace}  # not the whole map each time
+            expr = a.expr.xreplace(sub) if sub else a.expr
             symbol = se.Symbol(a.name)
             # a constant is not pushed into run-time code, where it would be recomputed
             inlinable = uses.get(symbol, 0) == 1 and _size(expr) <= INLINE_LIMIT

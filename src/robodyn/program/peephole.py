@@ -163,15 +163,29 @@ def share_pairs(body: list, outputs: dict[str, list[SeExpr]], names: Any) -> tup
 
     exprs = [a.expr for a in body] + [x for xs in outputs.values() for x in xs]
     shared: list[tuple[se.Symbol, SeExpr]] = []
-    while True:
-        counts = _pair_counts(exprs)
-        best = max(counts, key=lambda k: (counts[k], -len(str(k[0])) - len(str(k[1])), str(k)), default=None)
-        if best is None or counts[best] < 2:
+    per = [_pair_counts([e]) for e in exprs]  # counted per expression: a rewrite recounts only its own
+    counts: Counter = sum(per, Counter())
+    order: dict[tuple, tuple] = {}  # tie-break (shorter terms first, then a fixed order), computed once a pair
+
+    def rank(pair: tuple) -> tuple:
+        if pair not in order:
+            text = (str(pair[0]), str(pair[1]))
+            order[pair] = (-len(text[0]) - len(text[1]), text, pair[2])
+        return (counts[pair], *order[pair])
+
+    while counts:
+        best = max(counts, key=rank)
+        if counts[best] < 2:
             break
         a, b, relative = best
         t = se.Symbol(next(names))
         shared.append((t, a + relative * b))
-        exprs = [_replace_pair(e, a, b, relative, t) for e in exprs]
+        for i, mine in enumerate(per):
+            if best in mine:
+                exprs[i] = _replace_pair(exprs[i], a, b, relative, t)
+                counts -= mine
+                per[i] = _pair_counts([exprs[i]])
+                counts += per[i]
     if not shared:
         return body, outputs
     new_body = [Assignment(a.name, e) for a, e in zip(body, exprs, strict=False)]
