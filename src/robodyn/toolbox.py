@@ -44,13 +44,22 @@ from typing import Any
 import numpy as np
 
 from robodyn import numeric
+from robodyn.model.cache import PerRobotCache
 from robodyn.model.manipulator import Manipulator
 
 FdynResult = namedtuple("FdynResult", "t q qd")
 
 
+#: The robot with another gravity, made once per robot and gravity: the numeric engine compiles a robot once,
+#: so a loop of rne(..., gravity=g) calls must not hand it a new robot every time.
+_REGRAVITATED: PerRobotCache[Manipulator] = PerRobotCache()
+
+
 def _with_gravity(robot: Manipulator, gravity: Any) -> Manipulator:
-    return robot if gravity is None else robot.replace(gravity=tuple(float(x) for x in np.ravel(gravity)))
+    if gravity is None:
+        return robot
+    g = tuple(float(x) for x in np.ravel(gravity))
+    return _REGRAVITATED.get(robot, g, lambda: robot.replace(gravity=g))
 
 
 def rne(robot: Manipulator, q: Any, qd: Any = None, qdd: Any = None, *, gravity: Any = None,
