@@ -21,6 +21,7 @@ most one: see :mod:`robodyn.algebra`), computed on first use.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -29,6 +30,8 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_sympy
+from robodyn.errors import ModelError
+from robodyn.model.expr import check_name, check_parameter_name, expression_text, read_expression
 from robodyn.model.manipulator import Manipulator
 from robodyn.symbols import JointSymbols, joint_symbols
 
@@ -274,7 +277,9 @@ class Equations:
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
 
     def to_dict(self, form: str = "tau") -> dict[str, Any]:
-        """JSON-ready: expressions as sympy-parseable strings."""
+        """JSON-ready: expressions as strings of the model-file expression language (floats exact); read them
+        back with :func:`read_dict`, which takes every name as the symbol listed here (not sympy's ``I``,
+        ``E``, ``S``... constants)."""
         data: dict[str, Any] = {
             "robot": self.robot.name,
             "method": self.method,
@@ -335,9 +340,57 @@ def _nested_strings(value: Any) -> Any:
         return [_nested_strings(shown[i]) for i in range(shown.shape[0])]
     if isinstance(shown, sympy.MatrixBase):
         if shown.cols == 1:
-            return [str(x) for x in shown]
-        return [[str(shown[i, j]) for j in range(shown.cols)] for i in range(shown.rows)]
-    return str(shown)
+            return [expression_text(x) for x in shown]
+        return [[expression_text(shown[i, j]) for j in range(shown.cols)] for i in range(shown.rows)]
+    return expression_text(shown)
+
+
+#: The keys of the JSON of :meth:`Equations.to_dict` (and of ``robodyn linearize --symbolic -f json``) that list
+#: the names of the symbols, and those that hold neither symbols nor expressions.
+SYMBOL_KEYS = ("q", "qd", "qdd", "inputs", "parameters")
+METADATA_KEYS = ("robot", "method", "form", "n", "joints", "output", "dt", "discretisation")
+
+
+def read_dict(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The expressions of :meth:`Equations.to_dict` (after a JSON round trip) as sympy objects: a list of
+    strings becomes a column matrix, a list of lists a matrix, deeper nesting an N-dim array.
+
+    Every name is read as the symbol listed under ``q``, ``qd``, ``qdd``, ``inputs`` or ``parameters`` (a
+    parameter named ``I``, ``E``, ``S``, ``N``, ``O`` or ``Q`` stays a parameter, where ``sympify`` would read a
+    constant), through the whitelist parser of :mod:`robodyn.model.expr`: nothing is evaluated."""
+    names: list[str] = []
+    for key in SYMBOL_KEYS:
+        listed = data.get(key, [])
+        if not isinstance(listed, list):
+            raise ModelError("expected a list of names", field=key)
+        check = check_parameter_name if key == "parameters" else check_name
+        names += [check(name, key) for name in listed]
+    symbols = {name: sympy.Symbol(name) for name in names}
+    skip = (*SYMBOL_KEYS, *METADATA_KEYS)
+    return {key: _read_nested(value, symbols, key) for key, value in data.items() if key not in skip}
+
+
+def _read_nested(value: Any, symbols: Mapping[str, sympy.Symbol], key: str) -> Any:
+    if isinstance(value, str):
+        return read_expression(value, symbols, key)
+    leaves, depth = _read_leaves(value, symbols, key)
+    try:
+        return sympy.ImmutableMatrix(leaves) if depth <= 2 else sympy.ImmutableDenseNDimArray(leaves)
+    except ValueError:
+        raise ModelError("the nested lists do not form a matrix or an array", field=key) from None
+
+
+def _read_leaves(value: Any, symbols: Mapping[str, sympy.Symbol], key: str) -> tuple[Any, int]:
+    """Nested lists of strings as nested lists of expressions, and their depth (the same at every leaf)."""
+    if isinstance(value, str):
+        return read_expression(value, symbols, key), 0
+    if not isinstance(value, list) or not value:
+        raise ModelError("expected an expression or a non-empty list of them", field=key)
+    parts = [_read_leaves(v, symbols, key) for v in value]
+    depths = {depth for _, depth in parts}
+    if len(depths) != 1:
+        raise ModelError("the nested lists do not form a matrix or an array", field=key)
+    return [x for x, _ in parts], depths.pop() + 1
 
 
 def _latex_name(name: str) -> str:

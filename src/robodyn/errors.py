@@ -6,6 +6,10 @@ names the file (when there is one), the link (1-based) and the field, on one lin
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class ModelError(ValueError):
     """A robot description is invalid.
@@ -56,3 +60,15 @@ class ModelWarning(UserWarning):
 
 class DerivationError(RuntimeError):
     """A formulation cannot handle the given robot."""
+
+
+@contextmanager
+def prefixed_warnings(prefix: str) -> Iterator[None]:
+    """Warnings raised in the block, raised again after it with ``"{prefix}: "`` before their message (the file
+    or the link that the code raising them does not know). An exception leaving the block drops them: the
+    error says what matters."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        warnings.warn_explicit(f"{prefix}: {w.message}", w.category, w.filename, w.lineno)

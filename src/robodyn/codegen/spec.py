@@ -26,7 +26,6 @@ are written as products.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,8 @@ import symengine as se
 import sympy as sp
 
 from robodyn.algebra import SeExpr, to_sympy
+from robodyn.errors import ModelError
+from robodyn.model.expr import IDENTIFIER, check_name, check_parameter_name, shown, to_identifier
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
 
 #: Bump when the generated code changes for the same Program (part of the compile cache key).
@@ -141,6 +142,19 @@ class ModuleSpec:
     routines: tuple[Routine, ...]
     version: str = GENERATOR_VERSION
 
+    def __post_init__(self) -> None:
+        """Only names of robodyn's grammar reach the emitters (a spec may come from a cache's spec.json): the
+        module name is an identifier of every language, the robot and parameter names are
+        :data:`~robodyn.model.expr.IDENTIFIER` names (no quote, comment marker or newline to print)."""
+        if sanitize(self.name) != self.name:
+            raise ModelError(f"module name {shown(self.name)} is not a sanitised identifier", field="name")
+        check_name(self.robot, "robot")
+        for name in self.parameters:
+            check_parameter_name(name, "parameters")
+        for routine in self.routines:
+            if not IDENTIFIER.fullmatch(routine.name):
+                raise ModelError(f"routine name {shown(routine.name)} is not an identifier", field="routines")
+
     def routine(self, name: str) -> Routine:
         return next(r for r in self.routines if r.name == name)
 
@@ -157,10 +171,7 @@ class ModuleSpec:
 
 def sanitize(name: str, *, limit: int = 40) -> str:
     """A C, Fortran and Python identifier from a robot name: [a-z0-9_], starting with a letter."""
-    cleaned = re.sub(r"[^0-9A-Za-z_]+", "_", name).strip("_").lower()
-    if not cleaned or not cleaned[0].isalpha():
-        cleaned = "robot_" + cleaned
-    return cleaned[:limit].rstrip("_")
+    return to_identifier(name, limit=limit).lower()
 
 
 def select(outputs: Iterable[str] | None) -> tuple[Kind, ...]:

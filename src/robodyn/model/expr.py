@@ -8,6 +8,14 @@ from it by hand. Neither ``eval`` nor a bare ``sympify`` ever sees the text.
 
 The printer at the bottom writes expressions back in the same language, with
 floats printed by ``repr`` so that a model file round-trips exactly.
+
+Names. Robot names and parameter names follow one grammar, :data:`IDENTIFIER`: an ASCII letter,
+then ASCII letters, digits and underscores, at most :data:`MAX_NAME_LENGTH` characters
+(``puma560``, ``L1``, ``m_2``). Parameter names must also not be a joint variable (``q1``, ``qd1``,
+``qdd1``: :data:`RESERVED`) nor a word of the expression language (``pi``, ``sqrt``, ``sin``,
+``cos``, ``nan``, ``inf``). Every name that reaches generated code, a file name or a message
+therefore holds no quote, comment marker, markup or path separator; names from elsewhere (a URDF
+``<robot name>``) are mapped to this grammar by :func:`to_identifier`.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import math
 import numbers
 import re
 import reprlib
+from collections.abc import Mapping
 
 import sympy
 from sympy.printing.str import StrPrinter
@@ -33,7 +42,43 @@ CONSTANTS = {"pi": sympy.pi}
 
 #: Names reserved for the fixed symbols of the dynamics (joint coordinates and derivatives).
 RESERVED = re.compile(r"^(q|qd|qdd)\d+$")
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+#: The most characters in a robot or parameter name.
+MAX_NAME_LENGTH = 64
+#: The one grammar of robot and parameter names (see the module docstring); use ``fullmatch``.
+IDENTIFIER = re.compile(rf"[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME_LENGTH - 1}}}")
+IDENTIFIER_TEXT = f"an ASCII letter, then letters, digits and _, at most {MAX_NAME_LENGTH} characters"
+#: Words of the expression language, which no parameter may be named (the last three in any case).
+WORDS = {"pi", "sqrt", "sin", "cos"}
+NOT_FINITE = {"nan", "inf", "infinity"}
+
+
+def check_name(value: object, field: str = "name") -> str:
+    """``value`` if it is a name of the :data:`IDENTIFIER` grammar, else a :class:`ModelError` naming ``field``."""
+    if not isinstance(value, str):
+        raise ModelError(f"expected a name, got {type(value).__name__} {shown(value)}", field=field)
+    if not IDENTIFIER.fullmatch(value):
+        raise ModelError(f"{shown(value)} is not a valid name ({IDENTIFIER_TEXT})", field=field)
+    return value
+
+
+def check_parameter_name(value: object, field: str = "value") -> str:
+    """A parameter name: :func:`check_name`, and neither a joint variable nor a word of the expression language."""
+    name = check_name(value, field)
+    if RESERVED.fullmatch(name):
+        raise ModelError(f"'{name}' is reserved for the joint variables and cannot be a parameter", field=field)
+    if name in WORDS or name.lower() in NOT_FINITE:
+        raise ModelError(f"'{name}' is a word of the expression language and cannot be a parameter", field=field)
+    return name
+
+
+def to_identifier(text: str, *, prefix: str = "robot", limit: int = MAX_NAME_LENGTH) -> str:
+    """A name of the :data:`IDENTIFIER` grammar made from any text (a URDF name): runs of other characters
+    become ``_``, ``prefix_`` goes before a name that does not start with a letter, at most ``limit``
+    characters."""
+    cleaned = re.sub(r"[^0-9A-Za-z_]+", "_", text).strip("_")
+    if not cleaned or not cleaned[0].isalpha():
+        cleaned = f"{prefix}_{cleaned}"
+    return cleaned[:limit].rstrip("_")
 
 
 def parameter_symbol(name: str) -> sympy.Symbol:
@@ -106,11 +151,7 @@ def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
     if expr.has(sympy.I):
         raise ModelError(f"{shown(expr)} is not real", field=field)
     for s in expr.free_symbols:
-        if RESERVED.match(s.name):
-            raise ModelError(
-                f"'{s.name}' is reserved for the joint variables and cannot be a parameter",
-                field=field,
-            )
+        check_parameter_name(s.name if isinstance(s, sympy.Symbol) else s, field)
     if expr.is_number:
         value = complex(expr.evalf())
         if value.imag != 0 or not math.isfinite(value.real):
@@ -174,11 +215,11 @@ class _Builder:
             return CONSTANTS[ident]
         if ident in FUNCTIONS:
             raise self.fail(f"function '{ident}' used without arguments")
-        if ident.lower() in {"nan", "inf", "infinity"}:
+        if ident.lower() in NOT_FINITE:
             raise self.fail(f"'{ident}' is not a finite number")
-        if not _NAME.match(ident):
-            raise self.fail(f"name '{ident}' is not allowed (letters, digits and _ only, starting with a letter)")
-        if RESERVED.match(ident):
+        if not IDENTIFIER.fullmatch(ident):
+            raise self.fail(f"name {shown(ident)} is not allowed ({IDENTIFIER_TEXT})")
+        if RESERVED.fullmatch(ident):
             raise self.fail(f"'{ident}' is reserved for the joint variables")
         return parameter_symbol(ident)
 
@@ -195,7 +236,7 @@ class _Builder:
         if isinstance(op, ast.Mult):
             return left * right
         if isinstance(op, ast.Div):
-            if right == 0:
+            if right.is_zero:  # Float(0.0) == 0 is False in sympy; is_zero sees both
                 raise self.fail("division by zero")
             return left / right
         if isinstance(op, ast.Pow):
@@ -203,9 +244,11 @@ class _Builder:
                 exponent = float(right)
                 if abs(exponent) > MAX_EXPONENT:
                     raise self.fail(f"exponent {shown(right)} is larger than {MAX_EXPONENT}")
-                if left == 0 and exponent < 0:
+                if left.is_zero and exponent < 0:
                     raise self.fail("division by zero")
-                if left.is_number and left != 0 and abs(exponent) * abs(math.log10(abs(complex(left)))) > MAX_DIGITS:
+                magnitude = abs(math.log10(abs(complex(left)))) if left.is_number and not left.is_zero else 0.0
+                digits = abs(exponent) * magnitude
+                if digits > MAX_DIGITS:
                     raise self.fail(f"a number with more than {MAX_DIGITS} digits")
             return left**right
         raise self.fail(f"operator '{type(op).__name__}' is not allowed")
@@ -219,6 +262,57 @@ class _Builder:
         return FUNCTIONS[node.func.id](self.build(node.args[0], depth + 1))
 
 
+class _ExplicitBuilder(_Builder):
+    """The whitelist builder for text that robodyn wrote (JSON equations): every name is looked up in an
+    explicit table of symbols, joint variables included, and sums and products are built flat (a long sum is
+    a long chain of ``+`` in the syntax tree, not deep nesting)."""
+
+    def __init__(self, source: str, field: str, symbols: Mapping[str, sympy.Symbol]) -> None:
+        super().__init__(source, field)
+        self.symbols = symbols
+
+    def name(self, ident: str) -> sympy.Expr:
+        if ident in CONSTANTS:
+            return CONSTANTS[ident]
+        if ident not in self.symbols:
+            raise self.fail(f"unknown name {shown(ident)}")
+        return self.symbols[ident]
+
+    def binop(self, node: ast.BinOp, depth: int) -> sympy.Expr:
+        for ops, combine in (((ast.Add, ast.Sub), sympy.Add), ((ast.Mult, ast.Div), sympy.Mul)):
+            if isinstance(node.op, ops):
+                return combine(*self.chain(node, ops, depth))
+        return super().binop(node, depth)
+
+    def chain(self, node: ast.AST, ops: tuple[type, ...], depth: int) -> list[sympy.Expr]:
+        """The operands of ``a op b op c ...`` (``-b`` for ``- b``, ``1/b`` for ``/ b``), left to right."""
+        operands = []
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ops):
+            right = self.build(node.right, depth + 1)
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise self.fail("division by zero")
+            operands.append(-right if isinstance(node.op, ast.Sub) else 1 / right if isinstance(node.op, ast.Div)
+                            else right)
+            node = node.left
+        operands.append(self.build(node, depth + 1))
+        return operands[::-1]
+
+
+def read_expression(text: str, symbols: Mapping[str, sympy.Symbol], field: str = "value") -> sympy.Expr:
+    """Parse an expression written by :func:`expression_text` (the JSON equations) with the whitelist, each
+    name one of ``symbols``: a parameter named ``I``, ``E``, ``S``, ``N``, ``O`` or ``Q`` stays that
+    parameter (``sympify`` would read sympy's constants), and no text is ever evaluated."""
+    if not isinstance(text, str) or not text.strip():
+        raise ModelError(f"expected an expression, got {shown(text)}", field=field)
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+        return _ExplicitBuilder(text, field, symbols).build(tree.body, 0)
+    except ModelError:
+        raise
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ModelError(f"cannot parse expression {shown(text)} ({exc.__class__.__name__})", field=field) from None
+
+
 class _ModelPrinter(StrPrinter):
     """sympy's str printer, but floats are written with ``repr`` (exact round trip)."""
 
@@ -227,6 +321,11 @@ class _ModelPrinter(StrPrinter):
 
 
 _PRINTER = _ModelPrinter()
+
+
+def expression_text(expr: sympy.Expr) -> str:
+    """``expr`` in the expression language, floats exact (read back by :func:`read_expression`)."""
+    return _PRINTER.doprint(expr)
 
 
 def format_expression(expr: sympy.Expr) -> int | float | str:

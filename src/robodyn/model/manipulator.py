@@ -29,14 +29,25 @@ from typing import Any
 import numpy as np
 import sympy
 
-from robodyn.errors import ModelError
-from robodyn.model.expr import to_expr
+from robodyn.errors import ModelError, prefixed_warnings
+from robodyn.model.expr import check_name, shown, to_expr
 from robodyn.model.inertia import as_inertia, as_vector3, check_inertia
 from robodyn.symbols import g as gravity_symbol
 
 CONVENTIONS = ("standard", "modified")
+#: The most links (moving joints) a robot may have, on every input path: ``Manipulator(...)``, ``from_dh``, model
+#: files and URDF. Symbolic derivation grows quickly with n (a 60-joint chain takes about a minute with
+#: Newton-Euler); 200 is far beyond any arm and still refuses a file made to exhaust memory.
+MAX_LINKS = 200
 JOINT_TYPES = {"R": "R", "P": "P", "REVOLUTE": "R", "PRISMATIC": "P"}
 ZERO3 = (sympy.Integer(0), sympy.Integer(0), sympy.Integer(0))
+
+
+def _text(value: object, field_name: str) -> str:
+    """Free text (a description, a source): kept as data, never printed into code or markup unescaped."""
+    if not isinstance(value, str):
+        raise ModelError(f"expected text, got {type(value).__name__}", field=field_name)
+    return value
 
 
 def _zero_inertia() -> sympy.ImmutableMatrix:
@@ -63,7 +74,7 @@ class RigidBody:
         object.__setattr__(self, "inertia", as_inertia(self.inertia, "inertia"))
 
     def check(self, where: str, strict: bool) -> None:
-        check_inertia(self.inertia, field="inertia", where=where, strict=strict)
+        check_inertia(self.inertia, mass=self.mass, field="inertia", where=where, strict=strict)
 
 
 @dataclass(frozen=True)
@@ -156,6 +167,11 @@ class Manipulator:
     Build one in code (``Manipulator(links=[Link(...), ...])`` or :meth:`from_dh`), from a
     model file (:func:`robodyn.load`), or from the built-in library. ``strict=True`` turns
     the triangle-inequality warning into an error.
+
+    ``name`` and every parameter name follow :data:`robodyn.model.expr.IDENTIFIER` (an ASCII letter, then
+    letters, digits and ``_``, at most 64 characters), checked here, so that whatever builds a
+    Manipulator, only such names reach generated code and file names; ``description`` and ``source`` are
+    free text, kept as data.
     """
 
     links: tuple[Link, ...]
@@ -174,6 +190,8 @@ class Manipulator:
         links = tuple(self.links)
         if not links:
             raise ModelError("a manipulator needs at least one link", field="links")
+        if len(links) > MAX_LINKS:
+            raise ModelError(f"{len(links)} links: at most {MAX_LINKS} are accepted", field="links")
         for k, link in enumerate(links, start=1):
             if not isinstance(link, Link):
                 raise ModelError(f"expected a Link, got {type(link).__name__}", link=k)
@@ -183,7 +201,9 @@ class Manipulator:
                 f"unknown convention {self.convention!r} (expected one of {', '.join(CONVENTIONS)})",
                 field="convention",
             )
-        object.__setattr__(self, "name", str(self.name))
+        object.__setattr__(self, "name", check_name(self.name, "name"))
+        object.__setattr__(self, "description", _text(self.description, "description"))
+        object.__setattr__(self, "source", _text(self.source, "source"))
         object.__setattr__(self, "gravity", as_vector3(self.gravity, "gravity"))
         object.__setattr__(self, "tip_force", as_vector3(self.tip_force, "tip_force"))
         object.__setattr__(self, "tip_moment", as_vector3(self.tip_moment, "tip_moment"))
@@ -217,7 +237,8 @@ class Manipulator:
                 links.append(row)
                 continue
             try:
-                links.append(Link(**dict(row)))
+                with prefixed_warnings(f"link {k}"):
+                    links.append(Link(**dict(row)))
             except ModelError as exc:
                 raise exc.located(link=k) from None
             except TypeError as exc:
@@ -281,7 +302,8 @@ class Manipulator:
     # -- transformation -----------------------------------------------------------------
     def subs(self, values: Mapping[Any, Any]) -> Manipulator:
         """A copy with parameters replaced, e.g. ``robot.subs({"L1": 1.0, "g": 9.81})``."""
-        mapping = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in values.items()}
+        mapping = {sympy.Symbol(k) if isinstance(k, str) else k: to_expr(v, f"values[{shown(k)}]")  # never sympify text
+                   for k, v in values.items()}
 
         def sub(value: Any) -> Any:
             if isinstance(value, sympy.MatrixBase):
@@ -295,11 +317,19 @@ class Manipulator:
         def body(b: RigidBody) -> dict[str, Any]:
             return {f.name: sub(getattr(b, f.name)) for f in dataclasses.fields(b)}
 
-        links = tuple(Link(**body(link)) for link in self.links)
-        payload = Payload(**body(self.payload)) if self.payload is not None else None
+        links = []
+        for k, link in enumerate(self.links, start=1):
+            try:
+                links.append(Link(**body(link)))
+            except ModelError as exc:
+                raise exc.located(link=k) from None
+        try:
+            payload = Payload(**body(self.payload)) if self.payload is not None else None
+        except ModelError as exc:
+            raise exc.located(link="payload") from None
         return dataclasses.replace(
             self,
-            links=links,
+            links=tuple(links),
             gravity=sub(self.gravity),
             tip_force=sub(self.tip_force),
             tip_moment=sub(self.tip_moment),
