@@ -19,8 +19,25 @@ another's instructions); a second call, in this process or any later one, loads 
 generating or compiling anything. ``-O3`` vectorises the batch loops of the generated C across states;
 ``-fno-math-errno`` and ``-ffp-contract=off`` change no result (no fused multiply-adds: the same numbers
 with or without ``-march=native``), and nothing like ``-ffast-math`` is used.
-Each compile works in a private temporary directory and renames its files into place
-(``os.replace``), so processes and threads compiling the same model at once never leave a torn file.
+Each compile works in a private temporary directory and renames the finished entry into place
+(``os.rename`` of the directory), so processes and threads compiling the same model at once never leave
+a torn entry.
+
+What the cache trusts, and why. A cache entry's ``spec.json`` records the SHA-256 of the entry's library,
+sources and of its own routine description; before ``dlopen`` the files are read back and checked
+against it, and the description is checked against the robot (the module name, the number of joints,
+the routines asked for and their array shapes, the parameters of a robot not in base parameters). An
+entry that fails any check, or cannot be read (missing, truncated, edited, not a plain file), is built
+again and replaced atomically (or, where the cache is not writable, the compile fails with one line):
+so corruption, a truncated library, an edited spec (``n`` smaller than the robot's, which would let
+the library write past the wrapper's arrays) or a library from another entry is never loaded. The hashes
+sit in the same entry as the library, so they cannot stop someone who may write the entry from
+planting a library and its matching hashes: that is prevented by permissions instead. The cache
+directory is created ``0700``, and the cache directory, an entry and its files must belong to the current
+user and be writable by no other (no group or world write bit), else the compile is refused with one
+line naming the path. Who can run code as this user (or as root) can change the cache, as they can
+change robodyn itself; this is out of scope. The NumPy backend (``backend="numpy"``) reads no file: its
+module is generated and executed in memory each time.
 The library is loaded with :mod:`ctypes` (standard library: no build-time dependency, and the calls
 release the GIL); batches loop in C (the ``_batch`` routines).
 
@@ -39,16 +56,19 @@ import os
 import platform
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from robodyn.codegen.spec import KEYS, KINDS, ModuleSpec, module_spec, sanitize
+from robodyn.model.params import parameter_value
 
 __all__ = ["CompileError", "CompiledDynamics", "cache_dir", "compile", "find_compiler", "host_fingerprint",
            "load_library", "native_flags"]
@@ -198,11 +218,11 @@ class CompiledDynamics:
             if unknown:
                 listed = ", ".join(names) or "none"
                 raise ValueError(f"{self.name!r} has no parameter {unknown[0]!r} (it has: {listed})")
-            return tuple(float(given[name]) for name in names)
+            return tuple(parameter_value(name, given[name]) for name in names)
         values = tuple(float(v) for v in np.asarray(params, dtype=float).ravel())
         if len(values) != len(names):
             raise ValueError(f"{self.name!r} takes {len(names)} parameters ({', '.join(names)}), got {len(values)}")
-        return values
+        return tuple(parameter_value(name, value) for name, value in zip(names, values, strict=True))
 
     def _run(self, routine: str, arrays: Sequence[Any], params: ParamValues | None) -> np.ndarray:
         if routine not in self.routines:
@@ -364,35 +384,42 @@ def compile(
     command = [*command, *C_FLAGS, *native_flags()]
     name = sanitize(f"{robot.name}_base" if base else robot.name)
     key = _cache_key(robot, keys, command, base)
-    entry = Path(cache if cache is not None else cache_dir()) / f"{name}-{key}"
-    library = entry / f"{name}.so"
-    spec_file = entry / "spec.json"
-    if library.exists() and spec_file.exists():
-        return load_library(library, _spec_from_json(spec_file.read_text(encoding="utf-8")))
+    expected = Expected(name, robot.n, tuple(kind.name for kind in KINDS if kind.key in keys),
+                        None if base else tuple(s.name for s in robot.parameters()))
+    entry = _cache_root(cache) / f"{name}-{key}"
+    found = _load_entry(entry, expected)
+    if found is not None:
+        return found
     spec = spec or module_spec(robot, keys, base=base)
     if spec.name != name:
         raise ValueError(f"spec is named {spec.name!r}, but the routines of this robot{' (base=True)' if base else ''} "
                          f"are named {name!r}: build it with module_spec(robot, outputs, base={base})")
+    problem = expected.problem(spec)
+    if problem:
+        raise ValueError(f"spec does not describe {robot.name!r}: {problem}")
     try:
-        _build(spec, entry, command)
-    except OSError as exc:  # the cache directory cannot be made or written
+        _build(spec, entry, command, expected)
+    except OSError as exc:  # the cache directory cannot be written
         raise CompileError(f"cannot write the compile cache {entry.parent} ({exc.strerror or exc}); set "
                            f"${CACHE_ENV} to a writable directory, or {FALLBACK}") from None
-    return load_library(library, spec)
+    found = _load_entry(entry, expected)
+    if found is None:
+        raise CompileError(f"the library just built in {entry} does not load; {FALLBACK}")
+    return found
 
 
-def _build(spec: ModuleSpec, entry: Path, command: list[str]) -> None:
-    """Write the sources, compile in a private directory, then rename everything into ``entry``
-    (the library last, so that a library present means a complete entry)."""
+def _build(spec: ModuleSpec, entry: Path, command: list[str], expected: Expected) -> None:
+    """Write the sources, compile and write the manifest in a private directory, then rename the
+    directory to ``entry``: an entry is complete or absent. An entry already there that fails its
+    checks (see the module docstring) is replaced; one that passes them (another process just built it)
+    is kept."""
     from robodyn.codegen import generate
 
-    entry.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=entry.parent))
     try:
         files = generate(None, "c", spec=spec)
         for filename, text in files.items():
             (work / filename).write_text(text, encoding="utf-8")
-        (work / "spec.json").write_text(_spec_to_json(spec), encoding="utf-8")
         library = work / f"{spec.name}.so"
         run = [*command, "-o", str(library), str(work / f"{spec.name}.c"), "-lm"]
         result = _run(run)
@@ -403,11 +430,33 @@ def _build(spec: ModuleSpec, entry: Path, command: list[str]) -> None:
         if result.returncode != 0:
             tail = " ".join(result.stderr.split())[-800:]
             raise CompileError(f"{shlex.join(run)} failed (exit {result.returncode}): {tail}; {FALLBACK}")
-        entry.mkdir(exist_ok=True)
-        for filename in [*files, "spec.json", library.name]:
-            os.replace(work / filename, entry / filename)
+        names = [*files, library.name]
+        for filename in names:
+            os.chmod(work / filename, 0o600)
+        (work / SPEC_FILE).write_text(_spec_to_json(spec, {f: _sha256((work / f).read_bytes()) for f in names}),
+                                      encoding="utf-8")
+        os.chmod(work / SPEC_FILE, 0o600)
+        _install(work, entry, expected)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _install(work: Path, entry: Path, expected: Expected) -> None:
+    """Rename the finished ``work`` directory to ``entry``, moving a failing entry out of the way first."""
+    try:
+        os.rename(work, entry)
+        return
+    except OSError:
+        if not entry.exists() and not entry.is_symlink():
+            raise
+    if _checked_spec(entry, expected) is not None:  # built meanwhile by another process: keep it
+        return
+    trash = Path(tempfile.mkdtemp(prefix=".stale-", dir=entry.parent))
+    try:
+        os.rename(entry, trash / "entry")
+        os.rename(work, entry)
+    finally:
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
@@ -417,24 +466,148 @@ def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
         raise CompileError(f"cannot run {command[0]} ({exc.strerror}); {FALLBACK}") from None
 
 
+# -- the cache: where entries live, and what an entry must pass before it is loaded ----------------
+
+#: The manifest of an entry: its routine description and the hashes of its files.
+SPEC_FILE = "spec.json"
+#: The manifest layout; an entry with another one is built again.
+MANIFEST_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What an entry for the robot being compiled must describe: the module name, the number of joints,
+    the routines asked for and the parameter names (None: not checked, for a model in base parameters,
+    whose names come from the identification)."""
+
+    name: str
+    n: int
+    kinds: tuple[str, ...]
+    parameters: tuple[str, ...] | None
+
+    def problem(self, spec: ModuleSpec) -> str | None:
+        """What ``spec`` gets wrong, or None: every array shape the wrapper allocates by must be the robot's."""
+        routines = tuple(r.name for r in spec.routines)
+        if (spec.name, spec.n, routines) != (self.name, self.n, ("constants", *self.kinds)):
+            return (f"module {spec.name!r} with {spec.n} joints and routines {', '.join(routines)}, not "
+                    f"{self.name!r} with {self.n} joints and constants, {', '.join(self.kinds)}")
+        if self.parameters is not None and spec.parameters != self.parameters:
+            return f"parameters {', '.join(spec.parameters) or 'none'}, not {', '.join(self.parameters) or 'none'}"
+        for routine in spec.routines:
+            arrays = [(a.name, a.shape) for a in routine.arrays]
+            if arrays != self.arrays(routine.name, spec) or routine.batched != (routine.name != "constants"):
+                return f"routine {routine.name} with arrays {arrays}"
+        return None
+
+    def arrays(self, routine: str, spec: ModuleSpec) -> list[tuple[str, tuple[int, ...]]]:
+        """The arguments of ``routine`` for this robot, with their shapes."""
+        k = ("k", (spec.n_constants,))
+        if routine == "constants":
+            return [("params", (len(spec.parameters),)), k]
+        kind = next(kind for kind in KINDS if kind.name == routine)
+        output = (self.n, self.n) if kind.output == "M" else (self.n,)
+        return [k, *((name, (self.n,)) for name in kind.inputs), (kind.output, output)]
+
+
+def _cache_root(cache: str | Path | None) -> Path:
+    """The cache directory, created 0700 if missing; it must be this user's and writable by no other."""
+    root = Path(cache if cache is not None else cache_dir())
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CompileError(f"cannot create the compile cache {root} ({exc.strerror or exc}); set ${CACHE_ENV} "
+                           f"to a writable directory, or {FALLBACK}") from None
+    _check_private(root, os.stat(root), "the compile cache")
+    return root
+
+
+def _check_private(path: Path, info: os.stat_result, what: str) -> None:
+    """Refuse ``path`` (one line) unless it belongs to this user and no other user may write it."""
+    if not hasattr(os, "getuid"):  # (no POSIX ownership to check)
+        return
+    if info.st_uid != os.getuid():
+        raise CompileError(f"refusing {what} {path}: it is owned by uid {info.st_uid}, not by this user "
+                           f"(uid {os.getuid()}); remove it, or set ${CACHE_ENV} to a directory of your own")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CompileError(f"refusing {what} {path}: other users may write it (mode {stat.filemode(info.st_mode)}); "
+                           f"remove it, or `chmod go-w` it")
+
+
+def _private_bytes(path: Path) -> bytes:
+    """The bytes of a plain file of this user's that no other user may write (OSError if it cannot be read
+    or is not a plain file; CompileError if it is another user's or writable by others)."""
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(f"{path} is not a plain file")
+    _check_private(path, info, "the compile cache file")
+    return path.read_bytes()
+
+
+def _checked_spec(entry: Path, expected: Expected) -> ModuleSpec | None:
+    """The spec of a cache entry that passes every check (see the module docstring), or None where the
+    entry is missing, unreadable or fails one (to be built again). A CompileError where the entry or
+    one of its files belongs to another user or may be written by others."""
+    try:
+        info = os.lstat(entry)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    _check_private(entry, info, "the compile cache entry")
+    try:
+        manifest = json.loads(_private_bytes(entry / SPEC_FILE))
+        files = manifest["files"]
+        if (manifest["format"] != MANIFEST_FORMAT or f"{expected.name}.so" not in files
+                or manifest["spec_sha256"] != _sha256(_canonical(manifest["spec"]))):
+            return None
+        if any(_sha256(_private_bytes(entry / name)) != digest or Path(name).name != name
+               for name, digest in files.items()):
+            return None
+        spec = _spec_from_json(manifest["spec"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # unreadable, or not what was written
+        return None
+    return spec if expected.problem(spec) is None else None
+
+
+def _load_entry(entry: Path, expected: Expected) -> CompiledDynamics | None:
+    """The entry's library, loaded, if the entry passes its checks and the library loads; else None."""
+    spec = _checked_spec(entry, expected)
+    if spec is None:
+        return None
+    try:
+        return load_library(entry / f"{expected.name}.so", spec)
+    except (OSError, AttributeError):  # not a library, or without the routines: build it again
+        return None
+
+
 # -- the spec beside the library (what the wrapper needs, without regenerating) --------------------
 
 
-def _spec_to_json(spec: ModuleSpec) -> str:
+def _spec_to_json(spec: ModuleSpec, hashes: Mapping[str, str]) -> str:
+    """The entry's manifest: the routine description, its own hash and the hashes of the entry's files."""
     routines = [
         {"name": r.name, "arrays": [[a.name, list(a.shape)] for a in r.arrays], "batched": r.batched}
         for r in spec.routines
     ]
     data = {"name": spec.name, "robot": spec.robot, "n": spec.n, "parameters": list(spec.parameters),
             "n_constants": spec.n_constants, "version": spec.version, "routines": routines}
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+    manifest = {"format": MANIFEST_FORMAT, "spec": data, "spec_sha256": _sha256(_canonical(data)),
+                "files": dict(sorted(hashes.items()))}
+    return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
 
 
-def _spec_from_json(text: str) -> ModuleSpec:
+def _canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _spec_from_json(data: Mapping[str, Any]) -> ModuleSpec:
     from robodyn.codegen.spec import Array, Routine
     from robodyn.program import OperationCount
 
-    data = json.loads(text)
     routines = []
     for r in data["routines"]:
         arrays = [Array(name, tuple(shape)) for name, shape in r["arrays"]]

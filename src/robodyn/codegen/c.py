@@ -24,8 +24,11 @@ Sines and cosines, which cost more than all the rest at libm's 10-20 ns a call, 
 whole chunk first, by ``NAME_sincos``: a loop without calls or branches, which compilers vectorise
 (``-O3``, or ``-O2 -ftree-vectorize``), of fdlibm's sin and cos kernels after a three-part
 Cody-Waite reduction by pi/2 (within 1 ulp of the correctly rounded result; arguments beyond 1e5
-in magnitude, and non-finite ones, go to libm's ``sin`` and ``cos``). The pointers of the batch
-routines are ``restrict`` (inputs and outputs must not overlap).
+in magnitude, and non-finite ones, go to libm's ``sin`` and ``cos``). A sum angle (``q2 + q3``,
+``q1 - q2``) is never rounded and then reduced: at 1e15 rad the rounded sum is off by up to 0.06 rad.
+Its terms go to ``NAME_sincos`` and the straight-line loop composes its sine and cosine by angle
+addition (``split_angles``, ``CEmitter.compose``), which is also cheaper than a sincos of its own.
+The pointers of the batch routines are ``restrict`` (inputs and outputs must not overlap).
 """
 
 from __future__ import annotations
@@ -117,13 +120,18 @@ class _Printer(C99CodePrinter):
     def __init__(self, settings: dict[str, Any]) -> None:
         super().__init__(settings)
         self.angles: dict[sp.Expr, str] = {}  # angle -> index expression into sn/cs
+        self.sums: dict[sp.Expr, tuple[str, str]] = {}  # sum angle -> names of its composed sine, cosine
 
     def _print_sin(self, expr: sp.Expr) -> str:
+        if expr.args[0] in self.sums:
+            return self.sums[expr.args[0]][0]
         if expr.args[0] in self.angles:
             return f"sn[{self.angles[expr.args[0]]}]"
         return super()._print_Function(expr)
 
     def _print_cos(self, expr: sp.Expr) -> str:
+        if expr.args[0] in self.sums:
+            return self.sums[expr.args[0]][1]
         if expr.args[0] in self.angles:
             return f"cs[{self.angles[expr.args[0]]}]"
         return super()._print_Function(expr)
@@ -197,25 +205,27 @@ class CEmitter(Emitter):
         into rows of ``ang``; ``NAME_sincos`` fills ``sn`` and ``cs``; the straight-line code runs in a
         loop over the chunk's columns into the rows of ``y``, which a last loop scatters to the output.
         Every loop reads and writes unit-stride rows, so compilers vectorise them across states."""
-        angles = trig_angles(routine)
+        angles, sums = split_angles(trig_angles(routine))
         size = routine.output.size
         inputs = sum(1 for load in routine.loads if load.array != "k")
         chunk = self._chunk = chunk_size(inputs + size + 3 * len(angles))
         try:
             self.printer.angles = {angle: f"{chunk} * {t} + j" for t, angle in enumerate(angles)}
+            self.printer.sums = {angle: (f"sa{i}", f"ca{i}") for i, angle in enumerate(sums)}
             self._rows = {}
             body = [self.assign(name, expr) for name, expr in routine.assignments]
             body += [self.store(routine, i, x) for i, x in enumerate(routine.stores)]
+            body = self.compose(sums, body) + body
             reads = _used(routine.loads, body)
             rows = [load for load in reads if load.array != "k"]
             self._rows = {(load.array, load.index): r for r, load in enumerate(rows)}
             body = [self.load(load) for load in reads] + body
-            self.printer.angles = {}
+            self.printer.angles, self.printer.sums = {}, {}
             self._rows = None
             gather = [f"x[{chunk} * {r} + j] = {load.local};" for r, load in enumerate(rows)]
             gather += [f"ang[{chunk} * {t} + j] = {self.expr(angle)};" for t, angle in enumerate(angles)]
         finally:
-            self.printer.angles = {}
+            self.printer.angles, self.printer.sums = {}, {}
             self._rows = None
         strides = {a.name: f"{a.size} * s + " for a in routine.arrays if a.name != "k"}
         loads = [f"const double {load.local} = {load.array}[{strides.get(load.array, '')}{load.index}];"
@@ -249,6 +259,30 @@ class CEmitter(Emitter):
             *self.indented([*unused, *declarations, "for (i = 0; i < n_states; i += m) {", *self.indented(loop), "}"]),
             "}",
         ]
+
+    def compose(self, sums: dict[sp.Expr, list[tuple[int, sp.Expr]]], body: list[str]) -> list[str]:
+        """The sines and cosines of the sum angles that ``body`` reads (``sa<i>``, ``ca<i>``), from those
+        of their terms by the angle-addition formulas: never from the rounded sum itself, which loses all
+        accuracy at huge angles (q1 + q2 rounds to a multiple of 0.125 at 1e15)."""
+        text = "\n".join(body)
+        lines = []
+        for i, terms in enumerate(sums.values()):
+            wanted = [name for name in (f"sa{i}", f"ca{i}") if re.search(rf"\b{name}\b", text)]
+            if not wanted:
+                continue
+            sign, first = terms[0]
+            s, c = f"sn[{self.printer.angles[first]}]", f"cs[{self.printer.angles[first]}]"
+            s = f"(-{s})" if sign < 0 else s
+            for step, (sign, term) in enumerate(terms[1:], start=1):
+                ts, tc = f"sn[{self.printer.angles[term]}]", f"cs[{self.printer.angles[term]}]"
+                plus, minus = ("+", "-") if sign > 0 else ("-", "+")
+                parts = {f"sa{i}": f"{s} * {tc} {plus} {c} * {ts}", f"ca{i}": f"{c} * {tc} {minus} {s} * {ts}"}
+                if step == len(terms) - 1:
+                    lines += [f"const double {name} = {parts[name]};" for name in wanted]
+                else:
+                    s, c = f"sa{i}_{step}", f"ca{i}_{step}"
+                    lines += [f"const double {s} = {parts[f'sa{i}']};", f"const double {c} = {parts[f'ca{i}']};"]
+        return lines
 
     # -- files ------------------------------------------------------------------------------------------
     def file_comment(self, spec: ModuleSpec, filename: str) -> list[str]:
@@ -310,6 +344,20 @@ def trig_angles(routine: Routine) -> list[sp.Expr]:
             if isinstance(node, (sp.sin, sp.cos)) and node.args[0] not in seen and node.args[0].free_symbols <= inputs:
                 seen[node.args[0]] = None
     return list(seen)
+
+
+def split_angles(angles: list[sp.Expr]) -> tuple[list[sp.Expr], dict[sp.Expr, list[tuple[int, sp.Expr]]]]:
+    """(terms, sums): the angles to compute sines and cosines of (every angle that is not a sum, and
+    every term of a sum, signs taken out: the terms of q2 - q3 are +q2 and -q3, i.e. (1, q2), (-1, q3)),
+    and each sum angle's signed terms, whose sines and cosines give the sum's by angle addition."""
+    terms: dict[sp.Expr, None] = {}
+    sums: dict[sp.Expr, list[tuple[int, sp.Expr]]] = {}
+    for angle in angles:
+        parts = [(-1, -term) if term.could_extract_minus_sign() else (1, term) for term in sp.Add.make_args(angle)]
+        if len(parts) > 1:
+            sums[angle] = parts
+        terms.update(dict.fromkeys(term for _, term in parts))
+    return list(terms), sums
 
 
 def _used(loads: tuple[Load, ...], lines: list[str]) -> list[Load]:

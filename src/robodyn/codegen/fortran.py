@@ -77,8 +77,22 @@ class FortranEmitter(Emitter):
             f"end subroutine {name}",
         ]
 
+    @staticmethod
+    def _unused(routine: Routine) -> list[str]:
+        """``if (.false.)`` assignments naming the arguments that the C interface has but the routine
+        does not read (k of a numeric robot, params without parameters), and an output it never sets:
+        ``gfortran -Wall -Werror`` accepts the routine, and no code is generated for them."""
+        names = routine.unused_inputs()
+        if not names and routine.stores:
+            return []
+        out = routine.output
+        target = f"{out.name}({', '.join(['1'] * len(out.shape))})"
+        sources = [f"{name}(1)" for name in names] or ["0.0_c_double"]
+        return ["! (never run: the arguments of the C interface that this routine does not use)",
+                *[f"if (.false.) {target} = {source}" for source in sources]]
+
     def function(self, spec: ModuleSpec, routine: Routine) -> list[str]:
-        body = self._locals(routine) + self.statements(routine)
+        body = self._locals(routine) + self._unused(routine) + self.statements(routine)
         return self.comment(self.routine_doc(routine)) + self._subroutine(spec, routine, False, body)
 
     def batch(self, spec: ModuleSpec, routine: Routine) -> list[str]:
