@@ -21,14 +21,14 @@ from robodyn.identification import parameters as params_
 from robodyn.identification.base import fixed_transform
 from robodyn.identification.regressor import geometry_symbols, symbolic_regressor
 from robodyn.symbols import joint_symbols
-from tests.conftest import load_quiet, random_inertia, random_robot
+from tests.conftest import load_quiet, random_inertia, random_params, random_robot
 
 LIBRARY = rd.library.names()
 
 
 def _binding(robot: rd.Manipulator, seed: int) -> dict[sympy.Symbol, float]:
-    rng = np.random.default_rng(seed)
-    return {s: float(rng.uniform(0.5, 1.5)) for s in robot.parameters()}
+    values = random_params(robot, np.random.default_rng(seed), 0.5, 1.5)  # physical inertia
+    return {s: values[s.name] for s in robot.parameters()}
 
 
 def _states(n: int, N: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

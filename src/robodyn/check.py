@@ -19,6 +19,7 @@ from robodyn.algebra import canonical
 from robodyn.equations import Equations
 from robodyn.formulations import AVAILABLE, derive, method_name
 from robodyn.model.manipulator import Manipulator
+from robodyn.trajectories import check_samples
 
 CHECKED_PARTS = ("tau", "M", "h", "G")
 #: In "auto" mode, arms without floating-point data and at most this many joints are compared
@@ -171,6 +172,7 @@ def check(
     algorithm for a robot with fixed placements) are left out, with the reason in
     :attr:`CheckResult.skipped` (the CLI prints it). Methods named explicitly are all derived (a method that
     cannot handle the robot raises its :class:`~robodyn.errors.DerivationError`)."""
+    check_samples(samples, 1)
     skipped: dict[str, str] = {}
     if methods is None:
         methods = []

@@ -39,6 +39,7 @@ from robodyn.algebra import canonical, matrix_to_sympy, to_se, to_sympy
 from robodyn.errors import DerivationError, ModelError, ModelWarning
 from robodyn.formulations import derive
 from robodyn.model.cache import PerRobotCache
+from robodyn.model.expr import to_expr
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.kinematics import jacobian
 from robodyn.numeric.model import Params
@@ -182,10 +183,16 @@ def linearize(
     return LinearModel(A, B, C, D, q, qd, tau, qdd, name)
 
 
+def _entry(value: Any, what: str) -> sympy.Expr:
+    """A sympy expression as given; a number or a string through the model-expression whitelist
+    (:func:`robodyn.model.expr.to_expr`: text is parsed, never evaluated)."""
+    return value if isinstance(value, sympy.Expr) else to_expr(value, field=what)
+
+
 def _point(values: Any, symbols: Sequence[sympy.Symbol], what: str) -> list[sympy.Expr]:
     if values is None:
         return list(symbols)
-    items = [sympy.sympify(v) for v in (values.tolist() if hasattr(values, "tolist") else values)]
+    items = [_entry(v, what) for v in (values.tolist() if hasattr(values, "tolist") else values)]
     if len(items) != len(symbols):
         raise ModelError(f"{what} must have {len(symbols)} entries, got {len(items)}", field=what)
     return items
@@ -222,7 +229,7 @@ def linearize_symbolic(
     d_qd = bias.jacobian(s.qd)
     point = dict(zip(s.q, _point(q0, s.q, "q0"), strict=True))
     point.update(zip(s.qd, _point(qd0, s.qd, "qd0"), strict=True))
-    values = {sympy.Symbol(str(k)): sympy.sympify(v) for k, v in (params or {}).items()}
+    values = {sympy.Symbol(str(k)): _entry(v, f"params[{k!r}]") for k, v in (params or {}).items()}
     point.update(values)
 
     def at(matrix: sympy.Matrix) -> sympy.Matrix:
@@ -320,7 +327,11 @@ def discretize(
     B = np.asarray(B, dtype=float)
     C = np.eye(A.shape[0]) if C is None else np.asarray(C, dtype=float)
     D = np.zeros((C.shape[0], B.shape[1])) if D is None else np.asarray(D, dtype=float)
-    Ad, Bd, Cd, Dd, _ = cont2discrete((A, B, C, D), dt, method=method)
+    with np.errstate(all="ignore"):
+        Ad, Bd, Cd, Dd, _ = cont2discrete((A, B, C, D), dt, method=method)
+    if not (np.all(np.isfinite(Ad)) and np.all(np.isfinite(Bd))):
+        raise ModelError(f"dt = {dt:g} s is too long for this model: Ad, Bd overflow (not finite); "
+                         "use a shorter step", field="dt")
     return DiscreteModel(Ad, Bd, Cd, Dd, float(dt), method)
 
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 import sympy
-from scipy.integrate import solve_ivp
+from scipy.integrate import OdeSolver, solve_ivp
 
 from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
@@ -50,8 +50,10 @@ from robodyn.errors import DerivationError, ModelError, ModelWarning
 from robodyn.formulations import derive
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import bind_parameters as checked_parameters
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
+from robodyn.trajectories import MAX_SAMPLES, check_samples
 
 #: Closed-form forward dynamics up to this many joints (the inverse of M by adjugate and determinant).
 SYMBOLIC_MAX_JOINTS = 3
@@ -62,10 +64,24 @@ ENGINES = ("lambdify", "numpy", "compiled")
 METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
 Torque = None | str | Sequence[float] | np.ndarray | Callable[[float, np.ndarray, np.ndarray], Any]
+#: The largest |value| accepted in a start state, an operating point or a constant torque (rad, m, rad/s, m/s,
+#: N m, N): beyond it the sine of an angle has no correct digit left (the spacing of doubles near 1e9 is
+#: 1e-7) and the quadratic velocity terms are a few squarings away from overflowing.
+MAX_MAGNITUDE = 1e9
+#: The default bound on the evaluations of the dynamics in one :func:`simulate`: about 12 times what a 10 s
+#: swing of the PUMA 560 takes with Radau at the default tolerances (40 000; RK45: 7 300), so that a motion
+#: too fast or too stiff for the method stops with an error (within a minute or so on the default engine)
+#: instead of running for hours.
+MAX_EVALUATIONS = 500_000
 
 
 class SimulationError(ModelError):
     """A simulation that cannot run or did not finish (one line, like every ModelError)."""
+
+
+class NonFiniteStateError(SimulationError):
+    """The integration met a state or an acceleration that is not a finite number (NaN or infinite): a mass
+    matrix singular there, or a motion that diverged. Raised instead of letting the integrator loop on NaN."""
 
 
 def tau_symbols(n: int) -> tuple[sympy.Symbol, ...]:
@@ -74,11 +90,9 @@ def tau_symbols(n: int) -> tuple[sympy.Symbol, ...]:
 
 
 def bind_parameters(robot: Manipulator, params: Params | None) -> dict[str, float] | None:
-    """``params`` as {name: float}, with ``g`` = 9.81 where the robot uses g and the caller gives none."""
-    names = {s.name for s in robot.parameters()}
-    values = {k: v for k, v in DEFAULT_PARAMETERS.items() if k in names}
-    values.update({str(k): float(v) for k, v in (params or {}).items()})
-    return values or None
+    """``params`` as {name: float}, with ``g`` = 9.81 where the robot uses g and the caller gives none;
+    unknown names and values that are not finite numbers are refused (:mod:`robodyn.model.params`)."""
+    return checked_parameters(robot, params, DEFAULT_PARAMETERS) or None
 
 
 # -- closed-form forward dynamics (seed 000 sec. 4.4; seed 004's Macsyma solve) --------------------
@@ -343,14 +357,27 @@ class SimulationResult:
         return fig
 
 
-def _vector(value: Any, n: int, what: str) -> np.ndarray:
+def _vector(value: Any, n: int, what: str, limit: float = MAX_MAGNITUDE) -> np.ndarray:
+    """``value`` as n finite floats of magnitude at most ``limit`` (zeros for None); else one SimulationError."""
     try:
         out = np.array(value, dtype=float).reshape(-1) if value is not None else np.zeros(n)
-    except (TypeError, ValueError):
-        raise SimulationError(f"{what} must be {n} numbers, got {value!r}", field=what) from None
+    except (TypeError, ValueError, OverflowError):
+        raise SimulationError(f"{what} must be {n} numbers, got {_shown(value)}", field=what) from None
     if out.shape != (n,) or not np.all(np.isfinite(out)):
-        raise SimulationError(f"{what} must be {n} finite numbers, got {out.tolist()}", field=what)
+        raise SimulationError(f"{what} must be {n} finite numbers, got {_shown(out.tolist())}", field=what)
+    if np.max(np.abs(out), initial=0.0) > limit:
+        raise SimulationError(f"{what} must be {n} numbers of magnitude at most {limit:g}, got "
+                              f"{_shown(out.tolist())}", field=what)
     return out
+
+
+def _shown(value: Any, width: int = 120) -> str:
+    """repr(value), cut to ``width`` characters (a message stays one short line)."""
+    return _cut(" ".join(repr(value).split()), width)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 TorqueLaw = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
@@ -368,11 +395,23 @@ def torque_law(robot: Manipulator, torque: Torque, engine: Dynamics) -> TorqueLa
         return lambda t, q, qd: engine.holding_torque(q)
     if callable(torque):
         def law(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-            return _vector(torque(t, q, qd), n, "torque")
+            return _returned_torque(torque(t, q, qd), n, t)
 
         return law
     constant = _vector(torque, n, "torque")
     return lambda t, q, qd: constant
+
+
+def _returned_torque(value: Any, n: int, t: float) -> np.ndarray:
+    """What a torque function returned, as n finite floats of magnitude at most :data:`MAX_MAGNITUDE`; else one
+    SimulationError saying so (a torque of 1e300 would not overflow the state, only shrink the step to 1e-150 s)."""
+    if value is not None:
+        try:
+            return _vector(value, n, "torque")
+        except SimulationError:
+            pass
+    raise SimulationError(f"the torque function returned {_shown(value)} at t = {t:.6g} s; it must return "
+                          f"{n} finite numbers of magnitude at most {MAX_MAGNITUDE:g}", field="torque")
 
 
 def simulate(
@@ -391,6 +430,7 @@ def simulate(
     max_step: float = math.inf,
     events: Any = None,
     engine: str = "lambdify",
+    max_evaluations: int | None = MAX_EVALUATIONS,
 ) -> SimulationResult:
     """Integrate the equations of motion from (q0, qd0) (zeros by default) over ``t_span`` ((t0, t1), or t1).
 
@@ -399,35 +439,156 @@ def simulate(
     ``method``, ``rtol``, ``atol``, ``max_step``, ``events``: passed to :func:`scipy.integrate.solve_ivp`
     (``"DOP853"`` with rtol = atol = 1e-12 conserves energy to ~1e-10). ``t_eval``: output times (default:
     ``samples`` equally spaced). ``params`` binds symbolic parameters (g defaults to 9.81). ``engine``: see
-    :func:`dynamics`. Raises :class:`SimulationError` if the integration fails.
+    :func:`dynamics`.
+
+    Every option is checked before any work (a finite span, rtol in (0, 1) and atol > 0 finite, samples >= 2,
+    q0 and qd0 finite and at most :data:`MAX_MAGNITUDE`, ...). The integration can neither hang nor run away:
+    a state or acceleration that is not finite (a mass matrix singular there, a diverging motion) raises
+    :class:`NonFiniteStateError`, more than ``max_evaluations`` evaluations of the dynamics (None: no bound)
+    and a step size that collapses raise :class:`SimulationError`, each one line saying at which t.
     """
-    t0, t1 = (0.0, float(t_span)) if np.isscalar(t_span) else (float(t_span[0]), float(t_span[1]))  # type: ignore[index]
-    if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
-        raise SimulationError(f"the time span must be finite and end after it starts, got ({t0}, {t1})",
-                              field="t_span")
-    if isinstance(method, str) and method not in METHODS:
-        raise SimulationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}", field="method")
+    t0, t1 = _time_span(t_span)
     n = robot.n
+    options = _solver_options(method, rtol, atol, max_step, 2 * n)
+    times = _output_times(t0, t1, t_eval, samples)
+    limit = _evaluation_limit(max_evaluations)
     q_start, qd_start = _vector(q0, n, "q0"), _vector(qd0, n, "qd0")
     bound = bind_parameters(robot, params)
     engine_ = dynamics(robot, bound, engine)
     law = torque_law(robot, torque, engine_)
-
-    def rhs(t: float, x: np.ndarray) -> np.ndarray:  # xdot = (qd, M^-1 (tau - bias)), seed 000 sec. 4.4
-        q, qd = x[:n], x[n:]
-        return np.concatenate([qd, engine_.accelerations(q, qd, law(t, q, qd))])
-
-    times = np.linspace(t0, t1, samples) if t_eval is None else np.asarray(t_eval, dtype=float)
+    rhs = _RightHandSide(engine_, law, limit, str(method if isinstance(method, str) else method.__name__))
     try:
-        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), method=method, t_eval=times,
-                        rtol=rtol, atol=atol, max_step=max_step, events=events)
+        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), t_eval=times, events=events, **options)
+        if sol.status < 0:
+            raise SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
+        return _result(robot, engine_, law, sol, method, bound)
+    except ModelError:  # ours, with its own message (SimulationError is a ValueError too)
+        raise
     except np.linalg.LinAlgError as exc:
         raise SimulationError(f"the mass matrix became singular ({exc})") from None
-    except ValueError as exc:  # solve_ivp refusing its options (rtol, atol, max_step, t_eval, events)
+    except ValueError as exc:  # solve_ivp refusing what is left of its options (t_eval order, events)
         raise SimulationError("solve_ivp: " + " ".join(str(exc).split())) from None
-    if sol.status < 0:
-        raise SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
-    return _result(robot, engine_, law, sol, method, bound)
+
+
+def _time_span(t_span: Any) -> tuple[float, float]:
+    """(t0, t1) from t1 or (t0, t1): finite, t1 > t0."""
+    try:
+        if np.ndim(t_span) == 0:
+            t0, t1 = 0.0, float(t_span)
+        else:
+            t0, t1 = (float(x) for x in t_span)
+    except (TypeError, ValueError, OverflowError):
+        raise SimulationError(f"the time span must be t1 or (t0, t1), got {_shown(t_span)}", field="t_span") from None
+    if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
+        raise SimulationError(f"the time span must be finite and end after it starts, got ({t0}, {t1})",
+                              field="t_span")
+    return t0, t1
+
+
+def _solver_options(method: Any, rtol: Any, atol: Any, max_step: Any, size: int) -> dict[str, Any]:
+    """method, rtol, atol and max_step for solve_ivp, checked (a NaN tolerance would make it loop forever)."""
+    if isinstance(method, str):
+        if method not in METHODS:
+            raise SimulationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}", field="method")
+    elif not (isinstance(method, type) and issubclass(method, OdeSolver)):
+        raise SimulationError(f"method must be one of {', '.join(METHODS)} or an OdeSolver class, got "
+                              f"{_shown(method)}", field="method")
+    step = _positive(max_step, "max_step", allow_inf=True)
+    return {"method": method, "rtol": _tolerance(rtol, "rtol", size, below_one=True),
+            "atol": _tolerance(atol, "atol", size), "max_step": step}
+
+
+def _tolerance(value: Any, name: str, size: int, below_one: bool = False) -> float | np.ndarray:
+    """A positive finite tolerance: one number or one per state component (``size``); rtol also below 1."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        array = np.full(2, np.nan)  # refused below
+    upper = 1.0 if below_one else math.inf
+    if (array.shape not in ((), (size,)) or not np.all(np.isfinite(array)) or np.any(array <= 0)
+            or np.any(array >= upper)):
+        what = "in (0, 1)" if below_one else "positive and finite"
+        raise SimulationError(f"{name} must be {what} (one number, or one per state component: {size}), got "
+                              f"{_shown(value)}", field=name)
+    return float(array) if array.ndim == 0 else array
+
+
+def _positive(value: Any, name: str, allow_inf: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not (number > 0 and (allow_inf or math.isfinite(number))):
+        raise SimulationError(f"{name} must be a positive number{'' if allow_inf else ', finite'}, got "
+                              f"{_shown(value)}", field=name)
+    return number
+
+
+def _output_times(t0: float, t1: float, t_eval: Any, samples: Any) -> np.ndarray:
+    """The output times: ``samples`` (an integer >= 2) equally spaced, or ``t_eval`` (finite, 1-d, in the span)."""
+    if t_eval is None:
+        try:
+            return np.linspace(t0, t1, check_samples(samples, 2))
+        except ModelError as exc:
+            raise SimulationError(exc.problem, field="samples") from None
+    try:
+        times = np.asarray(t_eval, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        times = np.full((1, 1), np.nan)  # refused below
+    if times.ndim != 1 or not 0 < times.size <= MAX_SAMPLES or not np.all(np.isfinite(times)):
+        raise SimulationError(f"t_eval must be 1 to {MAX_SAMPLES} finite times, got {_shown(t_eval)}", field="t_eval")
+    if times.min() < t0 or times.max() > t1:
+        raise SimulationError(f"t_eval must lie within the time span ({t0:g}, {t1:g}), got {times.min():g}.."
+                              f"{times.max():g}", field="t_eval")
+    return times
+
+
+def _evaluation_limit(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise SimulationError(f"max_evaluations must be a positive integer or None, got {_shown(value)}",
+                              field="max_evaluations")
+    return int(value)
+
+
+class _RightHandSide:
+    """x' = (qd, M(q)^-1 (tau - bias)) (seed 000 sec. 4.4) for solve_ivp, guarded: a state or an acceleration
+    that is not finite raises :class:`NonFiniteStateError` (solve_ivp itself would loop forever on NaN), and
+    evaluation ``limit`` + 1 raises :class:`SimulationError`. NumPy's overflow warnings are silenced: the
+    check reports the problem once, with the time and the state."""
+
+    def __init__(self, engine: Dynamics, law: TorqueLaw, limit: int | None, method: str) -> None:
+        self.engine, self.law, self.limit, self.method = engine, law, limit, method
+        self.n = engine.n
+        self.calls = 0
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        if self.limit is not None and self.calls > self.limit:
+            raise SimulationError(
+                f"gave up at t = {t:.6g} s after {self.limit} evaluations of the dynamics: the motion is too fast "
+                f"or too stiff for {self.method} (try method='Radau', or raise max_evaluations)",
+                field="max_evaluations")
+        n = self.n
+        q, qd = x[:n], x[n:]
+        if not np.all(np.isfinite(x)):
+            raise NonFiniteStateError(f"the state is no longer finite at t = {t:.6g} s: the motion diverged "
+                                      f"(q = {_numbers(q)}, qd = {_numbers(qd)})")
+        try:
+            with np.errstate(all="ignore"):
+                qdd = self.engine.accelerations(q, qd, self.law(t, q, qd))
+        except np.linalg.LinAlgError:
+            raise SimulationError(f"the mass matrix is singular at t = {t:.6g} s (q = {_numbers(q)})") from None
+        if not np.all(np.isfinite(qdd)):
+            raise NonFiniteStateError(
+                f"the accelerations are not finite at t = {t:.6g} s (q = {_numbers(q)}, qd = {_numbers(qd)}): "
+                "the mass matrix is singular or nearly so there, or the state or the torques are too large")
+        return np.concatenate([qd, qdd])
+
+
+def _numbers(values: np.ndarray) -> str:
+    return _cut("(" + ", ".join(f"{v:.4g}" for v in values) + ")", 80)
 
 
 def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, method: str,

@@ -22,6 +22,10 @@
   literal numbers.
 - ``<dynamics damping>`` becomes the link's viscous ``damping``; ``friction`` (Coulomb) has no robodyn
   counterpart and is ignored with a warning. Gravity is ``(0, 0, -9.81)`` unless given.
+- Names: the robot's name is the ``<robot name>`` mapped to robodyn's name grammar
+  (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); the original name and the
+  joint names are kept only as data, in the ``description`` (free text, never printed into code). URDF link and
+  joint names appear nowhere else but in error messages, quoted.
 
 Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
 types, mimic joints, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
@@ -36,6 +40,7 @@ robot's last frame times its tool. URDF has no armature, tip load or gravity: th
 
 from __future__ import annotations
 
+import io
 import math
 import warnings
 from collections.abc import Mapping
@@ -47,8 +52,10 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.model.io import check_file_size
-from robodyn.model.manipulator import Link, Manipulator
+from robodyn.model.expr import check_name, to_identifier
+from robodyn.model.inertia import check_inertia
+from robodyn.model.io import read_limited
+from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
 from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms, rot_x, rot_z
 
 MAX_FILE_BYTES = 20_000_000
@@ -162,10 +169,10 @@ def _parse(path: Path, shown: str) -> Any:
         from lxml import etree
     except ImportError:
         raise ModelError("reading URDF needs the 'yourdfpy' package: pip install 'robodyn[urdf]'", file=shown) from None
-    check_file_size(path, MAX_FILE_BYTES, shown)
+    data = read_limited(path, MAX_FILE_BYTES, shown)  # a FIFO or a device is refused, not read
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     try:
-        tree = etree.parse(str(path), parser=parser)
+        tree = etree.fromstring(data, parser=parser, base_url=str(path)).getroottree()
     except etree.XMLSyntaxError as exc:
         raise ModelError(f"not valid XML ({' '.join(str(exc).split())})", file=shown) from None
     except OSError as exc:
@@ -204,8 +211,9 @@ def _parse(path: Path, shown: str) -> Any:
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return yourdfpy.URDF.load(str(path), build_scene_graph=False, build_collision_scene_graph=False,
-                                      load_meshes=False, load_collision_meshes=False).robot
+            return yourdfpy.URDF.load(io.BytesIO(data), mesh_dir=str(path.parent), build_scene_graph=False,
+                                      build_collision_scene_graph=False, load_meshes=False,
+                                      load_collision_meshes=False).robot
     except Exception as exc:  # yourdfpy raises ValueError, KeyError, TypeError... on malformed content
         raise ModelError(f"malformed URDF ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})",
                          file=shown) from None
@@ -291,6 +299,11 @@ def _inertial(link: Any, shown: str) -> _Body:
     inertia = np.zeros((3, 3)) if inertial.inertia is None else _floats(inertial.inertia, 9, where, shown,
                                                                         "inertia").reshape(3, 3)
     T = _origin(inertial, where, shown)
+    try:  # each URDF link on its own: a merged body could hide one link's violation or noise (the triangle
+        # inequality: checked on the merged body)
+        check_inertia(inertia, mass=mass, field="inertia", where=f"{shown}: {where}", triangle=False)
+    except ModelError as exc:
+        raise ModelError(exc.problem, file=shown, link=where, field=exc.field) from None
     body = _Body.from_com(mass, np.zeros(3), inertia)
     return body.moved(T)
 
@@ -375,6 +388,8 @@ def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
         start = leaving[0][1].child
     if not chain.joints:
         raise ModelError("no moving joint (revolute, continuous or prismatic)", file=shown)
+    if len(chain.joints) > MAX_LINKS:
+        raise ModelError(f"{len(chain.joints)} moving joints: at most {MAX_LINKS} are accepted", file=shown)
     return chain
 
 
@@ -472,9 +487,9 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
         except ModelError as exc:
             raise ModelError(exc.problem, file=shown, link=f"link '{chain.joints[k].child}'", field=exc.field) from None
     try:
-        return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=robot.name,
-                           description=f"imported from {path.name} ({len(rows)} moving joints: "
-                                       f"{', '.join(j.name for j in chain.joints)})",
+        return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=to_identifier(robot.name),
+                           description=f"imported from {path.name} (robot {robot.name!r}, {len(rows)} moving "
+                                       f"joints: {', '.join(j.name for j in chain.joints)})",
                            source=shown, strict=strict)
     except ModelError as exc:
         raise exc.located(file=shown) from None
@@ -506,8 +521,9 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
                       stacklevel=2)
     if any(floats.scalar(x) != 0 for x in (*robot.tip_force, *robot.tip_moment)):
         warnings.warn(f"{robot.name}: URDF has no tip load; not written", ModelWarning, stacklevel=2)
-    root = ET.Element("robot", name=robot.name)
-    root.append(ET.Comment(f" written by robodyn from {robot.name} ({robot.convention} DH); gravity "
+    name = check_name(robot.name)  # an identifier: no "--" to end the comment below
+    root = ET.Element("robot", name=name)
+    root.append(ET.Comment(f" written by robodyn from {name} ({robot.convention} DH); gravity "
                            f"{_fmt([floats.scalar(x) for x in robot.gravity])} is not part of URDF "))
     ET.SubElement(root, "link", name="base_link")
     C_prev = np.eye(4)

@@ -75,6 +75,7 @@ from robodyn.formulations.customised_ne import modified
 from robodyn.identification import parameters as params_
 from robodyn.identification.regressor import (
     _geometry_binding,
+    check_physical,
     geometry_symbols,
     inverse_dynamics_in_parameters,
     numeric_regressor,
@@ -139,7 +140,7 @@ def _structure(robot: Manipulator, seed: int = 7) -> _Structure:
 
     rng = np.random.default_rng(seed)
     binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(robot)}
-    model = build(robot, _geometry_binding(robot, binding))
+    model = build(robot, _geometry_binding(robot, binding), check_bodies=False)  # inertial placeholders: 0
     n = robot.n
     Q = rng.uniform(-np.pi, np.pi, (6, n))
     frames = joint_frames(model, Q)
@@ -285,6 +286,7 @@ class BaseParameters:
     def numeric_values(self, params: Mapping[Any, Any] | None = None) -> np.ndarray:
         """The base parameters of the robot as floats (``params`` binds its symbols)."""
         binding = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in (params or {}).items()}
+        check_physical(self.robot, binding)
         return np.array([float(x.xreplace(binding)) for x in self.values], dtype=float)
 
     def numeric_regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *,

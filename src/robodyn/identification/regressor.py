@@ -203,6 +203,7 @@ def geometry_symbols(robot: Manipulator) -> set[sympy.Symbol]:
 def _geometry_binding(robot: Manipulator, params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]:
     """``params`` as symbols -> floats, with the robot's non-geometric symbols bound to 0 (Y needs none)."""
     bound = {sympy.Symbol(k) if isinstance(k, str) else k: float(v) for k, v in (params or {}).items()}
+    check_physical(robot, bound)  # inertial values given: physical ones only
     missing = sorted(s.name for s in geometry_symbols(robot) if s not in bound)
     if missing:
         raise ModelError(
@@ -245,7 +246,7 @@ def numeric_regressor(
     from robodyn.numeric.model import build
 
     binding = _geometry_binding(robot, params)
-    model = build(robot, binding)
+    model = build(robot, binding, check_bodies=False)  # inertial symbols are placeholders (0) here
     n = robot.n
     arrays = [np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd)]
     single = np.ndim(q) == 1
@@ -314,7 +315,18 @@ def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, 
     p = params_.standard_values(robot, coulomb)
     binding = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in (params or {}).items()}
     try:
-        return np.array([float(x.xreplace(binding)) for x in p], dtype=float)
+        values = np.array([float(x.xreplace(binding)) for x in p], dtype=float)
     except TypeError:
         missing = sorted({s.name for x in p for s in x.xreplace(binding).free_symbols})
         raise ModelError(f"bind the symbols {', '.join(missing)} with params={{...}}", field="params") from None
+    check_physical(robot, binding)
+    return values
+
+
+def check_physical(robot: Manipulator, params: Mapping[Any, Any] | None) -> None:
+    """Refuse parameter values that give a body a negative mass or an inertia that is not positive
+    semidefinite (:func:`robodyn.numeric.model.check_bound_bodies`; bodies left symbolic are skipped)."""
+    from robodyn.numeric.model import _Floats, check_bound_bodies
+
+    binding = {sympy.Symbol(k) if isinstance(k, str) else k: float(v) for k, v in (params or {}).items()}
+    check_bound_bodies(robot, _Floats(binding), skip_unbound=True)

@@ -7,6 +7,7 @@ its centre of mass, axes parallel to the link frame, so the off-diagonal entries
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Sequence
 
@@ -16,15 +17,17 @@ import sympy
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.expr import shown, to_expr
 
-#: Relative tolerance of the numeric checks (symmetry, semidefiniteness, triangle inequality).
+#: The one relative tolerance of the numeric checks (symmetry, semidefiniteness, triangle inequality).
+#: A principal moment may be negative, and the triangle inequality broken, by at most
+#: ``TOLERANCE * max(largest |principal moment|, mass * 1 length unit^2)`` (see :func:`check_inertia`).
 TOLERANCE = 1e-9
 
 
 def as_vector3(value: object, field: str) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
     """A 3-vector of checked expressions."""
-    if isinstance(value, sympy.MatrixBase):
-        value = list(value)
-    if isinstance(value, (str, bytes)) or (not isinstance(value, Sequence) and not hasattr(value, "__len__")):
+    if isinstance(value, sympy.MatrixBase | np.ndarray):
+        value = list(np.asarray(value, dtype=object).reshape(-1))
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):  # a set or a mapping has no order
         raise ModelError(f"expected a list of 3 numbers or expressions, got {shown(value)}", field=field)
     items = list(value)  # type: ignore[call-overload]
     if len(items) != 3:
@@ -52,15 +55,20 @@ def as_inertia(value: object, field: str = "inertia") -> sympy.ImmutableMatrix:
     if len(rows) != 3 or any(not isinstance(r, (list, tuple)) or len(r) != 3 for r in rows):
         raise ModelError("expected a 3x3 matrix (3 rows of 3) or a list of 3 principal moments", field=field)
     entries = [[to_expr(v, f"{field}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
-    tensor = sympy.ImmutableMatrix(entries)
+    scale = max((abs(float(e)) for row in entries for e in row if e.is_number), default=0.0)
     for i in range(3):
         for j in range(i + 1, 3):
-            if not _same(tensor[i, j], tensor[j, i]):
-                raise ModelError(
-                    f"not symmetric: entry [{i}][{j}] = {shown(tensor[i, j])} but [{j}][{i}] = {shown(tensor[j, i])}",
-                    field=field,
-                )
-    return tensor
+            a, b = entries[i][j], entries[j][i]
+            if _same(a, b):
+                continue
+            if a.is_number and b.is_number and abs(float(a - b)) <= TOLERANCE * scale:
+                entries[i][j] = entries[j][i] = (a + b) / 2  # rounding noise: the symmetric part, as numpy would
+                warnings.warn(f"field '{field}': entries [{i}][{j}] = {shown(a)} and [{j}][{i}] = {shown(b)} differ "
+                              f"by rounding noise only (within {TOLERANCE:g} of the largest entry); their mean is "
+                              "used", ModelWarning, stacklevel=4)
+                continue
+            raise ModelError(f"not symmetric: entry [{i}][{j}] = {shown(a)} but [{j}][{i}] = {shown(b)}", field=field)
+    return sympy.ImmutableMatrix(entries)
 
 
 def _same(a: sympy.Expr, b: sympy.Expr) -> bool:
@@ -78,37 +86,97 @@ def _same(a: sympy.Expr, b: sympy.Expr) -> bool:
     return True
 
 
-def check_inertia(tensor: sympy.ImmutableMatrix, *, field: str, where: str, strict: bool) -> None:
-    """Positive semidefinite (error) and triangle inequality (warning, error if strict).
+def check_inertia(
+    tensor: object,
+    *,
+    mass: object = 0,
+    field: str = "inertia",
+    where: str = "",
+    strict: bool = False,
+    warn: bool = True,
+    triangle: bool = True,
+) -> None:
+    """The physical checks of one body's inertia tensor (about its centre of mass), used by every path that
+    gives robodyn an inertia: a model file or ``Link(...)``, a URDF ``<inertial>``, parameter values bound with
+    ``params=`` (:func:`robodyn.numeric.model.check_bound_bodies`) and the identification's parameter vectors.
 
-    Only numeric tensors are checked as a whole; symbolic diagonal entries that are
-    numbers must still be non-negative.
+    ``tensor`` is a sympy matrix or numbers (3x3); ``mass`` the body's mass (a number, or an expression:
+    then it gives no scale). With scale = max(largest |principal moment|, mass * 1 length unit^2) and
+    tol = :data:`TOLERANCE` * scale:
+
+    - a principal moment below -tol is a :class:`ModelError` (not positive semidefinite);
+    - a negative one within tol is rounding noise, kept as given with a :class:`ModelWarning` (iCub's URDF has
+      ``ixx = -5.4e-20`` beside moments of zero on a 0.5 kg link; Pinocchio loads it too). The mass term lets a
+      body whose moments are all zero up to noise (a point mass) pass; 1e-9 * m * 1 m^2 is the moment of the
+      body's mass at 32 um from its centre, and 1e-9 of the largest moment is seven orders of magnitude
+      above double rounding and beyond the nine significant digits of most files;
+    - principal moments breaking the triangle inequality (A + B >= C) by more than tol give a warning, or an
+      error if ``strict``: no rigid body has such a tensor.
+
+    A symbolic tensor is checked where it can be: its numeric diagonal entries (the same tolerance, with
+    the numeric entries as scale). ``warn=False`` skips the warnings (values bound at use time);
+    ``triangle=False`` skips the triangle inequality (a URDF link checked on its own before the bodies rigidly
+    fixed to it are merged with it and checked as one).
     """
-    for k in range(3):
-        entry = tensor[k, k]
-        if entry.is_number and float(entry) < 0:
-            raise ModelError(f"principal moment [{k}][{k}] = {entry} is negative", field=field)
-    if not all(e.is_number for e in tensor):
+    values = _numbers(tensor)
+    mass_value = _numbers(mass)
+    mass_scale = float(mass_value) if mass_value is not None and float(mass_value) > 0 else 0.0
+    if values is None:
+        _check_diagonal(sympy.ImmutableMatrix(tensor), mass_scale, field)
         return
-    values = np.array(tensor.evalf(), dtype=float)
-    moments = np.linalg.eigvalsh(values)
-    scale = max(float(np.max(np.abs(moments))), 1e-300)
-    if moments[0] < -TOLERANCE * scale:
+    moments = np.linalg.eigvalsh(0.5 * (values + values.T))
+    tol = TOLERANCE * max(float(np.max(np.abs(moments))), mass_scale)
+    if moments[0] < -tol:
         raise ModelError(
-            f"not positive semidefinite (principal moments {_fmt(moments)})", field=field
+            f"not positive semidefinite: principal moment {moments[0]:.6g} is negative (principal moments "
+            f"{_fmt(moments)}; rounding noise up to {tol:.3g} is accepted)",
+            field=field,
+        )
+    if moments[0] < 0 and warn:
+        warnings.warn(
+            f"{where}: field '{field}': principal moment {moments[0]:.3g} is negative by rounding noise only "
+            f"(within {tol:.3g}); kept as given",
+            ModelWarning,
+            stacklevel=4,
         )
     small, middle, large = moments
-    if small + middle < large - TOLERANCE * scale:
-        message = (
-            f"{where}: field '{field}': principal moments {_fmt(moments)} break the triangle "
-            f"inequality ({small:.6g} + {middle:.6g} < {large:.6g}); no rigid body has this tensor"
-        )
+    if triangle and small + middle < large - tol:
         if strict:
             raise ModelError(
                 f"principal moments {_fmt(moments)} break the triangle inequality (strict mode)",
                 field=field,
             )
-        warnings.warn(message, ModelWarning, stacklevel=4)
+        if warn:
+            warnings.warn(
+                f"{where}: field '{field}': principal moments {_fmt(moments)} break the triangle "
+                f"inequality ({small:.6g} + {middle:.6g} < {large:.6g}); no rigid body has this tensor",
+                ModelWarning,
+                stacklevel=4,
+            )
+
+
+def _numbers(value: object) -> np.ndarray | None:
+    """``value`` (a sympy matrix or expression, numbers, nested lists) as floats, or None if symbolic."""
+    if isinstance(value, sympy.MatrixBase):
+        value = value.tolist()
+    try:
+        items = np.asarray(value, dtype=object)
+        if not all(isinstance(v, numbers.Real) or (isinstance(v, sympy.Basic) and v.is_number)
+                   for v in items.ravel()):  # never sympify: a string would be evaluated
+            return None
+        return np.asarray([float(v) for v in items.ravel()], dtype=float).reshape(items.shape)
+    except (TypeError, ValueError, sympy.SympifyError):
+        return None
+
+
+def _check_diagonal(tensor: sympy.ImmutableMatrix, mass_scale: float, field: str) -> None:
+    """The numeric diagonal entries of a symbolic tensor must be non-negative (up to the tolerance)."""
+    numeric = [float(e) for e in tensor if e.is_number]
+    tol = TOLERANCE * max([abs(v) for v in numeric] + [mass_scale])
+    for k in range(3):
+        entry = tensor[k, k]
+        if entry.is_number and float(entry) < -tol:
+            raise ModelError(f"principal moment [{k}][{k}] = {entry} is negative", field=field)
 
 
 def _fmt(values: np.ndarray) -> str:

@@ -29,7 +29,9 @@ import sympy
 
 from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
+from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
+from robodyn.model.params import check_names, parameter_value
 
 #: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
 Params = Mapping[str | sympy.Symbol, Any]
@@ -81,10 +83,7 @@ def _symbol_map(params: Params | None) -> dict[sympy.Symbol, float]:
         symbol = sympy.Symbol(key) if isinstance(key, str) else key
         if not isinstance(symbol, sympy.Symbol):
             raise TypeError(f"params keys must be str or sympy.Symbol, got {type(key).__name__}")
-        try:
-            mapping[symbol] = float(value)
-        except (TypeError, ValueError):
-            raise ModelError(f"parameter {symbol} must be a number, got {value!r}", field="params") from None
+        mapping[symbol] = parameter_value(symbol, value)  # a finite number, or one ModelError
     return mapping
 
 
@@ -140,6 +139,7 @@ def homogeneous(R: np.ndarray, p: np.ndarray) -> np.ndarray:
 def bound_floats(robot: Manipulator, params: Params | None) -> _Floats:
     """The evaluator of ``robot``'s expressions under ``params``; a :class:`ModelError` names what is unbound."""
     mapping = _symbol_map(params)
+    check_names(robot, mapping)
     _check_bound(robot, mapping)
     return _Floats(mapping)
 
@@ -187,11 +187,37 @@ def _body_in_joint_frame(
     return m, m * c, inertia_com - m * _skew_square(c)
 
 
-def build(robot: Manipulator, params: Params | None = None) -> NumericModel:
-    """Compile ``robot`` (with ``params`` bound) into a :class:`NumericModel`; no caching, see :func:`compile_model`."""
+def check_bound_bodies(robot: Manipulator, floats: _Floats, *, skip_unbound: bool = False) -> None:
+    """Mass and inertia of every body whose mass or inertia has parameters, with their bound values: the
+    checks of :func:`robodyn.model.inertia.check_inertia` (errors only; a body given in numbers was checked,
+    and warned about, when the robot was built). One :class:`ModelError` naming the link and the field.
+    ``skip_unbound``: leave out the bodies with a symbol that ``floats`` does not bind."""
+    for k, link in enumerate(robot.links, start=1):
+        bodies: list[tuple[int | str, RigidBody]] = [(k, link)]
+        if k == robot.n and robot.payload is not None:
+            bodies.append(("payload", robot.payload))
+        for where, body in bodies:
+            symbols = sympy.sympify(body.mass).free_symbols | sympy.ImmutableMatrix(body.inertia).free_symbols
+            if not symbols or (skip_unbound and not symbols <= floats.mapping.keys()):
+                continue
+            try:
+                mass = floats.scalar(body.mass)
+                if mass < 0:
+                    raise ModelError(f"mass {mass:.6g} is negative", field="mass")
+                check_inertia(floats.array(body.inertia, (3, 3)), mass=mass, warn=False)
+            except ModelError as exc:
+                raise ModelError(f"{exc.problem} with the parameter values given", link=where,
+                                 field=exc.field) from None
+
+
+def build(robot: Manipulator, params: Params | None = None, *, check_bodies: bool = True) -> NumericModel:
+    """Compile ``robot`` (with ``params`` bound) into a :class:`NumericModel`; no caching, see :func:`compile_model`.
+    ``check_bodies=False`` skips :func:`check_bound_bodies` (for placeholder values, as the regressor's)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
     floats = bound_floats(robot, params)
+    if check_bodies:
+        check_bound_bodies(robot, floats)
     n = robot.n
     E, p = np.zeros((n, 3, 3)), np.zeros((n, 3))
     mass, first, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))

@@ -1,0 +1,383 @@
+"""Hardening: simulations that cannot hang (non-finite states, bad options, runaway integrations) and one
+inertia check, with its documented rounding tolerance, on every path (model files, URDF, params=, the
+identification). Whatever could hang runs in a subprocess with a wall-clock bound."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+
+import robodyn as rd
+from robodyn import numeric
+from robodyn.model.inertia import TOLERANCE, as_inertia, check_inertia
+from robodyn.simulation import MAX_MAGNITUDE, NonFiniteStateError, SimulationError, simulate
+from tests.conftest import load_quiet
+
+#: Wall-clock bound of every subprocess (the hangs these tests guard against ran forever).
+TIMEOUT = 60
+DOUBLE = {"L1": 1.0, "L2": 0.5, "m1": 2.0, "m2": 1.0}
+#: The double pendulum with m2 = 0: M is singular everywhere (det M = L1^2 L2^2 m2 (m1 + m2 sin^2 q2)).
+SINGULAR = ["--param", "L1=1", "--param", "L2=0.5", "--param", "m1=2", "--param", "m2=0"]
+PARAMS = ["--param", "L1=1", "--param", "L2=0.5", "--param", "m1=2", "--param", "m2=1"]
+STANFORD = {"m1": 5.0, "m2": 3.0, "m3": 2.0, "y1": 0.05, "z1": 0.1, "d2": 0.15, "y2": 0.1, "z3": -0.2,
+            **{f"I{axis}{i}": 0.1 for axis in ("xx", "yy", "zz") for i in (1, 2, 3)}, "g": 9.81}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "robodyn.cli", *args], capture_output=True, text=True,
+                          check=False, timeout=TIMEOUT)
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          check=False, timeout=TIMEOUT)
+
+
+def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
+    """The CLI's refusal: exit 2, one line ``error: ...`` on stderr, no traceback; the line is returned."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for word in words:
+        assert word in errors[0], errors[0]
+    return errors[0]
+
+
+def _has_compiler() -> bool:
+    from robodyn.compile import find_compiler
+
+    try:
+        return bool(find_compiler())
+    except Exception:
+        return False
+
+
+ENGINES = ["lambdify", "numpy", pytest.param("compiled", marks=pytest.mark.skipif(
+    not _has_compiler(), reason="no C compiler for the compiled engine"))]
+
+
+# -- simulations that used to hang ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_singular_mass_matrix_stops_with_one_line_on_every_engine(engine: str, tmp_path: Path) -> None:
+    """m2 = 0 makes M singular: the compiled engine's LDL^T gave NaN and solve_ivp looped forever on it."""
+    csv = tmp_path / "motion.csv"
+    proc = _cli("simulate", "double_pendulum", *SINGULAR, "--q0", "0.5,0.5", "--t-end", "1", "--engine", engine,
+                "--csv", str(csv))
+    _one_line_error(proc, "singular", "t = 0 s")
+    assert not csv.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--rtol", "nan", ("rtol", "(0, 1)")),
+        ("--rtol", "0", ("rtol",)),
+        ("--rtol", "2", ("rtol",)),
+        ("--atol", "-1", ("atol", "positive")),
+        ("--atol", "inf", ("atol",)),
+        ("--qd0", "1e300,0", ("qd0", "magnitude")),
+        ("--q0", "nan,0", ("q0", "finite")),
+        ("--q0", "1,2,3", ("--q0", "2 numbers")),
+        ("--q0", ",", ("--q0",)),
+        ("--method", "Euler", ("method", "RK45")),
+        ("--t-end", "0", ("--t-end",)),
+        ("--t-end", "inf", ("--t-end",)),
+        ("--samples", "1", ("--samples",)),
+        ("--max-evaluations", "0", ("max_evaluations",)),
+    ],
+)
+def test_simulate_options_are_checked_first(option: str, value: str, words: tuple[str, ...]) -> None:
+    _one_line_error(_cli("simulate", "double_pendulum", *PARAMS, "--t-end", "1", option, value), *words)
+
+
+def test_runaway_integration_gives_up_after_max_evaluations() -> None:
+    """1e8 rad/s: RK45 would need about 10^8 evaluations; the bound stops it with one line saying at which t."""
+    proc = _cli("simulate", "double_pendulum", *PARAMS, "--qd0", "1e8,0", "--t-end", "1",
+                "--max-evaluations", "5000")
+    _one_line_error(proc, "gave up at t = ", "5000 evaluations", "Radau")
+
+
+def test_api_non_finite_states_and_runaways_stop_on_every_engine() -> None:
+    """In a subprocess (bounded): a torque function returning 1e300 (which would shrink the step to 1e-150 s,
+    never overflowing) and one blowing up in finite time stop with a SimulationError naming the torque
+    function and the time, on every engine and with explicit and implicit methods."""
+    engines = ["lambdify", "numpy", *(["compiled"] if _has_compiler() else [])]
+    proc = _python(f"""
+        import warnings
+        warnings.simplefilter("ignore")
+        import robodyn as rd
+        from robodyn.simulation import NonFiniteStateError, SimulationError, simulate
+        robot = rd.load("double_pendulum")
+        for engine in {engines!r}:
+            for method in ("RK45", "Radau", "LSODA"):
+                try:
+                    simulate(robot, 1.0, [0.5, 0.5], torque=lambda t, q, qd: [1e300, -1e300], params={DOUBLE!r},
+                             engine=engine, method=method)
+                except SimulationError as exc:
+                    print("bounded", engine, method, "torque function returned" in str(exc) and "\\n" not in str(exc))
+                try:
+                    simulate(robot, 1.0, [0.5, 0.5], torque=lambda t, q, qd: [1 / (0.5 - t) ** 3, 0.0],
+                             params={DOUBLE!r}, engine=engine, method=method, max_evaluations=200_000)
+                except SimulationError as exc:
+                    print("stopped", engine, method, "at t = 0.49" in str(exc) and "\\n" not in str(exc))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("\n")
+    for engine in engines:
+        for method in ("RK45", "Radau", "LSODA"):
+            assert f"bounded {engine} {method} True" in lines, proc.stdout
+            assert f"stopped {engine} {method} True" in lines, proc.stdout
+
+
+def test_linearize_and_torques_refuse_values_that_overflow(tmp_path: Path) -> None:
+    _one_line_error(_cli("linearize", "double_pendulum", *PARAMS, "--q0", "1e300,0"), "q0", "magnitude")
+    _one_line_error(_cli("linearize", "double_pendulum", *PARAMS, "--dt", "1e300"), "dt", "not finite")
+    _one_line_error(_cli("linearize", "double_pendulum", *PARAMS, "--tau0", "1,2,3"), "--tau0")
+    path = tmp_path / "huge.csv"
+    path.write_text("t,q1,q2\n0,0,0\n1,1e300,1\n2,0,0\n")
+    _one_line_error(_cli("torques", "double_pendulum", *PARAMS, "-t", str(path)), "not finite")
+
+
+# -- simulate's options through the API -------------------------------------------------------------------
+
+
+def _bad_torque(value: object) -> object:
+    return lambda t, q, qd: value
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"t_span": (0.0,)}, "t_span"),  # was an IndexError with a traceback
+        ({"t_span": (0.0, 1.0, 2.0)}, "t_span"),
+        ({"t_span": "a"}, "t_span"),
+        ({"t_span": None}, "t_span"),
+        ({"t_span": 0.0}, "t_span"),
+        ({"t_span": (1.0, 0.0)}, "t_span"),
+        ({"samples": 0}, "samples"),  # was an AttributeError
+        ({"samples": 1}, "samples"),
+        ({"samples": 2.5}, "samples"),
+        ({"t_eval": []}, "t_eval"),  # was an AttributeError
+        ({"t_eval": [np.nan]}, "t_eval"),
+        ({"t_eval": [[0.1]]}, "t_eval"),
+        ({"t_eval": [5.0]}, "t_eval"),
+        ({"rtol": np.nan}, "rtol"),  # solve_ivp looped forever
+        ({"rtol": "x"}, "rtol"),
+        ({"rtol": [1e-6, 1e-6]}, "rtol"),
+        ({"atol": 0.0}, "atol"),
+        ({"atol": -1.0}, "atol"),
+        ({"max_step": 0.0}, "max_step"),
+        ({"max_step": np.nan}, "max_step"),
+        ({"method": "Euler"}, "method"),
+        ({"method": int}, "method"),
+        ({"q0": [1.0, 2.0, 3.0]}, "q0"),
+        ({"q0": []}, "q0"),
+        ({"q0": [np.inf, 0.0]}, "q0"),
+        ({"qd0": [1e300, 0.0]}, "qd0"),
+        ({"qd0": [2 * MAX_MAGNITUDE, 0.0]}, "qd0"),
+        ({"torque": [1.0]}, "torque"),
+        ({"torque": _bad_torque(1.0)}, "torque"),
+        ({"torque": _bad_torque([1.0, 2.0, 3.0])}, "torque"),
+        ({"torque": _bad_torque(None)}, "torque"),  # was taken as zero torque
+        ({"torque": _bad_torque([np.nan, 0.0])}, "torque"),
+        ({"engine": "fast"}, "engine"),
+        ({"max_evaluations": 0}, "max_evaluations"),
+        ({"max_evaluations": 1.5}, "max_evaluations"),
+    ],
+)
+def test_simulate_refuses_bad_options_with_one_line(options: dict, field: str) -> None:
+    robot = load_quiet("double_pendulum")
+    arguments = {"t_span": 0.1, **options}
+    with pytest.raises(SimulationError) as info:
+        simulate(robot, params=DOUBLE, **arguments)
+    assert info.value.field == field and "\n" not in str(info.value)
+
+
+def test_valid_per_component_tolerances_and_t_eval_still_work() -> None:
+    robot = load_quiet("double_pendulum")
+    result = simulate(robot, 0.5, [0.3, 0.0], params=DOUBLE, rtol=1e-9, atol=[1e-10] * 4, t_eval=[0.0, 0.25, 0.5])
+    assert result.t.tolist() == [0.0, 0.25, 0.5] and np.all(np.isfinite(result.q))
+    assert result.energy_drift() < 1e-6
+
+
+def test_evaluation_bound_counts_evaluations() -> None:
+    robot = load_quiet("double_pendulum")
+    with pytest.raises(SimulationError, match=r"gave up at t = .* after 50 evaluations") as info:
+        simulate(robot, 1.0, [0.5, 0.5], params=DOUBLE, max_evaluations=50)
+    assert info.value.field == "max_evaluations"
+    assert simulate(robot, 0.01, [0.5, 0.5], params=DOUBLE, max_evaluations=None).nfev > 0
+
+
+@pytest.mark.skipif(not _has_compiler(), reason="no C compiler for the compiled engine")
+def test_non_finite_state_error_is_a_simulation_error_naming_the_time() -> None:
+    """m2 = 0 makes M singular: the compiled engine's LDL^T returns NaN, which stops the integration at once."""
+    robot = load_quiet("double_pendulum")
+    with pytest.raises(NonFiniteStateError, match=r"not finite at t = 0 s .*q = \(0.5, 0.5\)") as info:
+        simulate(robot, 1.0, [0.5, 0.5], params={**DOUBLE, "m2": 0.0}, engine="compiled")
+    assert isinstance(info.value, SimulationError) and isinstance(info.value, rd.ModelError)
+
+
+# -- the inertia check and its tolerance -------------------------------------------------------------------
+
+
+def test_rounding_noise_passes_with_a_warning_and_real_violations_are_refused() -> None:
+    """iCub's ixx = -5.4e-20 beside moments of 1e-4 is noise; -1e-3 beside them is a real violation."""
+    with pytest.warns(rd.ModelWarning, match="rounding noise"):
+        check_inertia(as_inertia([-5.4e-20, 1e-4, 1e-4]), mass=0.5, where="link 1")
+    with pytest.raises(rd.ModelError, match=r"not positive semidefinite.*negative"):
+        check_inertia(as_inertia([-1e-3, 1e-4, 1e-4]), mass=0.5)
+    with pytest.raises(rd.ModelError, match="negative"):  # a symbolic tensor: its numeric diagonal entries
+        check_inertia(as_inertia([-1e-3, sympy.Symbol("Iyy"), 1e-4]), mass=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_inertia(as_inertia([[0.02, 1e-17, 0], [1e-17, 0.02, 0], [0, 0, 0.01]]), mass=1.0)  # PSD: silent
+
+
+def test_tolerance_scale_is_the_largest_moment_or_the_mass() -> None:
+    """A point mass (moments all zero up to noise) passes by its mass; without mass the noise is the scale."""
+    with pytest.warns(rd.ModelWarning):  # iCub's r_hip_2: 0.526 kg, ixx = iyy = -5.42101e-20, izz = 0
+        check_inertia(as_inertia([-5.42101e-20, -5.42101e-20, 0.0]), mass=0.526, where="r_hip_2")
+    with pytest.warns(rd.ModelWarning):  # iCub's head: all zero but ixz = 2.40741e-35
+        check_inertia(as_inertia([[0, 0, 2.40741e-35], [0, 0, 0], [2.40741e-35, 0, 0]]), mass=1.33687)
+    with pytest.raises(rd.ModelError):
+        check_inertia(as_inertia([-5.42101e-20, -5.42101e-20, 0.0]), mass=0)
+    edge = 0.5 * TOLERANCE * 2.0
+    with pytest.warns(rd.ModelWarning):
+        check_inertia(as_inertia([-edge, 1.0, 1.0]), mass=2.0)
+    with pytest.raises(rd.ModelError):
+        check_inertia(as_inertia([-3 * edge, 1.0, 1.0]), mass=2.0)
+
+
+def test_model_file_link_with_noise_loads_and_with_a_violation_is_refused() -> None:
+    row = {"joint": "R", "a": 0.3, "alpha": 0, "d": 0, "theta": 0, "mass": 0.5}
+    with pytest.warns(rd.ModelWarning, match=r"link 1.*rounding noise"):
+        rd.Manipulator.from_dh([{**row, "inertia": [-5.4e-20, 1e-4, 1e-4]}])
+    with pytest.raises(rd.ModelError, match=r"link 1.*inertia.*negative"):
+        rd.Manipulator.from_dh([{**row, "inertia": [-1e-3, 1e-4, 1e-4]}])
+
+
+# -- parameters bound at use time --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("bad", "field"), [({"Ixx2": -1e-3}, "inertia"), ({"m3": -1.0}, "mass")])
+def test_non_physical_values_bound_with_params_are_refused_on_every_path(bad: dict, field: str) -> None:
+    from robodyn import identification as ident
+
+    robot = load_quiet("stanford_modified")
+    values = {**STANFORD, **bad}
+    link = "link 2" if "Ixx2" in bad else "link 3"
+    calls = [
+        lambda: numeric.mass_matrix(robot, np.zeros(3), params=values),
+        lambda: simulate(robot, 0.1, params=values, engine="numpy"),
+        lambda: ident.numeric_values(robot, values),
+        lambda: ident.numeric_regressor(robot, np.zeros(3), np.zeros(3), np.zeros(3), params=values),
+    ]
+    for call in calls:
+        with pytest.raises(rd.ModelError) as info:
+            call()
+        message = str(info.value)
+        assert link in message and f"field '{field}'" in message and "\n" not in message, message
+    with pytest.raises(rd.ModelError, match=link):
+        robot.subs(values)
+    assert numeric.mass_matrix(robot, np.zeros(3), params=STANFORD).shape == (3, 3)  # physical values pass
+    noise = {**STANFORD, "Ixx2": -1e-14}  # rounding noise beside a 3 kg link: accepted
+    assert np.all(np.isfinite(numeric.mass_matrix(robot, np.zeros(3), params=noise)))
+
+
+def test_cli_refuses_non_physical_params() -> None:
+    args = [f"{k}={v}" for k, v in {**STANFORD, "Ixx2": -1e-3}.items()]
+    params = [x for a in args for x in ("--param", a)]
+    _one_line_error(_cli("simulate", "stanford_modified", *params, "--t-end", "0.1"), "link 2", "inertia")
+
+
+# -- URDF --------------------------------------------------------------------------------------------------
+
+ICUB_LIKE = """<?xml version="1.0"?>
+<robot name="icub_like">
+  <link name="root_link"/>
+  <joint name="hip_pitch" type="revolute"><parent link="root_link"/><child link="hip_1"/>
+    <origin xyz="0 -0.068 -0.1199" rpy="0 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="hip_1"><inertial><origin xyz="0 0 0" rpy="0 0 0"/><mass value="0.754"/>
+    <inertia ixx="0.00047" ixy="0" ixz="0" iyy="0.00047" iyz="0" izz="0.00054"/></inertial></link>
+  <joint name="hip_roll" type="revolute"><parent link="hip_1"/><child link="hip_2"/>
+    <origin xyz="0 0 0" rpy="1.5708 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="hip_2"><inertial><origin xyz="0.02 0 0" rpy="0 0 0"/><mass value="0.526"/>
+    <inertia ixx="{hip_ixx}" ixy="0" ixz="0" iyy="{hip_iyy}" iyz="0" izz="0"/></inertial></link>
+  <joint name="sensor" type="fixed"><parent link="hip_2"/><child link="head"/>
+    <origin xyz="0.1 0 0" rpy="0 0 0"/></joint>
+  <link name="head"><inertial><origin xyz="0 0 0.05" rpy="0 0 0"/><mass value="1.33687"/>
+    <inertia ixx="{head_ixx}" ixy="0" ixz="{head_ixz}" iyy="0" iyz="0" izz="0"/></inertial></link>
+</robot>
+"""
+
+
+def test_urdf_with_icub_rounding_noise_loads_and_matches_the_same_model_without_it(tmp_path: Path) -> None:
+    pytest.importorskip("yourdfpy")
+    noisy, clean = tmp_path / "noisy.urdf", tmp_path / "clean.urdf"
+    noisy.write_text(_icub_like(hip_ixx="-5.42101e-20", hip_iyy="-5.42101e-20", head_ixz="2.40741e-35"))
+    clean.write_text(_icub_like())
+    with pytest.warns(rd.ModelWarning, match="rounding noise"):
+        robot = rd.load(noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        reference = rd.load(clean)
+    q = np.array([0.3, -0.7])
+    np.testing.assert_allclose(numeric.mass_matrix(robot, q), numeric.mass_matrix(reference, q), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(numeric.gravity(robot, q), numeric.gravity(reference, q), rtol=0, atol=1e-12)
+
+
+def _icub_like(**values: str) -> str:
+    return ICUB_LIKE.format(**{"hip_ixx": "0", "hip_iyy": "0", "head_ixx": "0", "head_ixz": "0", **values})
+
+
+@pytest.mark.parametrize("link", ["hip_2", "head"])
+def test_urdf_violation_is_refused_naming_the_urdf_link(tmp_path: Path, link: str) -> None:
+    """head is fixed to hip_2 and merged with it: its own -1e-3 is refused although the merged tensor (head's
+    mass 10 cm away) would be positive definite."""
+    pytest.importorskip("yourdfpy")
+    path = tmp_path / "bad.urdf"
+    path.write_text(_icub_like(**{"hip_ixx" if link == "hip_2" else "head_ixx": "-1e-3"}))
+    proc = _cli("derive", str(path))
+    _one_line_error(proc, f"link '{link}'", "inertia", "negative")
+
+
+def _icub_urdf() -> Path:
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+    for f in dist.files or []:
+        if str(f).endswith("icub_description/robots/icub_reduced.urdf"):
+            return Path(dist.locate_file(f))
+    pytest.skip("example-robot-data ships no iCub")
+
+
+def test_icub_right_leg_loads_and_matches_pinocchio() -> None:
+    """The real iCub URDF (ixx = -5.4e-20 on r_hip_2...): its right leg, every other joint locked at 0."""
+    pytest.importorskip("yourdfpy")
+    pin = pytest.importorskip("pinocchio")
+    from robodyn.urdf import read_urdf
+    from tests.test_urdf import _compare
+
+    path = _icub_urdf()
+    full = pin.buildModelFromUrdf(str(path))
+    leg = ("r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll")
+    locked = [name for name in list(full.names)[1:] if name not in leg]
+    with pytest.warns(rd.ModelWarning, match="rounding noise"):
+        robot = read_urdf(path, lock=dict.fromkeys(locked, 0.0))
+    assert robot.n == 6
+    reduced = pin.buildReducedModel(full, [full.getJointId(name) for name in locked], pin.neutral(full))
+    assert _compare(robot, reduced) < 1e-9
