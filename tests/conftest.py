@@ -95,3 +95,13 @@ def load_quiet(name: str) -> rd.Manipulator:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rd.ModelWarning)
         return rd.load(name)
+
+
+def random_params(robot: rd.Manipulator, rng: np.random.Generator, low: float = 0.5,
+                  high: float = 2.0) -> dict[str, float]:
+    """A value in [low, high) for every parameter of ``robot``, physical: the symbols of an inertia tensor's
+    off-diagonal entries are scaled by 0.1, so that each tensor is diagonally dominant (positive definite),
+    as bound parameter values must be (robodyn refuses a non-physical inertia through params=)."""
+    off_diagonal = {s for body in (*robot.links, *([robot.payload] if robot.payload else []))
+                    for i in range(3) for j in range(3) if i != j for s in body.inertia[i, j].free_symbols}
+    return {s.name: float(rng.uniform(low, high)) * (0.1 if s in off_diagonal else 1.0) for s in robot.parameters()}

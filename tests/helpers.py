@@ -32,3 +32,20 @@ def state_values(n: int, q, qd=None, qdd=None) -> dict:
     if qdd is not None:
         values.update({s.qdd[i]: float(qdd[i]) for i in range(n)})
     return values
+
+
+def assert_close(actual, expected, rtol: float = 1e-7, *, scale: float | None = None, err_msg: str = "") -> None:
+    """``actual`` equals ``expected`` to ``rtol`` relative, with an absolute floor ``atol = rtol * scale``.
+
+    A relative tolerance alone fails on entries that are rounding-level zeros (a torque at rest, a
+    gravity-free component, an off-diagonal M entry, the acceleration of a settled controller): their
+    last bits depend on the BLAS kernels of the machine (OpenBLAS picks them per CPU at run time) and
+    on the batch size, so 6.57e-17 against 6.62e-17 is agreement, not a 1% error. ``scale`` is the
+    natural size of the quantity (default: the largest ``|expected|``, 1 where that is zero); the
+    relative claim ``rtol`` is kept as it is for every entry of that size."""
+    actual = np.asarray(actual, dtype=float)
+    expected = np.asarray(expected, dtype=float)
+    if scale is None:
+        scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+        scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale, err_msg=err_msg)

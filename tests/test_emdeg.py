@@ -15,7 +15,7 @@ from robodyn.formulations import derive, emdeg
 from robodyn.opcount import general_arm
 from robodyn.program import build
 from robodyn.symbols import joint_symbols
-from tests.conftest import load_quiet, random_robot
+from tests.conftest import load_quiet, random_params, random_robot
 
 
 @pytest.mark.parametrize("name", ["double_pendulum", "two_link_payload", "stanford_modified", "puma560_symbolic"])
@@ -159,7 +159,7 @@ def _tau_agrees(program, robot, seed):
     bare = robot.replace(links=tuple(link.replace(damping=0) for link in robot.links),
                          tip_force=(0, 0, 0), tip_moment=(0, 0, 0))
     rng = np.random.default_rng(seed)
-    params = {s.name: float(rng.uniform(0.5, 2.0)) for s in robot.parameters()}
+    params = random_params(robot, rng)
     for _ in range(2):
         q, qd, qdd = (rng.uniform(-2, 2, n) for _ in range(3))
         element = _element_values(program, {**params, **{f"q{i + 1}": float(q[i]) for i in range(n)}})

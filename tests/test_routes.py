@@ -19,7 +19,7 @@ from robodyn.formulations import customised_ne as cne
 from robodyn.formulations import derive
 from robodyn.program import OUTPUTS, build
 from robodyn.program.targets import count_summary
-from tests.conftest import load_quiet, random_robot
+from tests.conftest import load_quiet, random_params, random_robot
 
 
 def _reference(robot, output, q, qd, qdd, tau, params):
@@ -45,7 +45,7 @@ def _agree_all(program, robot, outputs, seed):
     """Every one of ``outputs`` against robodyn.numeric at one random state (one evaluation of the program)."""
     rng = np.random.default_rng(seed)
     n = robot.n
-    params = {s.name: float(rng.uniform(0.5, 2.0)) for s in robot.parameters()}
+    params = random_params(robot, rng)
     q, qd, qdd, tau = (rng.uniform(-2, 2, n) for _ in range(4))
     values = dict(params)
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
@@ -234,7 +234,7 @@ def _agree_in_base_parameters(robot, outputs, seed):
     program = build(robot, outputs, base=True)
     b = base_parameters(robot)
     rng = np.random.default_rng(seed)
-    params = {s.name: float(rng.uniform(0.5, 2.0)) for s in robot.parameters()}
+    params = random_params(robot, rng)
     names = [str(s) for s in program.inputs["parameters"]]
     assert names[: len(b)] == list(b.names)
     n = robot.n

@@ -19,6 +19,7 @@ from robodyn.cli import app
 from robodyn.errors import DerivationError
 from robodyn.simulation import SimulationError, simulate
 from tests.conftest import load_quiet, random_robot
+from tests.helpers import assert_close
 
 runner = CliRunner()
 
@@ -95,7 +96,8 @@ def test_free_undamped_swing_conserves_energy(name):
     assert np.ptp(result.kinetic) > 0.1 * abs(result.energy[0]) or np.ptp(result.kinetic) > 1.0  # it really moves
     assert result.energy_drift() < 1e-8
     # the energies are those of the arm: V changes by exactly the work of gravity, T from M
-    np.testing.assert_allclose(result.kinetic, 0.5 * np.einsum(
+    # T is 0 at the start (from rest) and near 0 at turning points: compared to its largest value in the swing
+    assert_close(result.kinetic, 0.5 * np.einsum(
         "ni,nij,nj->n", result.qd, numeric.mass_matrix(robot, result.q, params=params), result.qd))
 
 
@@ -120,7 +122,7 @@ def test_potential_gradient_is_the_gravity_torque():
     q = np.array([0.3, 0.4])
     grad = [(simulation.gravity_energy(payload, q + 1e-6 * e, PAYLOAD)
              - simulation.gravity_energy(payload, q - 1e-6 * e, PAYLOAD)) / 2e-6 for e in np.eye(2)]
-    np.testing.assert_allclose(grad, numeric.gravity(payload, q, params=PAYLOAD), rtol=1e-7)
+    assert_close(grad, numeric.gravity(payload, q, params=PAYLOAD), rtol=1e-7)
 
 
 # -- small oscillations --------------------------------------------------------------------------
@@ -224,7 +226,7 @@ def test_gravity_compensation_holds_the_arm_still(name):
     held = simulate(robot, 2.0, q0, params=params, torque="gravity", samples=21, **TIGHT)
     assert np.max(np.abs(held.q - q0)) < 1e-10 and np.max(np.abs(held.qd)) < 1e-10
     bound = simulation.bind_parameters(robot, params)
-    np.testing.assert_allclose(held.tau[0], numeric.gravity(robot, q0, params=bound))
+    assert_close(held.tau[0], numeric.gravity(robot, q0, params=bound))  # G1 = 0 on the PUMA (vertical axis)
     eqs = rd.derive(robot)
     values = {**{sympy.Symbol(k): v for k, v in (params or {}).items()}, **dict(zip(eqs.symbols.q, q0, strict=True))}
     G = np.array(eqs.G.subs(values).evalf(), dtype=float).ravel()
@@ -260,9 +262,11 @@ def test_computed_torque_controller_as_a_torque_function():
     result = simulate(robot, 2.0, np.zeros(6), torque=law, samples=21, **TIGHT)
     expected = target * (1 - (1 + 5 * result.t[:, None]) * np.exp(-5 * result.t[:, None]))
     np.testing.assert_allclose(result.q, expected, atol=1e-8)
-    np.testing.assert_allclose(result.tau[-1], law(0, result.q[-1], result.qd[-1]))
-    np.testing.assert_allclose(result.qdd[-1], numeric.forward_dynamics(robot, result.q[-1], result.qd[-1],
-                                                                        result.tau[-1]))
+    # settled: tau is the gravity torque (tau1 = 0 on the vertical axis) and qdd nearly 0, with joints 4 and 6
+    # at rounding-level zeros whose last bits depend on the machine's BLAS kernels (OpenBLAS picks them per
+    # CPU) and on the batch size (the result's qdd is one batched solve): compared to the size of the vector
+    assert_close(result.tau[-1], law(0, result.q[-1], result.qd[-1]))
+    assert_close(result.qdd[-1], numeric.forward_dynamics(robot, result.q[-1], result.qd[-1], result.tau[-1]))
 
 
 @pytest.mark.parametrize(
@@ -274,7 +278,7 @@ def test_computed_torque_controller_as_a_torque_function():
         ({"q0": [0.1]}, "q0 must be 2"),
         ({"t_span": (1.0, 0.5)}, "end after it starts"),
         ({"t_span": float("inf")}, "must be finite"),
-        ({"atol": -1.0}, "solve_ivp: "),
+        ({"atol": -1.0}, "atol must be positive"),
         ({"engine": "gpu"}, "unknown engine"),
     ],
 )
