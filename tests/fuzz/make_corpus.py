@@ -1,0 +1,693 @@
+"""Write the fuzz corpus: ``python -m tests.fuzz.make_corpus`` (deterministic; the files are committed).
+
+``corpus/models/`` holds model files (YAML, JSON), ``corpus/urdf/`` URDF files, and ``corpus/manifest.json``
+every entry the harness runs: the command line after ``robodyn``, how its working directory is set up
+(corpus files copied in, special files such as FIFOs and symlink loops made at run time), and what is
+expected (see :mod:`tests.fuzz.harness`). Nothing here is random: rerunning rewrites the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "corpus"
+
+LINK = {"joint": "R", "a": 0.5, "alpha": 0, "d": 0, "theta": 0, "mass": 1.0, "com": [0.25, 0, 0],
+        "inertia": [0.01, 0.02, 0.02]}
+LINK2 = {"joint": "R", "a": 0.4, "alpha": 0, "d": 0, "theta": 0, "mass": 0.8, "com": [0.2, 0, 0],
+         "inertia": [0.01, 0.015, 0.015]}
+GRAVITY = [0, -9.81, 0]
+
+OK_ONE = f"name: one_link\ngravity: {GRAVITY}\nlinks:\n  - {json.dumps(LINK)}\n"
+OK_TWO = f"name: two_link\ngravity: {GRAVITY}\nlinks:\n  - {json.dumps(LINK)}\n  - {json.dumps(LINK2)}\n"
+OK_SYMBOLIC = "name: sym_link\ngravity: [0, -g, 0]\nlinks:\n  - {joint: R, a: l1, mass: m1, com: [c1, 0, 0]}\n"
+
+#: Commands a refused model is tried with, in turn: the refusal must come before any output is written.
+REFUSING_COMMANDS: list[list[str]] = [
+    ["show", "{f}"],
+    ["derive", "{f}", "-o", "eq.txt"],
+    ["codegen", "{f}", "-o", "gen"],
+    ["simulate", "{f}", "--t-end", "0.1", "--csv", "run.csv"],
+    ["count", "{f}"],
+    ["linearize", "{f}"],
+    ["check", "{f}", "--samples", "2"],
+    ["torques", "{f}", "--csv", "tau.csv"],
+]
+
+entries: list[dict[str, Any]] = []
+written: dict[str, bytes] = {}
+
+
+def write(rel: str, content: str | bytes) -> str:
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    assert rel not in written, rel
+    written[rel] = data
+    return rel
+
+
+def add(entry_id: str, args: list[str], expect: str, *, mentions: tuple[str, ...] = (), copy: tuple = (),
+        timeout: float | None = None, cost: float = 0.3, **extra: Any) -> None:
+    assert entry_id not in {e["id"] for e in entries}, entry_id
+    assert expect in ("refuse", "ok", "either")
+    entry: dict[str, Any] = {"id": entry_id, "args": args, "expect": expect, "mentions": list(mentions),
+                             "setup": {"copy": [list(c) for c in copy]} if copy else {}, "cost": cost}
+    entry["timeout"] = timeout if timeout is not None else (10 if expect == "refuse" else 30)
+    for key, value in extra.items():
+        if key in ("fifo", "symlink", "mkdir", "write", "chmod", "sparse", "repeat"):
+            entry["setup"][key] = value
+        else:
+            entry[key] = value
+    entries.append(entry)
+
+
+_counter = {"n": 0}
+
+
+def model(name: str, content: str | bytes | Any, expect: str = "refuse", *, mentions: tuple[str, ...] = (),
+          ext: str = "yaml", command: list[str] | None = None, **extra: Any) -> None:
+    """A model file entry: ``content`` text/bytes (written as is) or data (dumped as JSON)."""
+    if not isinstance(content, (str, bytes)):
+        content = json.dumps(content, allow_nan=True)
+        ext = "json"
+    filename = f"{name}.{ext}"
+    rel = write(f"models/{filename}", content)
+    if command is None:
+        if expect == "refuse":
+            command = REFUSING_COMMANDS[_counter["n"] % len(REFUSING_COMMANDS)]
+            _counter["n"] += 1
+        else:
+            command = ["show", "{f}"]
+    args = [a.replace("{f}", filename) for a in command]
+    file_mentions = (filename,) if expect != "ok" else ()
+    add(f"models/{name}", args, expect, mentions=(*file_mentions, *mentions), copy=((rel, filename),), **extra)
+
+
+def urdf(name: str, content: str | bytes, expect: str = "refuse", *, mentions: tuple[str, ...] = (),
+         command: list[str] | None = None, **extra: Any) -> None:
+    filename = f"{name}.urdf"
+    rel = write(f"urdf/{filename}", content)
+    args = [a.replace("{f}", filename) for a in (command or ["show", "{f}"])]
+    file_mentions = (filename,) if expect != "ok" else ()
+    add(f"urdf/{name}", args, expect, mentions=(*file_mentions, *mentions), copy=((rel, filename),), **extra)
+
+
+def yaml_link(**fields: Any) -> str:
+    """A one-link model whose link has ``fields`` replaced (values are YAML text)."""
+    row = {k: json.dumps(v) for k, v in LINK.items()}
+    row.update(fields)
+    body = ", ".join(f"{k}: {v}" for k, v in row.items())
+    return f"name: fuzz\nlinks:\n  - {{{body}}}\n"
+
+
+# -- YAML bombs ------------------------------------------------------------------------------------------------
+laughs = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+for k in range(1, 10):
+    laughs.append(f"a{k}: &a{k} [" + ",".join([f"*a{k - 1}"] * 9) + "]")
+model("bomb_billion_laughs", "\n".join(laughs) + "\nname: *a9\nlinks: [{joint: R, mass: 1}]\n")
+model("bomb_alias_once", "links:\n  - {joint: R, mass: &m 1.0}\n  - {joint: R, mass: *m}\n")
+model("bomb_merge_key", "base: &b {joint: R, mass: 1}\nlinks:\n  - {<<: *b}\n")
+model("bomb_alias_links", "x: &l [{joint: R, mass: 1}]\nlinks: *l\n")
+model("bomb_deep_flow_lists", "links: " + "[" * 5000 + "]" * 5000 + "\n")
+model("bomb_deep_block_maps", "".join("  " * k + "a:\n" for k in range(600)) + "  " * 600 + "b: 1\n")
+model("bomb_deep_com", yaml_link(com="[" * 300 + "0" + "]" * 300), mentions=("com",))
+model("bomb_deep_json", "[" * 20000 + "]" * 20000, ext="json")
+model("bomb_deep_json_objects", '{"a":' * 5000 + "1" + "}" * 5000, ext="json")
+model("bomb_long_expression", yaml_link(a=json.dumps("+".join(["l1"] * 30000))), mentions=("'a'",))
+model("bomb_int_5000_digits", yaml_link(mass="9" * 5000))  # refused by the YAML reader: no field known
+model("bomb_int_100k_digits", yaml_link(mass="1" + "0" * 100000))
+model("bomb_int_400_digits", yaml_link(mass="7" * 400), mentions=("mass",))
+model("bomb_int_json_10k_digits", '{"links": [{"joint": "R", "mass": ' + "3" * 10000 + "}]}", ext="json")
+model("bomb_string_int_400_digits", yaml_link(d=json.dumps("1" * 400)), mentions=("'d'",))
+model("bomb_many_keys", "\n".join(f"k{i}: {i}" for i in range(3000)) + "\n" + OK_ONE)
+model("bomb_many_links_201", "links:\n" + "".join(f"  - {json.dumps(LINK)}\n" for _ in range(201)),
+      mentions=("links",))
+model("bomb_many_links_5000", "links:\n" + "  - {joint: R}\n" * 5000, mentions=("links",))
+model("bomb_wide_com_list", yaml_link(com=json.dumps([0] * 10000)), mentions=("com",))
+model("bomb_exponent_tower", yaml_link(a=json.dumps("2**2**2**2**2**2")), mentions=("'a'",))
+model("bomb_power_nest", yaml_link(a=json.dumps("((((l1**9)**9)**9)**9)**9")), mentions=("'a'",), expect="either")
+model("bomb_factorial_like", yaml_link(a=json.dumps("*".join(["(l1+1)"] * 300))), expect="either",
+      mentions=("'a'",))
+model("bomb_paren_nest", yaml_link(a=json.dumps("(" * 190 + "1" + ")" * 190)), expect="ok")  # parentheses make no node
+model("bomb_unary_nest", yaml_link(a=json.dumps("-" * 1900 + "1")), mentions=("'a'",))
+model("bomb_huge_float_digits", yaml_link(a=json.dumps("0." + "1" * 1990)), expect="either", mentions=("'a'",))
+
+# -- YAML tags ---------------------------------------------------------------------------------------------------
+tags = {
+    "tag_python_object_apply": "!!python/object/apply:os.system ['touch pwned']",
+    "tag_python_object_new": "!!python/object/new:subprocess.Popen [['touch', 'pwned']]",
+    "tag_python_object": "!!python/object:collections.OrderedDict {}",
+    "tag_python_name": "!!python/name:os.system",
+    "tag_python_module": "!!python/module:os",
+    "tag_python_tuple": "!!python/tuple [0, 0, 0]",
+    "tag_verbatim_python": "!<tag:yaml.org,2002:python/object/apply:os.system> ['touch pwned']",
+    "tag_custom": "!robot 1.0",
+    "tag_custom_local": "!!robodyn 1.0",
+}
+for name, value in tags.items():
+    model(name, yaml_link(mass=value))
+model("tag_directive_python", "%TAG !py! tag:yaml.org,2002:python/\n---\n"
+      "links: [{joint: R, mass: !py!object/apply:os.system ['touch pwned']}]\n")
+model("tag_binary_mass", yaml_link(mass="!!binary aGVsbG8="), mentions=("mass",))
+model("tag_set_com", yaml_link(com="!!set {a, b, c}"), mentions=("com",))
+model("tag_omap_links", "links: !!omap [{a: 1}, {b: 2}]\n", mentions=("links",))
+model("tag_pairs_link", "links: [!!pairs [[joint, R], [mass, 1]]]\n")
+model("tag_timestamp_mass", yaml_link(mass="2001-12-14"), mentions=("mass",))
+model("tag_timestamp_key", "2001-12-14: 1\n" + OK_ONE)
+model("tag_int_key", "1: 2\n" + OK_ONE)
+model("tag_null_key", "~: 2\n" + OK_ONE)
+model("tag_bool_key_link", "links: [{joint: R, true: 1}]\n", mentions=("link 1",))
+model("tag_str_mass", yaml_link(mass="!!str 1.5"), expect="ok")
+model("tag_float_nan", yaml_link(mass="!!float .nan"), mentions=("mass",))
+model("tag_int_hex_mass", yaml_link(mass="0x1F"), expect="ok")
+model("tag_sexagesimal", yaml_link(a="1:30"), expect="either", mentions=("'a'",))
+
+# -- duplicate keys ----------------------------------------------------------------------------------------------
+model("dup_top_name", "name: first\nname: second\n" + OK_ONE.split("\n", 1)[1], mentions=("name",))
+model("dup_top_links", OK_ONE + f"links:\n  - {json.dumps(LINK2)}\n", mentions=("links",))
+model("dup_link_mass", "links:\n  - {joint: R, mass: 1, mass: 100}\n", mentions=("mass",))
+model("dup_link_joint_block", "links:\n  - joint: R\n    a: 1\n    joint: P\n", mentions=("joint",))
+model("dup_quoted_key", "links:\n  - {joint: R, mass: 1, \"mass\": 2}\n", mentions=("mass",))
+model("dup_nested_tip_load", OK_ONE + "tip_load: {force: [0, 0, 1], force: [0, 0, 2]}\n", mentions=("force",))
+model("dup_payload_mass", OK_ONE + "payload: {mass: 1, mass: -1}\n", mentions=("mass",))
+model("dup_json_mass", '{"links": [{"joint": "R", "mass": 1, "mass": 2}]}', ext="json", mentions=("mass",))
+model("dup_json_top", '{"name": "a", "name": "b", "links": [{"joint": "R"}]}', ext="json", mentions=("name",))
+
+# -- wrong types and shapes --------------------------------------------------------------------------------------
+model("shape_links_string", "links: R R\n", mentions=("links",))
+model("shape_links_mapping", "links: {joint: R}\n", mentions=("links",))
+model("shape_links_empty", "links: []\n", mentions=("links",))
+model("shape_links_missing", "name: nolinks\n", mentions=("links",))
+model("shape_links_null", "links:\n", mentions=("links",))
+model("shape_document_list", "- joint: R\n", mentions=())
+model("shape_document_scalar", "42\n")
+model("shape_document_string", "just some text\n")
+model("shape_empty_file", "")
+model("shape_only_comment", "# nothing here\n")
+model("shape_multi_document", OK_ONE + "---\n" + OK_TWO)
+model("shape_link_string", "links: [R]\n", mentions=("link 1",))
+model("shape_link_null", "links: [~]\n", mentions=("link 1",))
+model("shape_link_list", "links: [[R, 1, 0]]\n", mentions=("link 1",))
+model("shape_joint_missing", "links: [{mass: 1}]\n", mentions=("joint",))
+model("shape_joint_int", "links: [{joint: 1}]\n", mentions=("joint",))
+model("shape_joint_list", "links: [{joint: [R]}]\n", mentions=("joint",))
+model("shape_joint_spherical", "links: [{joint: S}]\n", mentions=("joint",))
+model("shape_inertia_3x2", yaml_link(inertia="[[1, 0], [0, 1], [0, 0]]"), mentions=("inertia",))
+model("shape_inertia_2", yaml_link(inertia="[1, 1]"), mentions=("inertia",))
+model("shape_inertia_6", yaml_link(inertia="[1, 1, 1, 0, 0, 0]"), mentions=("inertia",))
+model("shape_inertia_string", yaml_link(inertia="diag"), mentions=("inertia",))
+model("shape_inertia_ragged", yaml_link(inertia="[[1], [0, 1], [0, 0, 1]]"), mentions=("inertia",))
+model("shape_inertia_3x3x3", yaml_link(inertia=json.dumps([[[1, 0, 0]] * 3] * 3)), mentions=("inertia",))
+model("shape_inertia_mapping", yaml_link(inertia="{xx: 1, yy: 1, zz: 1}"), mentions=("inertia",))
+model("shape_com_5", yaml_link(com="[0, 0, 0, 0, 0]"), mentions=("com",))
+model("shape_com_2", yaml_link(com="[0, 0]"), mentions=("com",))
+model("shape_com_string", yaml_link(com="0 0 0"), mentions=("com",))
+model("shape_com_mapping", yaml_link(com="{x: 0, y: 0, z: 0}"), mentions=("com",))
+model("shape_com_scalar", yaml_link(com="0"), mentions=("com",))
+model("shape_com_nested", yaml_link(com="[[0, 0, 0]]"), mentions=("com",))
+model("shape_gravity_2", OK_ONE + "gravity: [0, -9.81]\n".replace("gravity", "gravity"), mentions=("gravity",))
+model("shape_gravity_string", "gravity: down\nlinks:\n  - " + json.dumps(LINK) + "\n", mentions=("gravity",))
+model("shape_gravity_matrix", "gravity: [[0, 0, -9.81]]\nlinks:\n  - " + json.dumps(LINK) + "\n",
+      mentions=("gravity",))
+model("shape_tool_3x3", OK_ONE + "tool: [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n", mentions=("tool",))
+model("shape_tool_last_row", OK_ONE + "tool: [[1,0,0,0],[0,1,0,0],[0,0,1,0],[1,1,1,1]]\n", mentions=("tool",))
+model("shape_placement_not_rotation", yaml_link(placement="[[2,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]"),
+      mentions=("placement",))
+model("shape_placement_4x3", yaml_link(placement="[[1,0,0],[0,1,0],[0,0,1],[0,0,0]]"), mentions=("placement",))
+model("shape_placement_reflection", yaml_link(placement="[[-1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]"),
+      mentions=("placement",))
+model("shape_mass_list", yaml_link(mass="[1]"), mentions=("mass",))
+model("shape_mass_mapping", yaml_link(mass="{value: 1}"), mentions=("mass",))
+model("shape_mass_bool", yaml_link(mass="true"), mentions=("mass",))
+model("shape_mass_null", yaml_link(mass="null"), mentions=("mass",))
+model("shape_mass_empty_string", yaml_link(mass='""'), mentions=("mass",))
+model("shape_convention_int", "convention: 5\nlinks:\n  - " + json.dumps(LINK) + "\n", mentions=("convention",))
+model("shape_convention_list", "convention: [standard]\nlinks:\n  - " + json.dumps(LINK) + "\n",
+      mentions=("convention",))
+model("shape_convention_unknown", "convention: hartenberg\nlinks:\n  - " + json.dumps(LINK) + "\n",
+      mentions=("convention",))
+model("shape_tip_load_2", OK_ONE + "tip_load: {force: [0, 1]}\n", mentions=("tip_load",))
+model("shape_tip_load_string", OK_ONE + "tip_load: heavy\n", mentions=("tip_load",))
+model("shape_tip_load_unknown", OK_ONE + "tip_load: {torque: [0, 0, 1]}\n", mentions=("torque",))
+model("shape_payload_list", OK_ONE + "payload: [1, 2]\n", mentions=("payload",))
+model("shape_payload_unknown", OK_ONE + "payload: {massive: 1}\n", mentions=("massive",))
+model("shape_unknown_top", OK_ONE + "linkz: []\n", mentions=("linkz",))
+model("shape_unknown_link_key", yaml_link(mas="1"), mentions=("mas",))
+model("shape_angeles_with_d", "convention: angeles\nlinks: [{joint: R, d: 1}]\n", mentions=("'d'",))
+model("shape_link_int_key", "links: [{joint: R, 1: 2}]\n", mentions=("link 1",))
+model("shape_name_list", "name: [1, 2]\n" + OK_ONE.split("\n", 1)[1], expect="either", mentions=("name",))
+model("shape_name_mapping", "name: {a: 1}\n" + OK_ONE.split("\n", 1)[1], expect="either", mentions=("name",))
+model("shape_description_mapping", OK_ONE + "description: {a: [1, 2]}\n", expect="either",
+      mentions=("description",))
+model("shape_json_array", [LINK], mentions=())
+model("shape_json_links_number", {"links": 3}, mentions=("links",))
+model("shape_yaml_in_json", OK_ONE, ext="json")
+model("shape_json_in_yaml", json.dumps({"name": "j", "gravity": GRAVITY, "links": [LINK]}), expect="ok")
+model("shape_tabs_indent", "links:\n\t- {joint: R}\n")
+model("shape_bom_yaml", "\ufeff" + OK_ONE, expect="either")
+
+# -- non-finite numbers ------------------------------------------------------------------------------------------
+nonfinite = {
+    "nan_mass": ("mass", ".nan"), "nan_mass_caps": ("mass", ".NaN"), "inf_mass": ("mass", ".inf"),
+    "neg_inf_d": ("d", "-.inf"), "overflow_a": ("a", "1e999"), "overflow_neg_a": ("a", "-1e999"),
+    "string_nan_alpha": ("alpha", '"nan"'), "string_inf_d": ("d", '"inf"'), "string_neg_inf_theta": ("theta", '"-inf"'),
+    "string_infinity": ("a", '"Infinity"'), "string_1e999": ("a", '"1e999"'), "expr_div_zero": ("a", '"1/0"'),
+    "expr_zero_neg_power": ("a", '"0**-1"'), "expr_float_zero_neg_power": ("a", '"0.0**-1"'),
+    "expr_sym_div_zero": ("a", '"l1/(l2-l2)"'), "expr_huge_exponent": ("a", '"2**1000"'),
+    "expr_float_overflow": ("mass", '"1e308*10"'), "expr_sqrt_negative": ("a", '"sqrt(-1)"'),
+    "expr_cos_nan": ("alpha", '"cos(nan)"'),
+    "expr_pow_float_overflow": ("a", '"10.0**64*10.0**64*10.0**64*10.0**64*10.0**64"'),
+    "expr_complex_root": ("a", '"(-8)**(1/3)"'), "expr_exp_call": ("a", '"exp(1000)"'),
+    "expr_int_power_digits": ("a", '"9**64*9**64*9**64*9**64*9**64*9**64"'),
+    "nan_damping": ("damping", ".nan"), "inf_armature": ("armature", ".inf"),
+    "nan_com": ("com", "[.nan, 0, 0]"), "inf_inertia": ("inertia", "[.inf, 1, 1]"),
+    "nan_inertia_matrix": ("inertia", "[[1, 0, 0], [0, .nan, 0], [0, 0, 1]]"),
+    "nan_placement": ("placement", "[[1,0,0,.nan],[0,1,0,0],[0,0,1,0],[0,0,0,1]]"),
+}
+for name, (field, value) in nonfinite.items():
+    model(name, yaml_link(**{field: value}), mentions=(field,))
+model("nan_gravity", OK_ONE + "gravity: [0, 0, .nan]\n".replace("gravity:", "gravity:"), mentions=("gravity",))
+model("nan_tool", OK_ONE + "tool: [[1,0,0,0],[0,1,0,0],[0,0,1,.inf],[0,0,0,1]]\n", mentions=("tool",))
+model("nan_tip_force", OK_ONE + "tip_load: {force: [0, .nan, 0]}\n", mentions=("force",))
+model("nan_payload_mass", OK_ONE + "payload: {mass: .nan}\n", mentions=("payload",))
+model("nan_json_literal", '{"links": [{"joint": "R", "mass": NaN}]}', ext="json", mentions=("mass",))
+model("inf_json_literal", '{"links": [{"joint": "R", "a": Infinity}]}', ext="json", mentions=("'a'",))
+model("neg_inf_json_literal", '{"links": [{"joint": "R", "d": -Infinity}]}', ext="json", mentions=("'d'",))
+model("overflow_json_literal", '{"links": [{"joint": "R", "a": 1e999}]}', ext="json", mentions=("'a'",))
+model("subnormal_mass", yaml_link(mass="5e-324"), expect="ok")
+model("expr_sin_huge", yaml_link(a='"sin(1e308*1e308)"'), expect="either", mentions=("'a'",))
+
+# -- expression injection ----------------------------------------------------------------------------------------
+injections = [
+    "__import__('os').system('touch pwned')", "lambda: 0", "().__class__.__bases__[0].__subclasses__()",
+    "l1.__class__", "f'{l1}'", "eval('1')", "exec('import os')", "open('/etc/passwd').read()", "[1, 2]",
+    "{1: 2}", "1 if l1 else 0", "(x := 1)", "l1[0]", "l1.real", "sympify('1')", "Symbol('x')", "S(1)",
+    "Integer(1)", "1; import os", "l1 and l2", "l1 < l2", "not l1", "~l1", "l1 @ l2", "l1 // l2", "l1 % l2",
+    "l1 ^ l2", "sin(x=1)", "sin(1, 2)", "sqrt", "q1", "qd2", "qdd3", "_private", "__builtins__", "\u0430",
+    "'string'", "b'bytes'", "1j", "...", "None", "True", "getattr(l1, 'x')", "globals()", "sin(*l1)",
+    "[x for x in ()]", "sin.__call__(1)", "1 + (yield)", "\\u0061", "l1\nimport os",
+]
+fields = ["a", "alpha", "d", "theta", "mass", "damping", "armature"]
+for k, text in enumerate(injections):
+    field = fields[k % len(fields)]
+    model(f"inject_{k:02d}", yaml_link(**{field: json.dumps(text)}), mentions=(f"'{field}'",))
+model("inject_com_entry", yaml_link(com=json.dumps([0, "__import__('os').getcwd()", 0])), mentions=("com",))
+model("inject_inertia_entry", yaml_link(inertia=json.dumps(["1", "eval('1')", "1"])), mentions=("inertia",))
+model("inject_gravity", "gravity: [0, 0, \"__import__('sys').exit(0)\"]\nlinks: [{joint: R}]\n",
+      mentions=("gravity",))
+model("inject_angeles_b", "convention: angeles\nlinks: [{joint: P, b: \"1) + __import__('os').getpid() + (1\"}]\n",
+      mentions=("link 1",))
+model("inject_json", {"links": [{"joint": "R", "a": "__import__('os')"}]}, mentions=("'a'",))
+
+# -- hostile names and descriptions --------------------------------------------------------------------------
+hostile = {
+    "quotes": "a\"b'c", "triple_quotes": "'''\"\"\"", "c_comment_end": "x */ int pwned; /*",
+    "c_comment_start": "/* open", "html_comment": "--> <!-- <script>alert(1)</script>", "rich_close": "a[/]b",
+    "rich_tag": "[bold red]loud[/bold red] [link=file:///etc/passwd]x[/link]", "newline": "first\nsecond",
+    "carriage_return": "fake\rerror: spoofed", "nul": "a\u0000b", "bidi": "abc\u202edcba\u202c",
+    "ansi": "\u001b[31mred",
+    "long_10k": "n" * 10000, "path_traversal": "../../escape", "empty": "", "space": " ", "shell": "$(touch pwned)`id`",
+    "format_string": "%s%n{0}{robot}", "backslashes": "\\\\server\\share\\", "latex": "\\input{/etc/passwd}$x$",
+    "fortran_bang": "! end module", "python_code": "\"\"\"\nimport os\nos.system('touch pwned')\n\"\"\"",
+    "emoji": "\U0001f916 robot", "zero_width": "a\u200bb",
+}
+for key, text in hostile.items():
+    encoded = json.dumps(text)
+    model(f"name_{key}", f"name: {encoded}\n" + OK_ONE.split("\n", 1)[1], expect="either", mentions=("name",),
+          command=["show", "{f}"])
+    model(f"description_{key}", OK_ONE + f"description: {encoded}\nsource: {encoded}\n", expect="ok",
+          command=["show", "{f}"])
+for lang, check in (("c", "c"), ("numpy", "python"), ("fortran", "fortran")):
+    for key in ("c_comment_end", "python_code", "newline"):
+        text = json.dumps(hostile[key])
+        model(f"codegen_{lang}_name_{key}", f"name: {text}\n" + OK_ONE.split("\n", 1)[1], expect="either",
+              command=["codegen", "{f}", "--lang", lang, "--outputs", "tau", "-o", "gen"], mentions=("name",),
+              outputs=["gen"], checks=[check], cost=1.0)
+        model(f"codegen_{lang}_description_{key}", OK_ONE + f"description: {text}\nsource: {text}\n",
+              expect="ok", command=["codegen", "{f}", "--lang", lang, "--outputs", "tau", "-o", "gen"],
+              outputs=["gen"], checks=[check], cost=1.0)
+model("derive_latex_hostile_name", "name: " + json.dumps(hostile["latex"]) + "\n" + OK_ONE.split("\n", 1)[1],
+      expect="either", command=["derive", "{f}", "-f", "latex"], mentions=("name",), cost=1.0)
+model("derive_json_hostile_name", "name: " + json.dumps(hostile["html_comment"]) + "\n" + OK_ONE.split("\n", 1)[1],
+      expect="either", command=["derive", "{f}", "-f", "json", "-o", "eq.json"], mentions=("name",),
+      outputs=["eq.json"], cost=1.0)
+model("raw_nul_byte", b"name: a\x00b\n" + OK_ONE.split("\n", 1)[1].encode())
+model("raw_latin1", "name: caf\u00e9\n".encode("latin-1") + OK_ONE.split("\n", 1)[1].encode())
+model("raw_binary_garbage", bytes(range(256)) * 8)
+model("raw_utf16", OK_ONE.encode("utf-16"), expect="either")
+model("raw_control_chars", "name: a\x07\x1bb\n" + OK_ONE.split("\n", 1)[1])
+
+# -- physically doubtful -----------------------------------------------------------------------------------------
+model("phys_negative_mass", yaml_link(mass="-1"), mentions=("mass",))
+model("phys_negative_mass_expr", yaml_link(mass='"-2*3"'), mentions=("mass",))
+model("phys_negative_moment", yaml_link(inertia="[-1, 1, 1]"), mentions=("inertia",))
+model("phys_asymmetric_inertia", yaml_link(inertia="[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]"), mentions=("inertia",))
+model("phys_triangle_strict", yaml_link(inertia="[0.01, 0.01, 0.05]"), mentions=("inertia", "link 1"),
+      command=["show", "{f}", "--strict"])
+model("phys_triangle_warns", yaml_link(inertia="[0.01, 0.01, 0.05]"), expect="ok")
+model("phys_inertia_noise", yaml_link(inertia="[[0.02, 1.0e-17, 0], [0, 0.02, 0], [0, 0, 0.01]]"), expect="ok")
+model("phys_inertia_noise_negative", yaml_link(inertia="[[0.02, 0, 0], [0, 0.02, 0], [0, 0, -1.0e-18]]"),
+      expect="either", mentions=("inertia",))
+model("phys_negative_damping", yaml_link(damping="-0.5"), mentions=("damping",))
+model("phys_negative_armature", yaml_link(armature="-0.1"), mentions=("armature",))
+model("phys_payload_negative", OK_ONE + "payload: {mass: -3}\n", mentions=("payload",))
+model("phys_huge_mass", yaml_link(mass="1.0e300", inertia="[1.0e300, 1.0e300, 1.0e300]"), expect="either",
+      mentions=("mass",))
+model("phys_massless_show", yaml_link(mass="0", inertia="[0, 0, 0]"), expect="ok")
+model("phys_indefinite_matrix", yaml_link(inertia="[[1, 2, 0], [2, 1, 0], [0, 0, 1]]"), mentions=("inertia",))
+
+# -- valid models (used by the argument entries too) ---------------------------------------------------------
+model("ok_one_link", OK_ONE, expect="ok")
+model("ok_two_link", OK_TWO, expect="ok", command=["derive", "{f}", "-o", "eq.txt"], outputs=["eq.txt"], cost=1.0)
+model("ok_symbolic", OK_SYMBOLIC, expect="ok")
+model("ok_two_link_json", {"name": "two_json", "gravity": GRAVITY, "links": [LINK, LINK2]}, expect="ok",
+      command=["codegen", "{f}", "--lang", "numpy", "-o", "gen"], outputs=["gen"], checks=["python"], cost=1.5)
+model("ok_200_links", "links:\n" + "".join(f"  - {json.dumps(LINK)}\n" for _ in range(200)), expect="ok", cost=3)
+
+# -- URDF ----------------------------------------------------------------------------------------------------
+INERTIAL = ('<inertial><origin xyz="0.1 0 0" rpy="0 0 0"/><mass value="1"/>'
+            '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial>')
+
+
+def robot(body: str, name: str = "fuzz", head: str = "") -> str:
+    return f'<?xml version="1.0"?>\n{head}<robot name="{name}">\n{body}\n</robot>\n'
+
+
+def link(name: str, inertial: str = INERTIAL) -> str:
+    return f'<link name="{name}">{inertial}</link>'
+
+
+def joint(name: str, parent: str, child: str, kind: str = "revolute", origin: str = 'xyz="0 0 0.5" rpy="0 0 0"',
+          axis: str = 'xyz="0 0 1"', extra: str = "") -> str:
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin {origin}/><axis {axis}/>{extra}</joint>')
+
+
+def chain(n: int, **joint_args: Any) -> str:
+    parts = [link("base", "")]
+    for k in range(1, n + 1):
+        parts.append(link(f"l{k}"))
+        parts.append(joint(f"j{k}", "base" if k == 1 else f"l{k - 1}", f"l{k}", **joint_args))
+    return "\n".join(parts)
+
+
+urdf("ok_one_joint", robot(chain(1)), expect="ok")
+urdf("ok_two_joints_fixed", robot(chain(2) + "\n" + link("tool", "") + joint("tj", "l2", "tool", "fixed")),
+     expect="ok", command=["derive", "{f}", "-o", "eq.txt"], outputs=["eq.txt"], cost=1.0)
+urdf("ok_continuous", robot(chain(1, kind="continuous")), expect="ok")
+urdf("ok_mesh_references", robot(chain(1).replace(
+    "</link>", '<visual><geometry><mesh filename="file:///etc/passwd"/></geometry></visual>'
+    '<collision><geometry><mesh filename="http://127.0.0.1:9/x.stl"/></geometry></collision></link>')),
+    expect="ok", checks=["absent:root:x:0"])
+urdf("ok_gazebo_extras", robot(chain(1) + '\n<gazebo reference="l1"><material>Gazebo/Red</material></gazebo>'
+                               '\n<transmission name="t"><type>x</type></transmission>'), expect="ok")
+urdf("xxe_file", robot(link("base", "") + '\n<link name="&x;"/>',
+                       head='<!DOCTYPE robot [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n'),
+     checks=["absent:root:x:0"])
+urdf("xxe_parameter_entity", robot(chain(1), head='<!DOCTYPE robot [<!ENTITY % p SYSTEM "file:///etc/passwd"> %p;]>\n'))
+urdf("xxe_external_dtd", robot(chain(1), head='<!DOCTYPE robot SYSTEM "http://127.0.0.1:9/evil.dtd">\n'))
+urdf("xxe_billion_laughs", robot(link("base", "") + '\n<link name="&l9;"/>', head="<!DOCTYPE robot [\n"
+     + '<!ENTITY l0 "lol">\n' + "".join(f'<!ENTITY l{k} "{("&l" + str(k - 1) + ";") * 10}">\n'
+                                         for k in range(1, 10)) + "]>\n"))
+urdf("xxe_quadratic_blowup", robot(chain(1).replace('name="l1"', 'name="&a;&a;&a;&a;&a;&a;&a;&a;"', 1),
+                                   head=f'<!DOCTYPE robot [<!ENTITY a "{"x" * 50000}">]>\n'))
+urdf("dtd_internal_only", robot(chain(1), head="<!DOCTYPE robot>\n"))
+urdf("xinclude_passwd", robot(chain(1) + '\n<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" '
+                              'href="/etc/passwd" parse="text"/>'), expect="either", checks=["absent:root:x:0"])
+urdf("processing_instruction", robot(chain(1), head='<?xml-stylesheet href="file:///etc/passwd"?>\n'),
+     expect="either")
+urdf("undefined_entity", robot(chain(1).replace('name="l1"', 'name="&undefined;"', 1)))
+urdf("char_ref_nul", robot(chain(1), name="a&#0;b"))
+urdf("robot_no_name", robot(chain(1)).replace(' name="fuzz"', ""))
+urdf("link_no_name", robot(chain(1) + "\n<link/>"))
+urdf("joint_no_name", robot(chain(1) + '\n<joint type="fixed"><parent link="l1"/><child link="base"/></joint>'))
+urdf("joint_no_parent", robot(link("base", "") + link("l1") + '<joint name="j" type="revolute"><child link="l1"/>'
+                              "</joint>"), mentions=("joint 'j'",))
+urdf("joint_no_child", robot(link("base", "") + link("l1") + '<joint name="j" type="revolute"><parent link="base"/>'
+                             "</joint>"), mentions=("joint 'j'",))
+urdf("joint_no_type", robot(chain(1).replace(' type="revolute"', "")), mentions=("j1",))
+urdf("joint_unknown_type", robot(chain(1, kind="spherical")), mentions=("j1",))
+urdf("joint_floating", robot(chain(1, kind="floating")), mentions=("j1",))
+urdf("joint_planar", robot(chain(1, kind="planar")), mentions=("j1",))
+urdf("joint_mimic", robot(chain(2).replace("</joint>", '<mimic joint="j1" multiplier="1"/></joint>', 2)[::1]),
+     mentions=("j",))
+urdf("joint_self", robot(link("base", "") + link("l1") + joint("j", "l1", "l1")), mentions=("joint 'j'",))
+urdf("joint_undefined_link", robot(chain(1) + joint("j9", "l1", "nowhere")), mentions=("j9",))
+urdf("cycle_two", robot(link("a") + link("b") + joint("j1", "a", "b") + joint("j2", "b", "a")))
+urdf("cycle_three", robot(link("a") + link("b") + link("c") + joint("j1", "a", "b") + joint("j2", "b", "c")
+                          + joint("j3", "c", "a")))
+urdf("two_parents", robot(chain(2) + joint("j3", "base", "l2")), mentions=("l2",))
+urdf("two_roots", robot(chain(1) + link("island") + link("island2") + joint("jx", "island", "island2")))
+urdf("branched", robot(chain(2) + link("side") + joint("js", "l1", "side")), mentions=("l1",))
+urdf("duplicate_link", robot(chain(1) + link("l1")), mentions=("l1",))
+urdf("duplicate_joint", robot(chain(2).replace('name="j2"', 'name="j1"')), mentions=("j1",))
+urdf("chain_300", robot(chain(300)), mentions=("300",), timeout=20, cost=2)
+urdf("no_joints_no_links", robot(""))
+urdf("only_fixed", robot(chain(1, kind="fixed")))
+for key, attrs in {
+    "origin_nan": ('xyz="nan 0 0" rpy="0 0 0"', 'xyz="0 0 1"'), "origin_inf_rpy": ('xyz="0 0 0" rpy="inf 0 0"',
+                                                                                 'xyz="0 0 1"'),
+    "origin_two_numbers": ('xyz="1 2" rpy="0 0 0"', 'xyz="0 0 1"'), "origin_words": ('xyz="a b c"', 'xyz="0 0 1"'),
+    "origin_huge": ('xyz="1e308 1e308 1e308"', 'xyz="0 0 1"'), "origin_overflow": ('xyz="1e999 0 0"', 'xyz="0 0 1"'),
+    "axis_zero": ('xyz="0 0 0"', 'xyz="0 0 0"'), "axis_nan": ('xyz="0 0 0"', 'xyz="nan 0 1"'),
+    "axis_tiny": ('xyz="0 0 0"', 'xyz="0 0 1e-300"'), "axis_huge": ('xyz="0 0 0"', 'xyz="1e308 1e308 0"'),
+    "axis_four": ('xyz="0 0 0"', 'xyz="0 0 1 0"'),
+}.items():
+    expect = "either" if key in ("axis_tiny", "axis_huge", "origin_huge") else "refuse"
+    urdf(key, robot(chain(1, origin=attrs[0], axis=attrs[1])), expect=expect, mentions=("j1",),
+         command=["linearize", "{f}"] if expect == "either" else None)
+for key, inertial in {
+    "mass_nan": INERTIAL.replace('value="1"', 'value="nan"'), "mass_negative": INERTIAL.replace('value="1"',
+                                                                                             'value="-1"'),
+    "mass_missing": INERTIAL.replace('<mass value="1"/>', ""),
+    "mass_word": INERTIAL.replace('value="1"', 'value="one"'),
+    "inertia_missing_izz": INERTIAL.replace(' izz="0.02"', ""), "inertia_negative": INERTIAL.replace('ixx="0.01"',
+                                                                                                 'ixx="-1"'),
+    "inertia_inf": INERTIAL.replace('iyy="0.02"', 'iyy="inf"'), "inertia_huge": INERTIAL.replace(
+        'value="1"', 'value="1e308"').replace('xyz="0.1 0 0"', 'xyz="1e10 1e10 1e10"'),
+    "inertia_triangle": INERTIAL.replace('izz="0.02"', 'izz="0.5"'), "inertial_origin_nan": INERTIAL.replace(
+        'rpy="0 0 0"', 'rpy="0 nan 0"'), "no_inertia": INERTIAL.replace(
+        '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/>', ""),
+}.items():
+    expect = "either" if key in ("inertia_triangle", "inertia_huge") else "refuse"
+    body = link("base", "") + link("l1", inertial) + joint("j1", "base", "l1")
+    urdf(key, robot(body), expect=expect, mentions=("l1",))
+urdf("dynamics_nan", robot(chain(1, extra='<dynamics damping="nan"/>')), mentions=("j1",))
+urdf("dynamics_negative", robot(chain(1, extra='<dynamics damping="-1"/>')), mentions=("j1",))
+urdf("dynamics_friction", robot(chain(1, extra='<dynamics damping="0.1" friction="0.2"/>')), expect="ok")
+urdf("limit_nan", robot(chain(1, extra='<limit effort="nan" velocity="nan" lower="nan" upper="nan"/>')),
+     expect="either", mentions=("j1",))
+urdf("wrong_root_robots", "<robots name='x'/>\n")
+urdf("wrong_root_html", "<html><body>robot</body></html>\n")
+urdf("not_xml", "robot: yes\n")
+urdf("empty", "")
+urdf("only_declaration", '<?xml version="1.0"?>\n')
+urdf("truncated", robot(chain(1))[:-40])
+urdf("latin1_undeclared", robot(chain(1)).replace("fuzz", "caf\u00e9").encode("latin-1"))
+urdf("latin1_declared", robot(chain(1)).replace('version="1.0"', 'version="1.0" encoding="ISO-8859-1"')
+     .replace("fuzz", "caf\u00e9").encode("latin-1"), expect="either")
+urdf("binary_garbage", bytes((k * 37 + 11) % 256 for k in range(4096)))
+urdf("deep_elements", robot("<a>" * 5000 + "</a>" * 5000))
+urdf("many_attributes", robot(chain(1).replace('<link name="l1">', '<link name="l1" '
+                                                + " ".join(f'x{k}="{k}"' for k in range(20000)) + ">")),
+     expect="either")
+urdf("robot_name_markup", robot(chain(1), name="[/][bold]x"), expect="either", mentions=("[/]",))
+urdf("robot_name_c_comment", robot(chain(1), name="x */ int pwned; /*"), expect="either",
+     command=["codegen", "{f}", "--outputs", "tau", "-o", "gen"], outputs=["gen"], checks=["c"], cost=1.0)
+urdf("link_name_newline", robot(chain(1).replace('"l1"', '"l&#10;1"')), expect="either")
+urdf("robot_name_long", robot(chain(1), name="r" * 10000), expect="either")
+
+
+# -- special files, made at run time -------------------------------------------------------------------------
+def special(name: str, args: list[str], expect: str = "refuse", *, mentions: tuple[str, ...] = (),
+            **setup: Any) -> None:
+    add(f"special/{name}", args, expect, mentions=mentions, **setup)
+
+
+special("fifo_yaml", ["show", "arm.yaml"], mentions=("arm.yaml",), fifo=["arm.yaml"])
+special("fifo_json", ["derive", "arm.json", "-o", "eq.txt"], mentions=("arm.json",), fifo=["arm.json"])
+special("fifo_urdf", ["show", "arm.urdf"], mentions=("arm.urdf",), fifo=["arm.urdf"])
+special("dev_zero", ["show", "/dev/zero"], mentions=("/dev/zero",))
+special("dev_zero_link_yaml", ["show", "zero.yaml"], mentions=("zero.yaml",), symlink=[["/dev/zero", "zero.yaml"]])
+special("dev_zero_link_urdf", ["show", "zero.urdf"], mentions=("zero.urdf",), symlink=[["/dev/zero", "zero.urdf"]])
+special("dev_urandom_link", ["show", "rand.json"], mentions=("rand.json",), symlink=[["/dev/urandom", "rand.json"]])
+special("dev_null", ["show", "/dev/null"], mentions=("/dev/null",))
+special("dev_null_link_urdf", ["show", "null.urdf"], mentions=("null.urdf",), symlink=[["/dev/null", "null.urdf"]])
+special("directory_yaml", ["show", "arm.yaml"], mentions=("arm.yaml",), mkdir=["arm.yaml"])
+special("directory_urdf", ["show", "arm.urdf"], mentions=("arm.urdf",), mkdir=["arm.urdf"])
+special("directory_plain", ["show", "somedir"], mentions=("somedir",), mkdir=["somedir"])
+special("symlink_loop", ["show", "loop.yaml"], mentions=("loop.yaml",), symlink=[["loop.yaml", "loop.yaml"]])
+special("symlink_loop_urdf", ["show", "loop.urdf"], mentions=("loop.urdf",), symlink=[["loop.urdf", "loop.urdf"]])
+special("symlink_dangling", ["show", "gone.yaml"], mentions=("gone.yaml",), symlink=[["nowhere.yaml", "gone.yaml"]])
+special("unreadable_file", ["show", "secret.yaml"], "either", mentions=("secret.yaml",),
+        write=[["secret.yaml", OK_ONE]], chmod=[["secret.yaml", 0]])
+special("sparse_3gb_yaml", ["show", "big.yaml"], mentions=("big.yaml",), sparse=[["big.yaml", 3 * 2**30]])
+special("oversize_yaml_2mb", ["show", "big.yaml"], mentions=("big.yaml",),
+        repeat=[["big.yaml", "# padding padding padding padding padding padding padding padding\n", 40000]])
+special("sparse_25mb_urdf", ["show", "big.urdf"], mentions=("big.urdf",), sparse=[["big.urdf", 25 * 2**20]])
+special("path_too_long", ["show", "x" * 5000 + ".yaml"], mentions=("xxxx",))
+special("path_empty", ["show", ""])
+special("path_dash", ["show", "-"])
+special("path_newline", ["show", "a\nb.yaml"])
+special("fifo_output", ["derive", "double_pendulum", "-o", "out.txt"], "either", mentions=("out.txt",),
+        fifo=["out.txt"], outputs=["out.txt"])
+special("fifo_trajectory", ["torques", "arm.yaml", "--trajectory", "traj.csv"], mentions=("traj.csv",),
+        fifo=["traj.csv"], write=[["arm.yaml", OK_TWO]])
+special("dev_zero_trajectory", ["torques", "arm.yaml", "--trajectory", "/dev/zero"], mentions=("/dev/zero",),
+        write=[["arm.yaml", OK_TWO]])
+
+# -- command-line arguments --------------------------------------------------------------------------------------
+ARM = (("models/ok_two_link.yaml", "arm.yaml"),)
+SYM = (("models/ok_symbolic.yaml", "sym.yaml"),)
+
+
+def cli(name: str, args: list[str], expect: str = "refuse", *, mentions: tuple[str, ...] = (), copy: tuple = ARM,
+        **extra: Any) -> None:
+    """An argument-list entry; an option in ``mentions`` is looked for without its dashes (``--q0``: ``q0``), so
+    that ``--q0 ...: ...`` and ``field 'q0': ...`` both name it."""
+    mentions = tuple(m.lstrip("-") if m.startswith("--") else m for m in mentions)
+    add(f"args/{name}", args, expect, mentions=mentions, copy=copy, **extra)
+
+
+for value in ("nan", "inf", "-inf", "1e999", "NaN", "infinity"):
+    cli(f"param_{value}", ["simulate", "sym.yaml", "--t-end", "0.1", "--param", f"m1={value}", "--param", "l1=1",
+                           "--param", "c1=0.5", "--param", "g=9.81"], mentions=("--param",), copy=SYM)
+for key, item in {"unknown_name": "zz=1", "a_b_c": "m1=b=c", "empty_name": "=1", "empty_value": "m1=",
+                  "no_equals": "m1", "hex": "m1=0x10", "expression": "m1=2*3", "spaces": "  =  "}.items():
+    cli(f"param_{key}", ["simulate", "sym.yaml", "--t-end", "0.1", "--param", item, "--param", "l1=1", "--param",
+                         "c1=0.5", "--param", "g=9.81"], mentions=("--param",), copy=SYM)
+cli("param_missing", ["simulate", "sym.yaml", "--t-end", "0.1"], mentions=("m1",), copy=SYM)
+cli("param_negative_mass", ["simulate", "sym.yaml", "--t-end", "0.1", "--param", "m1=-1", "--param", "l1=1",
+                            "--param", "c1=0.5", "--param", "g=9.81"], "either", mentions=("mass",), copy=SYM, cost=2)
+cli("param_zero_mass_singular", ["simulate", "sym.yaml", "--t-end", "0.5", "--param", "m1=0", "--param", "l1=1",
+                                 "--param", "c1=0.5", "--param", "g=9.81"], "either", mentions=("mass",), copy=SYM,
+    timeout=30, cost=3)
+cli("param_linearize_nan", ["linearize", "sym.yaml", "--param", "m1=nan", "--param", "l1=1", "--param", "c1=0",
+                            "--param", "g=1"], mentions=("--param",), copy=SYM)
+cli("param_torques_inf", ["torques", "sym.yaml", "--param", "m1=inf", "--param", "l1=1", "--param", "c1=0",
+                          "--param", "g=1"], mentions=("--param",), copy=SYM)
+for key, q0 in {"short": "1", "long": "1,2,3", "empty": "", "words": "a,b", "nan": "nan,0", "inf": "inf,0",
+                "overflow": "1e999,0", "commas": ",,,", "semicolons": "1;2"}.items():
+    cli(f"q0_{key}", ["simulate", "arm.yaml", "--t-end", "0.1", "--q0", q0], mentions=("--q0",))
+cli("qd0_nan", ["simulate", "arm.yaml", "--t-end", "0.1", "--qd0", "nan,nan"], mentions=("--qd0",))
+cli("qd0_huge", ["simulate", "arm.yaml", "--t-end", "0.1", "--qd0", "1e300,0"], "either", mentions=("--qd0",),
+    timeout=30, cost=3)
+cli("q0_huge", ["simulate", "arm.yaml", "--t-end", "0.1", "--q0", "1e300,1e300"], "either", mentions=("--q0",),
+    timeout=30, cost=3)
+for key, extra in {"t_end_nan": ["--t-end", "nan"], "t_end_inf": ["--t-end", "inf"],
+                   "t_end_negative": ["--t-end", "-1"],
+                   "t_end_zero": ["--t-end", "0"], "t_end_overflow": ["--t-end", "1e999"],
+                   "rtol_nan": ["--rtol", "nan"], "rtol_negative": ["--rtol", "-1"], "rtol_zero": ["--rtol", "0"],
+                   "rtol_inf": ["--rtol", "inf"], "atol_nan": ["--atol", "nan"], "atol_negative": ["--atol", "-1"],
+                   "samples_zero": ["--samples", "0"], "samples_negative": ["--samples", "-5"],
+                   "samples_huge": ["--samples", "1000000000"], "samples_word": ["--samples", "many"],
+                   "method_unknown": ["--method", "Euler"], "method_injection": ["--method", "__import__('os')"],
+                   "engine_unknown": ["--engine", "fast"], "torque_unknown": ["--torque", "max"],
+                   "plot_unknown_format": ["--plot", "motion.txt"], "plot_missing_dir": ["--plot", "no/motion.png"],
+                   "csv_missing_dir": ["--csv", "no/run.csv"], "csv_dev_full": ["--csv", "/dev/full"],
+                   "csv_is_dir": ["--csv", "."]}.items():
+    mention = extra[0] if not key.startswith(("csv_dev", "engine", "torque")) else ("--engine" if key.startswith(
+        "engine") else "--torque" if key.startswith("torque") else "/dev/full")
+    cli(f"simulate_{key}", ["simulate", "arm.yaml", *([] if key.startswith("t_end") else ["--t-end", "0.1"]),
+                            *extra], mentions=(mention,), cost=1 if key == "csv_dev_full" else 0.3,
+        **({"stdout": "any"} if key == "csv_dev_full" else {}))  # the summary is printed before the CSV fails
+cli("simulate_ok", ["simulate", "arm.yaml", "--t-end", "0.2", "--samples", "11", "--csv", "run.csv"], "ok",
+    outputs=["run.csv"], cost=3)
+cli("simulate_fifo_csv", ["simulate", "arm.yaml", "--t-end", "0.1", "--csv", "out.csv"], "either", stdout="any",
+    mentions=("out.csv",), fifo=["out.csv"], outputs=["out.csv"], cost=2)
+for key, extra in {"dt_nan": ["--dt", "nan"], "dt_negative": ["--dt", "-1"], "dt_zero": ["--dt", "0"],
+                   "tau0_nan": ["--tau0", "nan,0"], "q0_long": ["--q0", "0,0,0"], "qd0_inf": ["--qd0", "inf,0"],
+                   "output_unknown": ["--output", "everything"], "format_unknown": ["--format", "yaml"]}.items():
+    cli(f"linearize_{key}", ["linearize", "arm.yaml", *extra], mentions=(extra[0],))
+cli("linearize_ok", ["linearize", "arm.yaml", "--dt", "0.01", "--format", "json"], "ok", cost=1.5)
+for key, extra in {"format_unknown": ["--format", "pdf"], "method_unknown": ["--method", "magic"],
+                   "form_unknown": ["--form", "weird"], "output_dev_full": ["-o", "/dev/full"],
+                   "output_missing_dir": ["-o", "no/such/eq.txt"], "output_under_file": ["-o", "afile/eq.txt"],
+                   "output_is_dir": ["-o", "adir"], "output_dot": ["-o", "."]}.items():
+    mention = {"output_dev_full": "/dev/full", "output_missing_dir": "no/such", "output_under_file": "afile",
+               "output_is_dir": "adir", "output_dot": "."}.get(key, extra[0])
+    cli(f"derive_{key}", ["derive", "arm.yaml", *extra], mentions=(mention,), write=[["afile", "x"]], mkdir=["adir"],
+        cost=1)
+for key, extra in {"outputs_empty": ["--outputs", ""], "outputs_commas": ["--outputs", ",,"],
+                   "outputs_unknown": ["--outputs", "tau,jerk"], "lang_unknown": ["--lang", "cobol"],
+                   "output_dev_full": ["-o", "/dev/full"], "output_is_file": ["-o", "afile"],
+                   "output_under_file": ["-o", "afile/sub"], "output_dev_null": ["-o", "/dev/null"]}.items():
+    mention = {"output_dev_full": "/dev/full", "output_is_file": "afile", "output_under_file": "afile",
+               "output_dev_null": "/dev/null"}.get(key, extra[0])
+    cli(f"codegen_{key}", ["codegen", "arm.yaml", *extra], mentions=(mention,), write=[["afile", "x"]], cost=1)
+cli("codegen_readonly_dir", ["codegen", "arm.yaml", "--outputs", "tau", "-o", "ro/gen"], "either", mentions=("ro",),
+    mkdir=["ro"], chmod=[["ro", 0o555]], outputs=["ro/gen"], cost=1)
+cli("codegen_ok_fortran", ["codegen", "arm.yaml", "--lang", "fortran", "--outputs", "tau,M", "-o", "gen"], "ok",
+    outputs=["gen"], cost=1.5)
+for key, extra in {"samples_zero": ["--samples", "0"], "samples_negative": ["--samples", "-1"],
+                   "rtol_nan": ["--rtol", "nan"], "rtol_one": ["--rtol", "1"], "rtol_inf": ["--rtol", "inf"],
+                   "rtol_zero": ["--rtol", "0"]}.items():
+    cli(f"check_{key}", ["check", "arm.yaml", *extra], mentions=(extra[0],))
+for key, extra in {"output_unknown": ["--output", "everything"], "format_latex": ["--format", "latex"],
+                   "route_unknown": ["--route", "scenic"], "method_unknown": ["--method", "guess"]}.items():
+    cli(f"count_{key}", ["count", "arm.yaml", *extra], mentions=(extra[0],))
+for key, extra in {"samples_zero": ["--samples", "0"], "samples_huge": ["--samples", "1000000000"],
+                   "trajectory_unknown": ["--trajectory", "zigzag"], "trajectory_missing_csv": ["--trajectory",
+                                                                                             "none.csv"],
+                   "trajectory_nan_csv": ["--trajectory", "nan.csv"], "trajectory_short_csv": ["--trajectory",
+                                                                                            "short.csv"],
+                   "trajectory_empty_csv": ["--trajectory", "empty.csv"],
+                   "trajectory_text_csv": ["--trajectory", "text.csv"],
+                   "trajectory_unsorted_csv": ["--trajectory", "unsorted.csv"],
+                   "plot_missing_dir": ["--plot", "no/tau.png"],
+                   "joint_csv_dev_full": ["--joint-csv", "/dev/full"]}.items():
+    mention = {"trajectory_unknown": "zigzag", "joint_csv_dev_full": "/dev/full"}.get(key, extra[1] if "csv" in extra[1]
+                                                                                       else extra[0])
+    cli(f"torques_{key}", ["torques", "arm.yaml", *extra], mentions=(mention,), cost=1,
+        **({"stdout": "any"} if key == "joint_csv_dev_full" else {}),
+        write=[["nan.csv", "0,nan,0\n1,0,0\n2,0,0\n"], ["short.csv", "0,1\n"], ["empty.csv", ""],
+               ["text.csv", "t,q1,q2\nzero,one,two\n"], ["unsorted.csv", "2,0,0\n1,0,0\n0,0,0\n"]])
+for key, extra in {"threshold_nan": ["--threshold", "nan"], "threshold_negative": ["--threshold", "-1"],
+                   "threshold_one": ["--threshold", "1"], "trajectory_unknown": ["--trajectory", "nowhere"],
+                   "output_is_file": ["-o", "afile"]}.items():
+    mention = {"trajectory_unknown": "nowhere", "output_is_file": "afile"}.get(key, extra[0])
+    cli(f"simplify_{key}", ["simplify-model", "arm.yaml", *extra], mentions=(mention,), write=[["afile", "x"]], cost=1)
+for key, extra in {"output_missing_dir": ["-o", "no/r.html"], "output_dev_full": ["-o", "/dev/full"],
+                   "output_is_dir": ["-o", "adir"], "param_nan": ["--param", "m1=nan"]}.items():
+    mention = {"output_missing_dir": "no/r.html", "output_dev_full": "/dev/full", "output_is_dir": "adir"}.get(
+        key, extra[0])
+    cli(f"report_{key}", ["report", "arm.yaml", "--no-check", "--no-plots", *extra], mentions=(mention,),
+        mkdir=["adir"], cost=1)
+cli("unknown_command", ["explode", "arm.yaml"], mentions=("explode",))
+cli("no_model", ["show"], mentions=())
+cli("two_models", ["show", "arm.yaml", "arm.yaml"], mentions=())
+cli("unknown_option", ["show", "arm.yaml", "--verbose"], mentions=("--verbose",))
+cli("model_is_option_value", ["show", "--", "--strict"], mentions=("--strict",))
+cli("builtin_unknown", ["show", "puma561"], mentions=("puma561",))
+cli("builtin_markup_name", ["show", "[/]"], mentions=("[/]",))
+cli("help", ["--help"], "ok")
+cli("no_arguments", [], "ok")
+cli("show_help", ["show", "--help"], "ok")
+cli("list", ["list"], "ok")
+
+
+def files() -> dict[str, bytes]:
+    """Corpus-relative path -> bytes of every corpus file, the manifest included."""
+    manifest = (json.dumps(entries, indent=1, ensure_ascii=True) + "\n").encode("ascii")
+    return {**written, "manifest.json": manifest}
+
+
+def main() -> None:
+    if CORPUS.exists():
+        shutil.rmtree(CORPUS)
+    for rel, data in sorted(files().items()):
+        path = CORPUS / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    kinds: dict[str, int] = {}
+    for entry in entries:
+        kinds[entry["id"].split("/")[0]] = kinds.get(entry["id"].split("/")[0], 0) + 1
+    print(f"{len(entries)} entries ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}), "
+          f"{len(written)} corpus files")
+
+
+if __name__ == "__main__":
+    main()
