@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -27,7 +28,9 @@ from robodyn import library, tables
 from robodyn.check import check as run_check
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError, ModelError
+from robodyn.model.expr import expression_text
 from robodyn.model.io import atomic_write, write_all
+from robodyn.model.params import bind_parameters
 
 app = typer.Typer(
     add_completion=False,
@@ -123,7 +126,7 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
         console=err,
         transient=True,
     )
-    task = progress.add_task(label, total=None)
+    task = progress.add_task(escape(label), total=None)  # rendered as markup: names and paths escaped
     started = threading.Event()
 
     def start() -> None:
@@ -135,7 +138,7 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
     timer.start()
 
     def update(step: str) -> None:
-        progress.update(task, description=f"{label}: {step}")
+        progress.update(task, description=escape(f"{label}: {step}"))
 
     try:
         yield update
@@ -160,6 +163,24 @@ def _write(text: str, output: Path | None) -> None:
     except OSError as exc:
         raise UserError(f"{output}: cannot write ({exc.strerror})") from None
     err.print(f"wrote {output}", markup=False)
+
+
+def _check_output_directory(directory: Path) -> None:
+    """Refuse, before any work, an output directory that exists as something else."""
+    if directory.exists() and not directory.is_dir():
+        raise UserError(f"--output {directory}: not a directory")
+
+
+def _write_set(directory: Path, write: Callable[[], list[Path]]) -> None:
+    """Run ``write`` (all files or none, :func:`robodyn.model.io.write_all`) and list what it wrote; an
+    ``OSError`` (full or read-only disk) is one line."""
+    try:
+        paths = write()
+    except OSError as exc:
+        where = exc.filename or directory
+        raise UserError(f"{where}: cannot write ({exc.strerror or exc}); no file written") from None
+    for path in paths:
+        out.print(f"wrote {path}", markup=False)
 
 
 def _write_each(writers: Iterable[tuple[Path | None, Callable[[Path], object]]]) -> None:
@@ -188,7 +209,7 @@ def list_robots() -> None:
         table.add_column("name", style="bold", no_wrap=True)
         table.add_column("description / source")
         for entry in library.entries():
-            table.add_row(entry.name, f"{entry.description}\n[dim]{entry.source}[/dim]")
+            table.add_row(escape(entry.name), f"{escape(entry.description)}\n[dim]{escape(entry.source)}[/dim]")
         out.print(table)
 
     _guarded(body)
@@ -203,9 +224,9 @@ def show(
 
     def body() -> None:
         robot = _load(model, strict)
-        out.print(f"[bold]{robot.name}[/bold]: {robot.description}")
+        out.print(f"[bold]{escape(robot.name)}[/bold]: {escape(robot.description)}")
         if robot.source:
-            out.print(f"[dim]source: {robot.source}[/dim]")
+            out.print(f"[dim]source: {escape(robot.source)}[/dim]")
         out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
         out.print("gravity: (" + ", ".join(str(x) for x in robot.gravity) + ")")
         dh = Table(title="Denavit-Hartenberg parameters")
@@ -282,14 +303,14 @@ def check(
         robot = _load(model, strict)
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
-        table = Table(title=f"{robot.name}: every method against {result.reference}")
+        table = Table(title=escape(f"{robot.name}: every method against {result.reference}"))
         for header in ("method", "part", "mode", "max relative difference", "agree"):
             table.add_column(header)
         for c in result.comparisons:
             diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
             table.add_row(c.method, c.part, c.mode, diff, "yes" if c.agree else "[red]NO[/red]")
         for method, reason in result.skipped.items():
-            table.add_row(method, "-", "-", reason, "-")
+            table.add_row(method, "-", "-", escape(reason), "-")
         out.print(table)
         times = ", ".join(f"{m} {s:.3f} s" for m, s in result.seconds.items())
         out.print(f"derivation times: {times}")
@@ -366,7 +387,7 @@ def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> None:
         out.print(json.dumps(data, indent=2), markup=False)
         return
     out.print(f"Kane's algorithm on {robot.name} ({robot.n} joints): {measured.multiplications} multiplications, "
-              f"{measured.additions} additions (this geometry's 0, 1, -1 folded; constants off line)")
+              f"{measured.additions} additions (this geometry's 0, 1, -1 folded; constants off line)", markup=False)
     out.print(opcount.format_table(rows), markup=False)
     out.print(opcount.stage_table(6), markup=False)
     out.print(opcount.EXPLANATION, markup=False)
@@ -389,17 +410,18 @@ def simplify_model(
     """Fu's empirical simplified model: classify every D_ij and h_i along a trajectory, plot them,
     and report the simplified model's worst torque error."""
     from robodyn.simplified import simplify_model as run_simplify
+    from robodyn.simplified import write_outputs
 
     def body() -> None:
+        _check_output_directory(output)
         robot = _load(model, strict)
-        params = _parse_params(param or [])
+        params = _parse_params(param or [], robot)
         if not 0 <= threshold < 1:
             raise UserError(f"--threshold must be in [0, 1), got {threshold}")
         with delayed_progress(f"simplifying {robot.name}"):
-            result = run_simplify(robot, trajectory, threshold=threshold, output_dir=output, params=params)
+            result = run_simplify(robot, trajectory, threshold=threshold, params=params)
         out.print(result.table(), markup=False)
-        for path in [*result.figures, *([result.report] if result.report else [])]:
-            out.print(f"wrote {path}")
+        _write_set(output, lambda: write_outputs(result, output))
 
     _guarded(body)
 
@@ -430,7 +452,7 @@ def torques(
 
     def body() -> None:
         robot = _load(model, strict)
-        params = _parse_params(param or [])
+        params = _parse_params(param or [], robot)
         if samples < 3:
             raise UserError(f"--samples must be at least 3, got {samples}")
         outputs = (("--plot", plot), ("--csv", csv_out), ("--joint-plot", joint_plot), ("--joint-csv", joint_csv))
@@ -509,6 +531,9 @@ def simulate(
     atol: Annotated[float, typer.Option(help="Absolute tolerance of the integrator.")] = 1e-10,
     samples: Annotated[int, typer.Option(help="Output samples.")] = 501,
     engine: Annotated[Engine, typer.Option(help="Forward-dynamics engine.")] = Engine.lambdify,
+    max_evaluations: Annotated[int | None, typer.Option(
+        "--max-evaluations", help="Give up after this many evaluations of the dynamics (default: a bound that "
+        "stops a runaway integration within about a minute).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the motion and energy plot (PNG) here.")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Write t, q, qd, qdd, tau, energies (CSV).")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
@@ -520,7 +545,7 @@ def simulate(
 
     def body() -> None:
         robot = _load(model, strict)
-        params = _parse_params(param or [])
+        params = _parse_params(param or [], robot)
         if not 0 < t_end < math.inf:
             raise UserError(f"--t-end must be a positive, finite number of seconds, got {t_end}")
         if samples < 2:
@@ -531,7 +556,8 @@ def simulate(
         rates = _parse_vector("--qd0", qd0, robot.n)
         with delayed_progress(f"simulating {robot.name}"):
             result = run_simulation(robot, t_end, start, rates, torque.value, method=method, rtol=rtol, atol=atol,
-                                    params=params, samples=samples, engine=engine.value)
+                                    params=params, samples=samples, engine=engine.value,
+                                    **({} if max_evaluations is None else {"max_evaluations": max_evaluations}))
         out.print(result.summary(), markup=False)
         _write_each(((csv_out, result.write_csv), (plot, result.plot)))
 
@@ -548,6 +574,16 @@ class LinearOutput(StrEnum):
 class Discrete(StrEnum):
     zoh = "zoh"
     euler = "euler"
+
+
+def _symbol_names(robot: rd.Manipulator) -> dict[str, list[str]]:
+    """The names of a symbolic linearisation's symbols, for JSON read back by :func:`robodyn.equations.read_dict`."""
+    from robodyn.simulation import tau_symbols
+    from robodyn.symbols import joint_symbols
+
+    s = joint_symbols(robot.n)
+    return {"q": [x.name for x in s.q], "qd": [x.name for x in s.qd],
+            "inputs": [x.name for x in tau_symbols(robot.n)], "parameters": [x.name for x in robot.parameters()]}
 
 
 def _matrix_text(name: str, matrix: Any) -> str:
@@ -579,7 +615,7 @@ def linearize(
 
     def body() -> None:
         robot = _load(model, strict)
-        params = _parse_params(param or [])
+        params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
         point = [_parse_vector(opt, text, robot.n) for opt, text in (("--q0", q0), ("--qd0", qd0), ("--tau0", tau0))]
@@ -593,10 +629,11 @@ def linearize(
             matrices.update({"Ad": disc.Ad, "Bd": disc.Bd})
         if fmt is Format.json:
             def plain(m: Any) -> Any:
-                return [[str(x) for x in row] for row in m.tolist()] if symbolic else m.tolist()
+                return [[expression_text(x) for x in row] for row in m.tolist()] if symbolic else m.tolist()
 
             data = {"robot": robot.name, "output": lin.output, "dt": dt,
                     "discretisation": discrete.value if dt is not None else None,
+                    **(_symbol_names(robot) if symbolic else {}),
                     **{k: plain(v) for k, v in matrices.items()}}
             out.print(json.dumps(data, indent=2), markup=False)
             return
@@ -623,7 +660,7 @@ def report(
 
     def body() -> None:
         robot = _load(model, strict)
-        params = _parse_params(param or [])
+        params = _parse_params(param or [], robot)
         _check_directory("--output", output)
         with delayed_progress(f"report on {robot.name}") as step:
             page = reporting.build(robot, params=params, method=method.value, cross_check=cross_check, plots=plots,
@@ -633,17 +670,19 @@ def report(
     _guarded(body)
 
 
-def _parse_params(items: list[str]) -> dict[str, float]:
-    params = {}
+def _parse_params(items: list[str], robot: rd.Manipulator) -> dict[str, float]:
+    """``--param NAME=VALUE`` options: each NAME one of ``robot``'s parameters, each VALUE a finite number
+    (:mod:`robodyn.model.params`; its one-line error is prefixed with the option)."""
+    params: dict[str, object] = {}
     for item in items:
-        name, sep, value = item.partition("=")
-        try:
-            params[name.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep or not name.strip():
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not name:
             raise UserError(f"--param {item!r}: expected NAME=VALUE with a number")
-    return params
+        params[name] = value
+    try:
+        return bind_parameters(robot, params, {})
+    except ModelError as exc:
+        raise UserError(f"--param: {exc.problem}") from None
 
 
 class Language(StrEnum):
@@ -676,21 +715,14 @@ def codegen(
         unknown = [key for key in keys if key not in generator.KEYS]
         if unknown or not keys:
             raise UserError(f"--outputs {outputs!r}: choose from {', '.join(generator.KEYS)}")
-        if output.exists() and not output.is_dir():
-            raise UserError(f"--output {output}: not a directory")
+        _check_output_directory(output)
         robot = _load(model, strict)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):
             try:
                 files = generator.generate(robot, lang.value, keys, base=base)
             except ValueError as exc:
                 raise UserError(f"{robot.name}: {exc}") from None
-        try:
-            write_all(output, files)
-        except OSError as exc:
-            where = exc.filename or output
-            raise UserError(f"{where}: cannot write ({exc.strerror or exc}); no file written") from None
-        for filename in files:
-            out.print(f"wrote {output / filename}", markup=False)
+        _write_set(output, lambda: write_all(output, files))
 
     _guarded(body)
 
@@ -712,7 +744,7 @@ def demo(
         start = time.perf_counter()
         with delayed_progress("demo") as step:
             summary = run_demo(model, output, progress=step)
-        out.print(f"[bold]{summary.robot}[/bold]: {summary.n} joints, {summary.parameters} symbolic parameters")
+        out.print(f"[bold]{escape(summary.robot)}[/bold]: {summary.n} joints, {summary.parameters} symbolic parameters")
         table = Table(title="Symbolic derivation: seconds, and terms in expanded form")
         table.add_column("method", no_wrap=True)
         for header in ("derive s", "expand s", "tau", "M", "h", "G", "ops tau"):
@@ -737,12 +769,12 @@ def demo(
                 out.print(f"  {_DEMO_OUTPUTS.get(p.output, p.output)}, to beat: {f['source']}: "
                           f"{f['multiplications']} mult, {f['additions']} add", markup=False)
         for path in [*summary.outputs, *summary.code.files]:
-            out.print(f"wrote {path}")
+            out.print(f"wrote {path}", markup=False)
         if summary.code.compiled:
             out.print(f"compiled the C and checked it against robodyn.numeric at 100 random states: max relative "
                       f"difference {summary.code.max_relative_difference:.1e}")
         else:
-            out.print(f"the C was not compiled: {summary.code.note}")
+            out.print(f"the C was not compiled: {summary.code.note}", markup=False)
         out.print(f"total {time.perf_counter() - start:.1f} s")
         return 0 if summary.ok else 1
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import warnings
 from pathlib import Path
 
 from robodyn import library
-from robodyn.errors import ModelError
+from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.io import read_model_file
 from robodyn.model.manipulator import Manipulator
 
@@ -17,21 +19,44 @@ def load(model: str | Path, *, strict: bool = False) -> Manipulator:
     ``.urdf`` file (a serial chain: see :mod:`robodyn.urdf`).
 
     ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error.
+
+    A string that is a built-in name always loads the built-in robot, even where a file of that name
+    exists in the working directory (a :class:`~robodyn.errors.ModelWarning` then says so); load such a
+    file by a path that is not a bare name, ``./puma560`` or ``Path("puma560")``.
     """
     text = str(model)
     path = Path(text)
+    exists = _exists(path, text)
+    if isinstance(model, str) and text in library.names():
+        if exists:
+            warnings.warn(f"{text!r} is a built-in robot and also a file here: loading the built-in; to load the "
+                          f"file, give its path as ./{text}", ModelWarning, stacklevel=2)
+        return library.load(text, strict=strict)
     if path.suffix.lower() == ".urdf":
         from robodyn.urdf import read_urdf
 
-        if not path.exists():
+        if not exists:
             raise ModelError("no such file", file=text)
         return read_urdf(path, strict=strict)
-    if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or path.exists():
-        if not path.exists():
+    if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or exists:
+        if not exists:
             raise ModelError("no such file", file=text)
         return read_model_file(path, strict=strict)
-    if text in library.names():
-        return library.load(text, strict=strict)
     raise ModelError(
         f"{text!r} is neither a built-in robot ({', '.join(library.names())}) nor a model file path"
     )
+
+
+def _exists(path: Path, shown: str) -> bool:
+    """Whether ``path`` names something (following links); a path the system cannot even look up (too
+    long, a loop of links, no permission on a directory) is one :class:`ModelError` naming it."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        return False
+    except (OSError, ValueError) as exc:  # ValueError: an embedded NUL byte
+        raise ModelError(f"cannot look up the path ({getattr(exc, 'strerror', None) or exc})",
+                         file=shown[:200].replace("\0", "\\0")) from None  # a NUL shown, not printed
+    return True

@@ -29,10 +29,12 @@ second-order finite differences).
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import symengine as se
@@ -40,8 +42,9 @@ import symengine as se
 from robodyn.algebra import to_se
 from robodyn.errors import ModelError
 from robodyn.formulations import dalembert
-from robodyn.model.io import atomic_path, atomic_write
+from robodyn.model.io import atomic_path, write_all
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import bind_parameters
 from robodyn.symbols import joint_symbols
 from robodyn.trajectories import TRAJECTORIES as TRAJECTORIES  # re-exported: trajectories used to live here
 from robodyn.trajectories import Trajectory as Trajectory
@@ -61,11 +64,9 @@ ZERO_TOLERANCE = 1e-12
 
 
 def parameter_values(robot: Manipulator, params: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Values for the free parameters of ``robot``: ``params``, with ``g`` defaulting to 9.81."""
-    names = {s.name for s in robot.parameters()}
-    values = {k: v for k, v in DEFAULT_PARAMETERS.items() if k in names}
-    values.update(params or {})
-    return values
+    """Values for the free parameters of ``robot``: ``params`` (checked: :mod:`robodyn.model.params`), with
+    ``g`` defaulting to 9.81."""
+    return bind_parameters(robot, params, DEFAULT_PARAMETERS)
 
 
 def numeric_robot(robot: Manipulator, values: Mapping[str, float]) -> Manipulator:
@@ -200,6 +201,12 @@ def _save_png(fig: object, path: Path) -> Path:
     return path
 
 
+def _png_bytes(fig: object) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)  # type: ignore[attr-defined]
+    return buffer.getvalue()
+
+
 def _panel(ax: object, t: np.ndarray, rot: np.ndarray, tran: np.ndarray, element: Element, unit: str) -> None:
     ax.plot(t, tran, label="translational", color="tab:blue")  # type: ignore[attr-defined]
     ax.plot(t, rot, label="rotational", color="tab:red", linestyle="--")  # type: ignore[attr-defined]
@@ -212,6 +219,11 @@ def _panel(ax: object, t: np.ndarray, rot: np.ndarray, tran: np.ndarray, element
 
 def plot_inertia(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element],
                  path: Path) -> Path:
+    """Fu's figure 3.10 (:func:`inertia_figure`) written to ``path``."""
+    return _save_png(inertia_figure(robot, samples, trajectory, elements), path)
+
+
+def inertia_figure(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element]) -> Any:
     """Fu's figure 3.10: D_ij^rot, D_ij^tran and their sum along the trajectory, panel (i, j) for i <= j."""
     from matplotlib.figure import Figure  # object-oriented: no pyplot, no global backend switch
 
@@ -230,11 +242,16 @@ def plot_inertia(robot: Manipulator, samples: Samples, trajectory: Trajectory, e
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{robot.name}: acceleration-related elements D_ij along {trajectory.name} (Fu fig. 3.10)")
     fig.tight_layout()
-    return _save_png(fig, path)
+    return fig
 
 
 def plot_velocity(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element],
                   path: Path) -> Path:
+    """Fu's figure 3.11 (:func:`velocity_figure`) written to ``path``."""
+    return _save_png(velocity_figure(robot, samples, trajectory, elements), path)
+
+
+def velocity_figure(robot: Manipulator, samples: Samples, trajectory: Trajectory, elements: Sequence[Element]) -> Any:
     """Fu's figure 3.11: h_i^rot, h_i^tran and their sum along the trajectory, one panel per joint."""
     from matplotlib.figure import Figure  # object-oriented: no pyplot, no global backend switch
 
@@ -253,7 +270,7 @@ def plot_velocity(robot: Manipulator, samples: Samples, trajectory: Trajectory, 
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{robot.name}: Coriolis and centrifugal terms h_i along {trajectory.name} (Fu fig. 3.11)")
     fig.tight_layout()
-    return _save_png(fig, path)
+    return fig
 
 
 # -- the result -----------------------------------------------------------------------------------
@@ -374,12 +391,14 @@ def simplify_model(
 
 
 def write_outputs(model: SimplifiedModel, directory: Path) -> list[Path]:
-    """The two PNG figures and the text report, each written atomically."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """The two PNG figures and the text report, all or none (:func:`robodyn.model.io.write_all`: on a
+    failure, a full or read-only disk, no file is left and the ``OSError`` is raised)."""
     args = (model.robot, model.samples, model.trajectory, model.elements)
-    model.figures = [
-        plot_inertia(*args, directory / "dalembert_D.png"),
-        plot_velocity(*args, directory / "dalembert_h.png"),
-    ]
-    model.report = atomic_write(directory / "simplified_model.txt", model.table())
-    return [*model.figures, model.report]
+    files: dict[str, str | bytes] = {
+        "dalembert_D.png": _png_bytes(inertia_figure(*args)),
+        "dalembert_h.png": _png_bytes(velocity_figure(*args)),
+        "simplified_model.txt": model.table(),
+    }
+    written = write_all(directory, files)
+    model.figures, model.report = written[:2], written[2]
+    return written

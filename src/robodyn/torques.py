@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from robodyn import numeric
+from robodyn.errors import ModelError
 from robodyn.model.io import atomic_write
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import bind_parameters
 from robodyn.trajectories import Trajectory, load_trajectory
 
 #: Parameter values used when the model leaves them symbolic and the caller gives none.
@@ -33,10 +35,7 @@ DEFAULT_PARAMETERS: dict[str, float] = {"g": 9.81}
 
 
 def _bind(robot: Manipulator, params: Mapping[str, float] | None) -> dict[str, float] | None:
-    names = {s.name for s in robot.parameters()}
-    values = {k: v for k, v in DEFAULT_PARAMETERS.items() if k in names}
-    values.update({str(k): float(v) for k, v in (params or {}).items()})
-    return values or None
+    return bind_parameters(robot, params, DEFAULT_PARAMETERS) or None
 
 
 @dataclass(frozen=True)
@@ -118,5 +117,11 @@ def torque_history(
     :class:`~robodyn.errors.ModelError` naming it. ``samples``: set points of a built-in trajectory.
     """
     path = load_trajectory(trajectory, robot, samples)
-    tau = numeric.inverse_dynamics(robot, path.q, path.qd, path.qdd, params=_bind(robot, params))
-    return TorqueHistory(robot=robot, trajectory=path, tau=np.asarray(tau, dtype=float))
+    with np.errstate(all="ignore"):
+        tau = np.asarray(numeric.inverse_dynamics(robot, path.q, path.qd, path.qdd, params=_bind(robot, params)),
+                         dtype=float)
+    bad = np.flatnonzero(~np.all(np.isfinite(tau), axis=-1))
+    if bad.size:
+        raise ModelError(f"the torques are not finite at t = {path.t[bad[0]]:g} s: the trajectory's values there "
+                         "are too large", field="trajectory")
+    return TorqueHistory(robot=robot, trajectory=path, tau=tau)

@@ -27,6 +27,7 @@ line naming the file and column.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn.errors import ModelError
-from robodyn.model.io import atomic_write
+from robodyn.model.io import atomic_write, read_text_limited
 from robodyn.model.manipulator import Manipulator
 
 #: Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1): B = 2 pi / 10 rad/s, t in [0, 10] s.
@@ -43,8 +44,24 @@ ANGELES1_B = 2 * math.pi / 10
 ANGELES1_DURATION = 10.0
 
 
+#: A trajectory CSV file larger than this is refused before it is read.
+MAX_TRAJECTORY_BYTES = 50_000_000
+
+
+#: The most samples of a built-in trajectory, of a simulation's output or of a check's random states: one
+#: million states of a 6-joint arm already take about 150 MB for q, qd, qdd and tau.
+MAX_SAMPLES = 1_000_000
+
+
 class TrajectoryError(ModelError):
     """A trajectory name or file that cannot be used (one line, like every ModelError)."""
+
+
+def check_samples(samples: object, least: int, field: str = "samples") -> int:
+    """``samples`` as an int in [``least``, :data:`MAX_SAMPLES`]; otherwise one :class:`ModelError` naming ``field``."""
+    if isinstance(samples, bool) or not isinstance(samples, int | np.integer) or not least <= samples <= MAX_SAMPLES:
+        raise ModelError(f"must be an integer from {least} to {MAX_SAMPLES}, got {samples!r}", field=field)
+    return int(samples)
 
 
 @dataclass(frozen=True)
@@ -192,10 +209,10 @@ TRAJECTORIES: dict[str, Callable[[Manipulator, int], Trajectory]] = {
 
 def _read_rows(path: Path) -> tuple[list[str] | None, np.ndarray]:
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = [r for r in csv.reader(handle) if r and any(c.strip() for c in r)]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TrajectoryError(getattr(exc, "strerror", None) or str(exc), file=str(path)) from None
+        text = read_text_limited(path, MAX_TRAJECTORY_BYTES, str(path))  # no FIFO, no device, bounded
+    except ModelError as exc:
+        raise TrajectoryError(exc.problem, file=exc.file) from None
+    rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)]
     if not rows:
         raise TrajectoryError("the file is empty", file=str(path))
     header = None
@@ -264,8 +281,8 @@ def load_trajectory(spec: str | Path | Trajectory, robot: Manipulator, samples: 
     if isinstance(spec, Trajectory):
         trajectory = spec
     elif str(spec) in TRAJECTORIES:
-        trajectory = TRAJECTORIES[str(spec)](robot, samples)
-    elif Path(spec).is_file():
+        trajectory = TRAJECTORIES[str(spec)](robot, check_samples(samples, 3))
+    elif Path(spec).exists():  # not only regular files: a FIFO or a directory gets a one-line refusal
         trajectory = trajectory_from_csv(spec, robot.n)
     else:
         raise TrajectoryError(

@@ -30,23 +30,24 @@ from __future__ import annotations
 
 import errno
 import json
+import json.scanner
 import os
+import shutil
+import stat
 import tempfile
-import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import sympy
 import yaml
 
-from robodyn.errors import ModelError
+from robodyn.errors import ModelError, prefixed_warnings
 from robodyn.model.expr import format_expression
-from robodyn.model.manipulator import Link, Manipulator, Payload
+from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator, Payload
 
 MAX_FILE_BYTES = 2_000_000
-MAX_LINKS = 200
 
 TOP_KEYS = {
     "name", "convention", "gravity", "links", "description", "source", "notes",
@@ -58,40 +59,74 @@ BODY_KEYS = {"mass", "com", "inertia"}
 
 
 # -- reading ------------------------------------------------------------------------------
+def file_kind(mode: int) -> str | None:
+    """None for a regular file; otherwise what the ``st_mode`` describes ("a FIFO", "a directory"...)."""
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _check_input(info: os.stat_result, limit: int, shown: str) -> None:
+    kind = file_kind(info.st_mode)
+    if kind is not None:
+        raise ModelError(f"is {kind}, not a regular file", file=shown)
+    if info.st_size > limit:
+        raise ModelError(f"file is larger than {limit} bytes", file=shown)
+
+
 def check_file_size(path: Path, limit: int, shown: str) -> None:
-    """Refuse, with a :class:`ModelError` naming the file, a file that cannot be read or exceeds ``limit`` bytes."""
+    """Refuse, with a :class:`ModelError` naming the file, a file that cannot be read, is not a regular
+    file (a FIFO, a device: reading would block or never end) or exceeds ``limit`` bytes."""
     try:
-        size = path.stat().st_size
+        info = os.stat(path)  # stat does not block on a FIFO; opening it would
     except OSError as exc:
         raise ModelError(f"cannot read the file ({exc.strerror})", file=shown) from None
-    if size > limit:
+    _check_input(info, limit, shown)
+
+
+def read_limited(path: str | Path, limit: int, shown: str) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; anything else is one :class:`ModelError`
+    naming the file. Checked before reading (stat), opened without blocking, checked again on the open
+    file and read to at most ``limit + 1`` bytes: a FIFO or a device swapped in meanwhile is refused too."""
+    check_file_size(Path(path), limit, shown)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            _check_input(os.fstat(handle.fileno()), limit, shown)
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise ModelError(f"cannot read the file ({exc.strerror or exc})", file=shown) from None
+    if len(data) > limit:
         raise ModelError(f"file is larger than {limit} bytes", file=shown)
+    return data
+
+
+def read_text_limited(path: str | Path, limit: int, shown: str) -> str:
+    """:func:`read_limited` decoded as UTF-8 (an error names the file)."""
+    try:
+        return read_limited(path, limit, shown).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelError(f"not UTF-8 text (byte {exc.start})", file=shown) from None
 
 
 def read_model_file(path: str | Path, *, strict: bool = False) -> Manipulator:
     """Load a ``.yaml``/``.yml``/``.json`` model file; errors name the file, link and field."""
     path = Path(path)
     shown = str(path)
-    check_file_size(path, MAX_FILE_BYTES, shown)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(f"cannot read the file ({exc})", file=shown) from None
+    text = read_text_limited(path, MAX_FILE_BYTES, shown)
     data = parse_text(text, json_format=path.suffix.lower() == ".json", file=shown)
     return build_located(data, shown, strict=strict)
 
 
 def build_located(data: Any, shown: str, *, strict: bool) -> Manipulator:
     """:func:`manipulator_from_dict` with the file name put into errors and warnings."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            robot = manipulator_from_dict(data, strict=strict)
-        except ModelError as exc:
-            raise exc.located(file=shown) from None
-    for w in caught:
-        warnings.warn_explicit(f"{shown}: {w.message}", w.category, w.filename, w.lineno)
-    return robot
+    try:
+        with prefixed_warnings(shown):
+            return manipulator_from_dict(data, strict=strict)
+    except ModelError as exc:
+        raise exc.located(file=shown) from None
 
 
 class _ModelLoader(yaml.SafeLoader):
@@ -106,12 +141,65 @@ class _ModelLoader(yaml.SafeLoader):
             )
         return super().compose_node(parent, index)
 
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """Refuse a key given twice in one mapping (YAML would keep the last silently)."""
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:  # unhashable: the base class reports it
+                    continue
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r}", key_node.start_mark
+                    )
+        return super().construct_mapping(node, deep=deep)
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str, position: int) -> None:
+        super().__init__(key)
+        self.key, self.position = key, position
+
+
+def _json_object(
+    s_and_end: tuple[str, int], strict: bool, scan_once: Callable[[str, int], Any], *_: Any, **__: Any
+) -> tuple[dict[str, Any], int]:
+    """``json``'s object parser, refusing a key given twice (JSON would keep the last silently); the
+    error carries the position of the repeated key's value."""
+    starts: list[int] = []
+
+    def scan(text: str, index: int) -> Any:
+        starts.append(index)
+        return scan_once(text, index)
+
+    pairs, end = json.decoder.JSONObject(s_and_end, strict, scan, None, list)
+    result: dict[str, Any] = {}
+    for (key, value), start in zip(pairs, starts, strict=False):
+        if key in result:
+            raise _DuplicateKeyError(key, start)
+        result[key] = value
+    return result, end
+
+
+def _json_loads(text: str) -> Any:
+    decoder = json.JSONDecoder()
+    decoder.parse_object = _json_object  # type: ignore[method-assign]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # the C scanner would bypass parse_object
+    return decoder.decode(text)
+
 
 def parse_text(text: str, *, json_format: bool, file: str | None = None) -> Any:
     try:
         if json_format:
-            return json.loads(text)
+            return _json_loads(text)
         return yaml.load(text, Loader=_ModelLoader)
+    except _DuplicateKeyError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise ModelError(f"not valid JSON (line {line}: duplicate key {exc.key!r})", file=file) from None
     except json.JSONDecodeError as exc:
         raise ModelError(f"not valid JSON (line {exc.lineno}: {exc.msg})", file=file) from None
     except yaml.YAMLError as exc:
@@ -166,7 +254,7 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     if not isinstance(rows, list) or not rows:
         raise ModelError("expected a non-empty list of links", field="links")
     if len(rows) > MAX_LINKS:
-        raise ModelError(f"more than {MAX_LINKS} links", field="links")
+        raise ModelError(f"{len(rows)} links: at most {MAX_LINKS} are accepted", field="links")
     convention = data.get("convention", "standard")
     angeles = convention == "angeles"
     allowed = ANGELES_LINK_KEYS if angeles else LINK_KEYS
@@ -178,12 +266,13 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
             raise ModelError("missing (R or P)", link=k, field="joint")
         fields = angeles_to_modified(row) if angeles else dict(row)
         try:
-            links.append(Link(**fields))
+            with prefixed_warnings(f"link {k}"):
+                links.append(Link(**fields))
         except ModelError as exc:
             raise exc.located(link=k) from None
     kwargs: dict[str, Any] = {
         "convention": "modified" if angeles else convention,
-        "name": str(data.get("name", "robot")),
+        "name": data.get("name", "robot"),
         "description": str(data.get("description", "")),
         "source": str(data.get("source", "")),
     }
@@ -258,30 +347,88 @@ def dumps(robot: Manipulator, *, json_format: bool = False) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
 
 
-def write_all(directory: str | Path, files: Mapping[str, str]) -> list[Path]:
-    """Write ``files`` (name -> text) into ``directory`` (made if missing) all or nothing: each to a
-    temporary beside its target, then the renames; on any failure the temporaries, the files renamed so
-    far and the directories made here are removed and the error is raised again."""
+# Output paths. A missing or regular file is replaced atomically: written to a temporary file beside it,
+# then renamed. A symlink is followed: its final target is written (atomically when it is or will be a regular
+# file) and the link stays. A character device or a FIFO (/dev/null, /dev/stdout, a pipe) cannot be renamed
+# onto: it is written through, opened without creating or truncating, flushed and fsynced, and any error
+# (/dev/full: no space left) is raised. A directory, a block device or a socket is refused.
+_WRITE_THROUGH = ("a character device", "a FIFO")
+
+
+def _existing_kind(path: Path) -> str | None:
+    """What ``path`` is, following symlinks: None when it is a regular file or does not exist."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return file_kind(info.st_mode)
+
+
+def _refuse(path: Path, kind: str) -> OSError:
+    if kind == "a directory":
+        return IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    return OSError(errno.EINVAL, f"is {kind}; not writing to it", str(path))
+
+
+def _replace_target(path: Path) -> Path:
+    """The regular file that replacing ``path`` atomically must rename onto: ``path``, or the final target
+    of the symlink ``path``. A directory or another kind of file is refused with an ``OSError``."""
+    kind = _existing_kind(path)
+    if kind is not None:
+        raise _refuse(path, kind)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _keep_old(target: Path) -> Path | None:
+    """A hard link (or, where links are not supported, a copy) beside an existing ``target``, to put back if
+    the set it belongs to cannot be written whole; None when there is no ``target``."""
+    if not target.is_file():
+        return None
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
+    os.close(fd)
+    try:
+        os.unlink(name)
+        os.link(target, name)
+    except OSError:
+        shutil.copy2(target, name)
+    return Path(name)
+
+
+def write_all(directory: str | Path, files: Mapping[str, str | bytes]) -> list[Path]:
+    """Write ``files`` (name -> text or bytes) into ``directory`` (made if missing) all or nothing: each to a
+    temporary beside its target (a symlink's final target), then the renames; on any failure the
+    temporaries and the directories made here are removed, the files renamed so far are removed or, where
+    they replaced a file, the previous file is put back, and the error is raised again. A target that is not
+    a regular file (a directory, a device) is refused before anything is written."""
     directory = Path(directory)
     made = [d for d in (directory, *directory.parents) if not d.exists()]  # deepest first
     temporaries: dict[Path, Path] = {}
+    old: dict[Path, Path | None] = {}
     renamed: list[Path] = []
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        for filename, text in files.items():
-            target = directory / filename
-            if target.is_dir():
-                raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
-            fd, tmp = tempfile.mkstemp(prefix=f".{filename}.", suffix=".tmp", dir=directory)
+        targets = {filename: _replace_target(directory / filename) for filename in files}
+        for filename, content in files.items():
+            target = targets[filename]
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
             temporaries[target] = Path(tmp)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content if isinstance(content, bytes) else content.encode("utf-8"))
             os.chmod(tmp, 0o666 & ~_UMASK)
+        for target in temporaries:
+            old[target] = _keep_old(target)
         for target, tmp in temporaries.items():
             os.replace(tmp, target)
             renamed.append(target)
     except BaseException:
-        for path in [*temporaries.values(), *renamed]:
+        for target in reversed(renamed):
+            previous = old.get(target)
+            with suppress(OSError):
+                if previous:
+                    os.replace(previous, target)
+                else:
+                    target.unlink(missing_ok=True)
+        for path in [*temporaries.values(), *(p for p in old.values() if p)]:
             path.unlink(missing_ok=True)
         for made_dir in made:
             try:
@@ -289,28 +436,71 @@ def write_all(directory: str | Path, files: Mapping[str, str]) -> list[Path]:
             except OSError:
                 break
         raise
-    return renamed
+    for previous in old.values():
+        if previous:
+            previous.unlink(missing_ok=True)
+    return [directory / filename for filename in files]
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    """Write ``data`` into an existing character device or FIFO: no create, no truncate; a FIFO nobody reads
+    is refused rather than waited on; flush and fsync errors are raised (fsync is skipped where the
+    device does not support it)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "no process is reading this FIFO", str(path)) from None
+        raise
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
+                raise
+
+
+@contextmanager
+def _through_temporary(path: Path) -> Iterator[Path]:
+    """A temporary file (system temporary directory) whose content is written through into ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix="robodyn-", suffix=path.suffix or ".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        _write_through(path, Path(tmp).read_bytes())
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write to; renamed onto ``path`` when the block succeeds,
-    removed when it fails, so a reader never sees a half-written file."""
+    """A temporary path to write to in place of ``path``. When the block succeeds it is renamed onto
+    ``path`` (or onto the final target of the symlink ``path``); when it fails it is removed, so a reader
+    never sees a half-written file. A character device or FIFO ``path`` is written through instead (see the
+    rules above :func:`write_all`); a directory, block device or socket is refused (``OSError``)."""
     path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=directory)
+    kind = _existing_kind(path)
+    if kind in _WRITE_THROUGH:
+        with _through_temporary(path) as tmp:
+            yield tmp
+        return
+    target = _replace_target(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=target.parent)
     os.close(fd)
     try:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it 0600; give it the usual permissions
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
 def atomic_write(path: str | Path, text: str) -> Path:
-    """Write ``text`` to a temporary file beside ``path``, then rename it into place."""
+    """Write ``text`` to ``path`` through :func:`atomic_path` (a temporary file renamed into place)."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)

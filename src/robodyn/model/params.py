@@ -1,0 +1,61 @@
+"""Values for a robot's symbolic parameters (``params={"L1": 1.0, ...}``, ``--param L1=1.0``), checked once.
+
+Every place that binds parameter values goes through :func:`bind_parameters` (or, for the numeric engine,
+:func:`parameter_value` and :func:`check_names`): a name the robot does not have, a value that is not a
+number, or one that is not finite (nan, inf, or an overflowing literal such as ``1e999``) is one
+:class:`~robodyn.errors.ModelError` naming the parameter, and an unknown name is listed beside the robot's
+parameters. Silently ignoring a misspelt name would leave the default or stop later with a vaguer message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from robodyn.errors import ModelError
+from robodyn.model.manipulator import Manipulator
+
+#: Values used for parameters the caller leaves free (only where the robot has them).
+DEFAULT_PARAMETERS: dict[str, float] = {"g": 9.81}
+
+
+def parameter_value(name: object, value: Any) -> float:
+    """``value`` as a finite float; otherwise a :class:`ModelError` naming the parameter."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"parameter {name} must be a number, got {value!r}", field="params") from None
+    if not math.isfinite(number):
+        raise ModelError(f"parameter {name} must be a finite number, got {value!r}", field="params")
+    return number
+
+
+def parameter_list(robot: Manipulator) -> str:
+    """The robot's parameter names for a message ("L1, L2, g" or "none: the model is numeric")."""
+    names = [s.name for s in robot.parameters()]
+    return ", ".join(names) if names else "none: the model is numeric"
+
+
+def check_names(robot: Manipulator, names: Iterable[object]) -> None:
+    """Refuse a name that is not one of ``robot``'s parameters, listing them."""
+    known = {s.name for s in robot.parameters()}
+    unknown = sorted({str(name) for name in names} - known)
+    if unknown:
+        raise ModelError(
+            f"robot {robot.name!r} has no parameter {unknown[0]!r} (its parameters: {parameter_list(robot)})",
+            field="params",
+        )
+
+
+def bind_parameters(
+    robot: Manipulator, params: Mapping[Any, Any] | None, defaults: Mapping[str, float] = DEFAULT_PARAMETERS
+) -> dict[str, float]:
+    """``params`` as {name: finite float}, checked against ``robot``'s parameters, with ``defaults`` for the
+    parameters of ``robot`` the caller leaves out."""
+    given = {str(name): value for name, value in (params or {}).items()}
+    check_names(robot, given)
+    names = {s.name for s in robot.parameters()}
+    values = {k: v for k, v in defaults.items() if k in names}
+    values.update({name: parameter_value(name, value) for name, value in given.items()})
+    return values
