@@ -22,6 +22,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,14 +32,16 @@ import yaml
 from typer.testing import CliRunner, Result
 
 import robodyn as rd
+from robodyn import cli as cli_module
 from robodyn import numeric
 from robodyn.check import check as run_check
 from robodyn.cli import app
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.linear import linearize_symbolic
-from robodyn.model.io import MAX_FILE_BYTES, atomic_path, atomic_write, write_all
+from robodyn.model.io import MAX_FILE_BYTES, SHOWN_PATH_CHARS, atomic_path, atomic_write, path_exists, write_all
 from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
 from robodyn.simulation import SimulationError
+from robodyn.torques import torque_history
 from robodyn.trajectories import MAX_SAMPLES, load_trajectory
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, device files and POSIX permissions")
@@ -300,6 +303,44 @@ def test_fifo_output_nobody_reads_is_refused_at_once(tmp_path: Path, private_tem
     assert listing(tmp_path) == ["eq.json", "system-tmp"] and listing(private_tempdir) == []
 
 
+def absent_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A character device with no driver behind it, so that opening it gives ENXIO: a node of an unused major
+    number where mknod is allowed (root), else a copy of /dev/null whose opening for writing is made to fail
+    with ENXIO."""
+    node = tmp_path / "absent"
+    with suppress(OSError):
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(4000, 0))
+    if node.exists():
+        try:
+            os.close(os.open(node, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                return node
+        node.unlink()
+    device = char_device(tmp_path, "null", 1, 3)
+    real_open = os.open
+
+    def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path) == str(device) and flags & os.O_WRONLY:
+            raise OSError(errno.ENXIO, os.strerror(errno.ENXIO), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    return device
+
+
+def test_character_device_without_a_device_is_not_called_a_fifo(tmp_path: Path, private_tempdir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENXIO on opening a character device means no device is behind it, not that no process reads a FIFO."""
+    device = absent_device(tmp_path, monkeypatch)
+    line = refused(derive_to(device), str(device), "no device behind this character device")
+    assert "FIFO" not in line
+    with pytest.raises(OSError) as info:
+        bounded(lambda: atomic_write(device, "x"), QUICK)
+    assert info.value.errno == errno.ENXIO and "FIFO" not in str(info.value)
+    assert is_char_device(device) and listing(private_tempdir) == []
+
+
 def test_directory_as_output_is_refused(tmp_path: Path) -> None:
     directory = tmp_path / "out"
     directory.mkdir()
@@ -355,6 +396,61 @@ def test_write_all_refuses_a_fifo_among_the_targets_without_blocking(tmp_path: P
     with pytest.raises(OSError, match="FIFO"):
         bounded(lambda: write_all(tmp_path, FILES), QUICK)
     assert listing(tmp_path) == ["c.txt"]
+
+
+def test_write_all_keeps_the_old_file_where_nothing_can_be_planted(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where hard links fail (the copy fallback), the copy of the previous file is made in a private directory:
+    a symlink planted meanwhile at a name in the output directory (the race an attacker can win there) is
+    never written through, and a set that fails part way is still put back whole."""
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
+    victim.write_text("victim\n")
+    old = {"a.txt": "old a\n", "b.bin": b"old b", "c.txt": "old c\n"}
+    write_all(out, old)
+
+    def link(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(dst).parent == out and not os.path.lexists(dst):
+            Path(dst).symlink_to(victim)  # the attacker wins the race for the free name
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM), str(dst))  # no hard links here: copy instead
+
+    monkeypatch.setattr(os, "link", link)
+    with monkeypatch.context() as patch:
+        fail_on_call(patch, 2)
+        with pytest.raises(OSError):
+            write_all(out, FILES)
+    assert victim.read_text() == "victim\n"
+    assert listing(out) == ["a.txt", "b.bin", "c.txt"]
+    assert {name: (out / name).read_bytes() for name in old} == {
+        name: value if isinstance(value, bytes) else value.encode() for name, value in old.items()}
+    write_all(out, FILES)
+    assert victim.read_text() == "victim\n"
+    assert listing(out) == ["a.txt", "b.bin", "c.txt"] and (out / "c.txt").read_text() == "third\n"
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["target-exists", "dangling"])
+def test_write_all_refuses_two_names_of_one_file_before_writing(tmp_path: Path, existing: bool) -> None:
+    """``b.bin`` a symlink to ``a.txt``: both would be renamed onto a.txt and one content lost."""
+    if existing:
+        (tmp_path / "a.txt").write_text("before\n")
+    (tmp_path / "b.bin").symlink_to("a.txt")
+    with pytest.raises(OSError, match="same file") as info:
+        write_all(tmp_path, FILES)
+    assert "a.txt" in str(info.value) and "b.bin" in str(info.value)
+    assert (tmp_path / "b.bin").is_symlink() and os.readlink(tmp_path / "b.bin") == "a.txt"
+    assert listing(tmp_path) == (["a.txt", "b.bin"] if existing else ["b.bin"])
+    if existing:
+        assert (tmp_path / "a.txt").read_text() == "before\n"
+
+
+def test_codegen_refuses_a_header_linked_to_its_source(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "double_pendulum.c").write_text("before\n")
+    (out / "double_pendulum.h").symlink_to("double_pendulum.c")
+    line = refused(cli("codegen", "double_pendulum", "-l", "c", "-o", out), "same file", "no file written")
+    assert "double_pendulum.c" in line and "double_pendulum.h" in line
+    assert listing(out) == ["double_pendulum.c", "double_pendulum.h"]
+    assert (out / "double_pendulum.c").read_text() == "before\n" and (out / "double_pendulum.h").is_symlink()
 
 
 # -- simplify-model: the figures and the report, all or none ---------------------------------------------
@@ -726,3 +822,92 @@ def test_symbolic_operating_point_text_with_constants_works() -> None:
     assert list(from_text.q0) == [sympy.pi / 2, 0]
     assert from_text.A == exact.A and from_text.B == exact.B
 
+
+
+# -- output and trajectory paths that cannot be looked up ------------------------------------------------
+
+LONG = "a" * 300  # longer than a file name may be (NAME_MAX 255): stat raises ENAMETOOLONG, not ENOENT
+UNUSABLE_OUTPUTS = {
+    "codegen": ["codegen", "double_pendulum", "-o", "{path}"],
+    "derive": ["derive", "double_pendulum", "-o", "{path}/eq.txt"],
+    "report": ["report", "double_pendulum", "-o", "{path}"],
+    "demo": ["demo", "double_pendulum", "-o", "{path}"],
+    "simplify-model": ["simplify-model", "double_pendulum", *DOUBLE_CLI, "-o", "{path}"],
+    "simulate-plot": ["simulate", "double_pendulum", *DOUBLE_CLI, "--plot", "{path}.png"],
+    "torques-csv": ["torques", "double_pendulum", *DOUBLE_CLI, "--csv", "{path}/t.csv"],
+    "torques-trajectory": ["torques", "double_pendulum", *DOUBLE_CLI, "--trajectory", "{path}"],
+    "simplify-trajectory": ["simplify-model", "double_pendulum", *DOUBLE_CLI, "-t", "{path}.csv", "-o", "s"],
+}
+
+
+@pytest.mark.parametrize("kind", ["too-long", "link-loop"])
+@pytest.mark.parametrize("command", sorted(UNUSABLE_OUTPUTS))
+def test_cli_path_that_cannot_be_looked_up_is_one_line(command: str, kind: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path too long for the system or through a loop of symlinks: Path.exists raises OSError in Python
+    3.11; every command says so in one line, exit 2, and writes nothing."""
+    monkeypatch.chdir(tmp_path)
+    if kind == "link-loop":
+        Path("loop").symlink_to("loop")
+    path = LONG if kind == "too-long" else "loop/x"
+    line = refused(cli(*(arg.format(path=path) for arg in UNUSABLE_OUTPUTS[command])))
+    assert ("File name too long" if kind == "too-long" else "Too many levels of symbolic links") in line
+    assert path[:100] in line and len(line) < 400, "the path is named, cut short"
+    assert listing(tmp_path) == (["loop"] if kind == "link-loop" else [])
+
+
+@pytest.mark.parametrize("given", [LONG, LONG + ".csv", "a\0b.csv"], ids=["long", "long.csv", "nul"])
+def test_api_trajectory_path_that_cannot_be_looked_up_is_a_model_error(given: str) -> None:
+    error = one_line_model_error(lambda: load_trajectory(given, rd.load("double_pendulum")),
+                                 given[:100].replace("\0", "\\0"), "cannot look up the path")
+    assert len(str(error)) < SHOWN_PATH_CHARS + 100
+
+
+def test_path_exists_tells_missing_from_unusable(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "loop").symlink_to("loop")
+    assert path_exists(tmp_path / "file") and path_exists(str(tmp_path))
+    assert not path_exists(tmp_path / "missing") and not path_exists(tmp_path / "file" / "below")
+    assert not path_exists(tmp_path / "missing" / "below")
+    one_line_model_error(lambda: path_exists(tmp_path / "loop" / "x", "shown name"), "shown name",
+                         "Too many levels of symbolic links")
+    error = one_line_model_error(lambda: path_exists(LONG * 20), "cannot look up the path", "...")
+    assert len(str(error)) < SHOWN_PATH_CHARS + 100
+    one_line_model_error(lambda: path_exists("a\0b"), "a\\0b", "null byte")
+
+
+@pytest.mark.parametrize("filename", ["/some/where", None], ids=["with-file", "without-file"])
+def test_cli_os_error_nothing_checked_is_one_line(filename: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last resort: an OSError that no check turned into a message is one line, ``error: FILE: reason``,
+    exit 2 (never a traceback)."""
+    def load(model: str, strict: bool) -> None:
+        raise OSError(errno.EACCES, os.strerror(errno.EACCES), filename)
+
+    monkeypatch.setattr(cli_module, "_load", load)
+    line = refused(cli("show", "double_pendulum"))
+    assert line == (f"error: {filename}: Permission denied" if filename else "error: Permission denied")
+
+
+# -- names in plot titles are text, not math -------------------------------------------------------------
+
+MATH_NAME = "a$\\foo{$"  # mathtext would parse $\foo{$ and raise ValueError (unknown symbol) when drawing
+
+
+def csv_trajectory(path: Path) -> Path:
+    path.write_text("t,q1,q2\n" + "".join(f"{0.1 * k},{0.02 * k},{-0.03 * k}\n" for k in range(11)))
+    return path
+
+
+def test_trajectory_name_with_dollars_is_drawn_as_text_in_the_plots(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CSV trajectory's file name (its stem is the trajectory's name) goes into figure titles as it is."""
+    monkeypatch.chdir(tmp_path)
+    motion = csv_trajectory(tmp_path / f"{MATH_NAME}.csv")
+    succeeded(cli("torques", "double_pendulum", *DOUBLE_CLI, "-t", motion, "--plot", "p.png",
+                  "--joint-plot", "q.png"))
+    succeeded(cli("simplify-model", "double_pendulum", *DOUBLE_CLI, "-t", motion, "-o", "s"))
+    assert listing(tmp_path) == sorted([motion.name, "p.png", "q.png", "s", *(f"s/{n}" for n in SIMPLIFIED)])
+    history = torque_history(rd.load("double_pendulum"), motion, DOUBLE)
+    assert history.trajectory.name == MATH_NAME
+    title = history.figure()._suptitle
+    assert title.get_text().startswith("double_pendulum: ") and MATH_NAME in title.get_text()

@@ -381,3 +381,103 @@ def test_icub_right_leg_loads_and_matches_pinocchio() -> None:
     assert robot.n == 6
     reduced = pin.buildReducedModel(full, [full.getJointId(name) for name in locked], pin.neutral(full))
     assert _compare(robot, reduced) < 1e-9
+
+
+# -- numbers too large for double precision, and text for the terminal -----------------------------------
+
+
+def test_model_numbers_and_parameter_values_are_bounded() -> None:
+    """A finite number so large that the dynamics' products overflow is refused at the door, naming the
+    field (it used to put inf into generated code: a NameError in Python, INFINITY in C)."""
+    from robodyn.model.expr import MAX_MAGNITUDE as BOUND
+
+    row = {"joint": "R", "a": 1.0, "mass": 1.0}
+    for value in (1e200, 10**25, "1e30*L1", "-2e21"):
+        with pytest.raises(rd.ModelError, match=r"link 1: field 'a'.*magnitude above"):
+            rd.Manipulator.from_dh([{**row, "a": value}])
+    assert rd.Manipulator.from_dh([{**row, "a": BOUND}]).links[0].a == BOUND
+    robot = load_quiet("double_pendulum")
+    with pytest.raises(rd.ModelError, match="parameter L1 must be at most"):
+        numeric.gravity(robot, np.zeros(2), params={**DOUBLE, "g": 9.81, "L1": 1e200})
+    proc = _cli("torques", "double_pendulum", *PARAMS, "--param", "g=1e21")
+    _one_line_error(proc, "--param", "parameter g")
+
+
+def test_constants_that_overflow_are_one_model_error() -> None:
+    """Numbers within the bound whose products still overflow (L1**64) stop with one line naming the cause,
+    in the traced numeric engine, never as inf in the source."""
+    from robodyn.errors import finite_constant
+
+    assert finite_constant(2.5) == 2.5
+    for bad in (float("inf"), float("nan"), sympy.Float("1e400"), sympy.Integer(10) ** 400):
+        with pytest.raises(rd.ModelError, match="not a finite double"):
+            finite_constant(bad)
+    huge = rd.Manipulator.from_dh([{"joint": "R", "a": "L1**16", "mass": 1.0},
+                                   {"joint": "R", "a": "L1**16", "mass": 1.0}], name="huge")
+    with pytest.raises(rd.ModelError, match="not a finite"):  # (1e19)**16 = 1e304: its square overflows
+        numeric.inverse_dynamics(huge, np.zeros(2), np.ones(2), np.ones(2), params={"L1": 1e19, "g": 9.81})
+    numeric_huge = huge.subs({"L1": 10, "g": 9.81})  # 1e16 each: within the bound, the torques stay finite
+    assert np.all(np.isfinite(numeric.inverse_dynamics(numeric_huge, np.zeros(2), np.ones(2), np.ones(2))))
+
+
+def test_emitters_refuse_a_literal_that_is_not_a_finite_double() -> None:
+    """The last guard behind the bounds at the door: no emitter writes inf, nan or 1e400 into source."""
+    import symengine as se
+
+    from robodyn.codegen.numpy_ import literal
+    from robodyn.codegen.spec import to_printable
+
+    assert to_printable(se.Float(2.5) * se.Symbol("x")) == sympy.Float(2.5, 17) * sympy.Symbol("x")
+    for bad in (se.Float(float("inf")), se.Integer(10) ** 400, se.Rational(10**400, 3)):
+        with pytest.raises(rd.ModelError, match="not a finite double"):
+            to_printable(bad * se.Symbol("x"))
+    assert literal(0.5).text == "0.5"
+    with pytest.raises(rd.ModelError, match="not a finite double"):
+        literal(float("inf"))
+
+
+def test_read_expression_refuses_division_by_a_float_zero() -> None:
+    from robodyn.model.expr import read_expression
+
+    x = sympy.Symbol("x")
+    for text in ("x/0.0", "x/0", "x/(1 - 1.0)"):
+        with pytest.raises(rd.ModelError, match="division by zero"):
+            read_expression(text, {"x": x})
+
+
+def test_messages_and_show_escape_terminal_control_characters(tmp_path: Path) -> None:
+    """ESC from a model file would retitle the terminal or colour it; U+202E would reverse the text."""
+    from robodyn.errors import printable
+
+    assert printable("a\x1b]0;PWN\x07 b\u202ec\n d") == "a\\x1b]0;PWN\\x07 b\\u202ec d"
+    model = tmp_path / "esc.yaml"
+    model.write_text('name: esc\ndescription: "\\e[31mRED \\u202e"\nlinks:\n  - {joint: R, a: 1, mass: 1, '
+                     '"\\e]0;x": 1}\n', encoding="utf-8")
+    refused = _cli("show", str(model))
+    assert "\x1b" not in refused.stderr and "\\x1b" in _one_line_error(refused)
+    model.write_text('name: esc\ndescription: "\\e[31mRED \\u202e"\nlinks:\n  - {joint: R, a: 1, mass: 1}\n',
+                     encoding="utf-8")
+    shown = _cli("show", str(model))
+    assert shown.returncode == 0 and "\x1b" not in shown.stdout and "\u202e" not in shown.stdout
+    assert "\\x1b[31mRED \\u202e" in shown.stdout
+
+
+def test_a_parameter_given_twice_is_refused() -> None:
+    _one_line_error(_cli("torques", "double_pendulum", *PARAMS, "--param", "L1=2"), "--param", "given twice")
+
+
+def test_identification_refuses_non_finite_parameter_values() -> None:
+    from robodyn import identification as ident
+
+    robot = load_quiet("stanford_modified")
+    for value in (float("nan"), float("inf"), "abc"):
+        with pytest.raises(rd.ModelError, match="parameter m1"):
+            ident.numeric_values(robot, {**STANFORD, "m1": value})
+
+
+def test_inertia_near_the_largest_double_is_one_error_not_a_traceback() -> None:
+    with pytest.raises(rd.ModelError, match="magnitude above"):
+        rd.Manipulator.from_dh([{"joint": "R", "a": 1, "mass": 1, "inertia": [1e308, 1e308, 1e308]}])
+    with pytest.raises(rd.ModelError, match="not all finite"):
+        check_inertia(np.full((3, 3), np.inf), mass=1.0)
+    check_inertia(np.diag([1e308, 1e308, 1e308]), mass=1.0)  # halves first: no overflow in the symmetric part

@@ -27,9 +27,9 @@ import robodyn as rd
 from robodyn import library, tables
 from robodyn.check import check as run_check
 from robodyn.equations import Equations
-from robodyn.errors import DerivationError, ModelError
+from robodyn.errors import DerivationError, ModelError, printable
 from robodyn.model.expr import expression_text
-from robodyn.model.io import atomic_write, write_all
+from robodyn.model.io import atomic_write, path_exists, shown_path, write_all
 from robodyn.model.params import bind_parameters
 
 app = typer.Typer(
@@ -97,8 +97,13 @@ class UserError(Exception):
     """A problem the user can fix; reported in one line with exit code 2."""
 
 
+def _shown(text: str) -> str:
+    """Text from a model (names, descriptions) for rich: one line, control characters escaped, markup escaped."""
+    return escape(printable(text))
+
+
 def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-    err.print(f"warning: {' '.join(str(message).split())}", markup=False)
+    err.print(f"warning: {printable(str(message))}", markup=False)
 
 
 def _guarded(body: Callable[[], int | None]) -> None:
@@ -106,11 +111,15 @@ def _guarded(body: Callable[[], int | None]) -> None:
     try:
         code = body()
     except (ModelError, DerivationError, UserError) as exc:
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {printable(str(exc))}", markup=False)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
         raise typer.Exit(130) from None
+    except OSError as exc:  # last resort: a system error no check above turned into a message
+        where = f"{shown_path(exc.filename)}: " if exc.filename is not None else ""
+        err.print(printable(f"error: {where}{exc.strerror or exc}"), markup=False)
+        raise typer.Exit(2) from None
     if code:
         raise typer.Exit(code)
 
@@ -126,7 +135,7 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
         console=err,
         transient=True,
     )
-    task = progress.add_task(escape(label), total=None)  # rendered as markup: names and paths escaped
+    task = progress.add_task(_shown(label), total=None)  # rendered as markup: names and paths escaped
     started = threading.Event()
 
     def start() -> None:
@@ -138,7 +147,7 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
     timer.start()
 
     def update(step: str) -> None:
-        progress.update(task, description=escape(f"{label}: {step}"))
+        progress.update(task, description=_shown(f"{label}: {step}"))
 
     try:
         yield update
@@ -156,7 +165,8 @@ def _write(text: str, output: Path | None) -> None:
     if output is None:
         out.print(text, markup=False)
         return
-    if not output.parent.exists():
+
+    if not path_exists(output.parent, str(output)):
         raise UserError(f"{output}: directory {output.parent} does not exist")
     try:
         atomic_write(output, text if text.endswith("\n") else text + "\n")
@@ -167,7 +177,8 @@ def _write(text: str, output: Path | None) -> None:
 
 def _check_output_directory(directory: Path) -> None:
     """Refuse, before any work, an output directory that exists as something else."""
-    if directory.exists() and not directory.is_dir():
+
+    if path_exists(directory, f"--output {directory}") and not directory.is_dir():
         raise UserError(f"--output {directory}: not a directory")
 
 
@@ -209,7 +220,7 @@ def list_robots() -> None:
         table.add_column("name", style="bold", no_wrap=True)
         table.add_column("description / source")
         for entry in library.entries():
-            table.add_row(escape(entry.name), f"{escape(entry.description)}\n[dim]{escape(entry.source)}[/dim]")
+            table.add_row(_shown(entry.name), f"{_shown(entry.description)}\n[dim]{_shown(entry.source)}[/dim]")
         out.print(table)
 
     _guarded(body)
@@ -224,9 +235,9 @@ def show(
 
     def body() -> None:
         robot = _load(model, strict)
-        out.print(f"[bold]{escape(robot.name)}[/bold]: {escape(robot.description)}")
+        out.print(f"[bold]{_shown(robot.name)}[/bold]: {_shown(robot.description)}")
         if robot.source:
-            out.print(f"[dim]source: {escape(robot.source)}[/dim]")
+            out.print(f"[dim]source: {_shown(robot.source)}[/dim]")
         out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
         out.print("gravity: (" + ", ".join(str(x) for x in robot.gravity) + ")")
         dh = Table(title="Denavit-Hartenberg parameters")
@@ -303,14 +314,14 @@ def check(
         robot = _load(model, strict)
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
-        table = Table(title=escape(f"{robot.name}: every method against {result.reference}"))
+        table = Table(title=_shown(f"{robot.name}: every method against {result.reference}"))
         for header in ("method", "part", "mode", "max relative difference", "agree"):
             table.add_column(header)
         for c in result.comparisons:
             diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
             table.add_row(c.method, c.part, c.mode, diff, "yes" if c.agree else "[red]NO[/red]")
         for method, reason in result.skipped.items():
-            table.add_row(method, "-", "-", escape(reason), "-")
+            table.add_row(method, "-", "-", _shown(reason), "-")
         out.print(table)
         times = ", ".join(f"{m} {s:.3f} s" for m, s in result.seconds.items())
         out.print(f"derivation times: {times}")
@@ -474,9 +485,11 @@ def _check_directory(option: str, path: Path | None) -> None:
     a plot (an option ending in ``plot``) must also have an image suffix that matplotlib writes."""
     if path is None:
         return
-    if not (path.parent if str(path.parent) else Path(".")).is_dir():
+
+    parent = path.parent if str(path.parent) else Path(".")
+    if not (path_exists(parent, f"{option} {path}") and parent.is_dir()):
         raise UserError(f"{option} {path}: directory {path.parent} does not exist")
-    if path.is_dir():
+    if path_exists(path, f"{option} {path}") and path.is_dir():
         raise UserError(f"{option} {path}: is a directory, not a file")
     if option.endswith("plot"):
         from robodyn.plots import IMAGE_FORMATS
@@ -678,6 +691,8 @@ def _parse_params(items: list[str], robot: rd.Manipulator) -> dict[str, float]:
         name, sep, value = (part.strip() for part in item.partition("="))
         if not sep or not name:
             raise UserError(f"--param {item!r}: expected NAME=VALUE with a number")
+        if name in params:
+            raise UserError(f"--param {item!r}: {name} is given twice")
         params[name] = value
     try:
         return bind_parameters(robot, params, {})
@@ -744,7 +759,7 @@ def demo(
         start = time.perf_counter()
         with delayed_progress("demo") as step:
             summary = run_demo(model, output, progress=step)
-        out.print(f"[bold]{escape(summary.robot)}[/bold]: {summary.n} joints, {summary.parameters} symbolic parameters")
+        out.print(f"[bold]{_shown(summary.robot)}[/bold]: {summary.n} joints, {summary.parameters} symbolic parameters")
         table = Table(title="Symbolic derivation: seconds, and terms in expanded form")
         table.add_column("method", no_wrap=True)
         for header in ("derive s", "expand s", "tau", "M", "h", "G", "ops tau"):

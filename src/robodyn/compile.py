@@ -26,18 +26,34 @@ a torn entry.
 What the cache trusts, and why. A cache entry's ``spec.json`` records the SHA-256 of the entry's library,
 sources and of its own routine description; before ``dlopen`` the files are read back and checked
 against it, and the description is checked against the robot (the module name, the number of joints,
-the routines asked for and their array shapes, the parameters of a robot not in base parameters). An
-entry that fails any check, or cannot be read (missing, truncated, edited, not a plain file), is built
-again and replaced atomically (or, where the cache is not writable, the compile fails with one line):
-so corruption, a truncated library, an edited spec (``n`` smaller than the robot's, which would let
-the library write past the wrapper's arrays) or a library from another entry is never loaded. The hashes
-sit in the same entry as the library, so they cannot stop someone who may write the entry from
-planting a library and its matching hashes: that is prevented by permissions instead. The cache
-directory is created ``0700``, and the cache directory, an entry and its files must belong to the current
-user and be writable by no other (no group or world write bit), else the compile is refused with one
-line naming the path. Who can run code as this user (or as root) can change the cache, as they can
-change robodyn itself; this is out of scope. The NumPy backend (``backend="numpy"``) reads no file: its
-module is generated and executed in memory each time.
+the routines asked for and their array shapes, the parameters of a robot not in base parameters). The
+file names in ``spec.json`` are checked before anything is read: exactly the entry's ``NAME.c``,
+``NAME.h`` and ``NAME.so``, so a manifest naming ``/etc/passwd`` or ``../x`` opens nothing outside the
+entry; and reads are capped (1 MiB for ``spec.json``, 256 MiB for each other file). Each file is opened
+once, relative to the opened entry directory, not following a link and without blocking (a FIFO is
+refused, not waited on); its type, owner and mode are checked on that descriptor and its bytes hashed
+from it; and the library is loaded from the same descriptor, by ``dlopen`` of ``/proc/self/fd/N``, which
+opens the file that was hashed even if the entry's files have been renamed or replaced meanwhile: what is
+loaded is what was checked. Where there is no ``/proc/self/fd`` (macOS, the BSDs) the library is loaded
+by its path after the check, and a replacement in between (by this user: see below) is not excluded there.
+An entry that fails any check, or cannot be read (missing, truncated, edited, not a plain file, too large),
+is built again and replaced atomically (or, where the cache is not writable, the compile fails with one
+line): so corruption, a truncated library, an edited spec (``n`` smaller than the robot's, which would let
+the library write past the wrapper's arrays) or a library from another entry is never loaded. An entry
+that passes every check but does not load (``dlopen`` fails, say a library built against another C
+library in a cache shared between hosts, or it lacks the routines) is built again once, replacing it;
+only a library just built that does not load either is an error. The hashes sit in the same entry as the
+library, so they cannot stop someone who may write the entry from planting a library and its matching
+hashes: that is prevented by permissions instead. The cache directory is created ``0700``, and the cache
+directory, an entry and its files must belong to the current user and be writable by no other (no group
+or world write bit), else the compile is refused with one line naming the path. Who can run code as this
+user (or as root) can change the cache, as they can change robodyn itself; this is out of scope. The
+directories above the cache directory are not checked (one that others may write is an ordinary setup:
+``/tmp``, a group's shared project directory): whoever may rename one can point the cache path at another
+directory, but that directory, its entries and their files must still belong to this user, be writable
+by no other and match their hashes, so at most this user's own entries are found (or written) there.
+The NumPy backend (``backend="numpy"``) reads no file: its module is generated and executed in memory
+each time.
 The library is loaded with :mod:`ctypes` (standard library: no build-time dependency, and the calls
 release the GIL); batches loop in C (the ``_batch`` routines).
 
@@ -51,6 +67,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -286,17 +303,29 @@ class CompiledDynamics:
 # -- backends --------------------------------------------------------------------------------------
 
 
-def load_library(path: str | Path, spec: ModuleSpec) -> CompiledDynamics:
+def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -> CompiledDynamics:
     """A :class:`CompiledDynamics` over a shared library with the C interface of ``spec`` (the
-    compiled C, or the Fortran with its C binding labels)."""
-    lib = ctypes.CDLL(str(path))
+    compiled C, or the Fortran with its C binding labels).
+
+    ``fd``: an open descriptor of the library (the compile cache passes the one it hashed the file
+    through; it stays the caller's to close, after this returns): the library is then loaded from it,
+    by ``dlopen`` of ``/proc/self/fd/N``, so the file loaded is the file that was read, whatever has been
+    renamed to ``path`` since. Where there is no ``/proc/self/fd`` (macOS, the BSDs) it is loaded by
+    ``path``, like without ``fd``."""
+    target = _fd_name(fd) if fd is not None else None
     functions: dict[str, Any] = {}
-    for routine in spec.routines:
-        name = f"{spec.name}_{routine.name}" + ("_batch" if routine.batched else "")
-        f = getattr(lib, name)
-        f.argtypes = [ctypes.c_void_p] * len(routine.arrays) + ([ctypes.c_size_t] if routine.batched else [])
-        f.restype = None
-        functions[routine.name] = f
+    try:
+        lib = ctypes.CDLL(target or str(path))
+        for routine in spec.routines:
+            name = f"{spec.name}_{routine.name}" + ("_batch" if routine.batched else "")
+            f = getattr(lib, name)
+            f.argtypes = [ctypes.c_void_p] * len(routine.arrays) + ([ctypes.c_size_t] if routine.batched else [])
+            f.restype = None
+            functions[routine.name] = f
+    except (OSError, AttributeError) as exc:
+        if target is None:
+            raise
+        raise type(exc)(str(exc).replace(target, str(path))) from None  # (name the library, not the descriptor)
 
     def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
         if routine == "constants":
@@ -387,7 +416,11 @@ def compile(
     expected = Expected(name, robot.n, tuple(kind.name for kind in KINDS if kind.key in keys),
                         None if base else tuple(s.name for s in robot.parameters()))
     entry = _cache_root(cache) / f"{name}-{key}"
-    found = _load_entry(entry, expected)
+    replace = False
+    try:
+        found = _load_entry(entry, expected)
+    except _UnloadableError:  # it passes every check but does not load here: build it again, replacing it
+        found, replace = None, True
     if found is not None:
         return found
     spec = spec or module_spec(robot, keys, base=base)
@@ -397,22 +430,29 @@ def compile(
     problem = expected.problem(spec)
     if problem:
         raise ValueError(f"spec does not describe {robot.name!r}: {problem}")
-    try:
-        _build(spec, entry, command, expected)
-    except OSError as exc:  # the cache directory cannot be written
-        raise CompileError(f"cannot write the compile cache {entry.parent} ({exc.strerror or exc}); set "
-                           f"${CACHE_ENV} to a writable directory, or {FALLBACK}") from None
-    found = _load_entry(entry, expected)
-    if found is None:
-        raise CompileError(f"the library just built in {entry} does not load; {FALLBACK}")
-    return found
+    while True:
+        try:
+            _build(spec, entry, command, expected, replace=replace)
+        except OSError as exc:  # the cache directory cannot be written
+            raise CompileError(f"cannot write the compile cache {entry.parent} ({exc.strerror or exc}); set "
+                               f"${CACHE_ENV} to a writable directory, or {FALLBACK}") from None
+        try:
+            found = _load_entry(entry, expected)
+        except _UnloadableError as exc:
+            if not replace:  # the entry kept was another process's, and does not load here: replace it, once
+                replace = True
+                continue
+            raise CompileError(f"the library just built in {entry} does not load ({exc}); {FALLBACK}") from None
+        if found is None:
+            raise CompileError(f"the library just built in {entry} does not load; {FALLBACK}")
+        return found
 
 
-def _build(spec: ModuleSpec, entry: Path, command: list[str], expected: Expected) -> None:
+def _build(spec: ModuleSpec, entry: Path, command: list[str], expected: Expected, *, replace: bool = False) -> None:
     """Write the sources, compile and write the manifest in a private directory, then rename the
     directory to ``entry``: an entry is complete or absent. An entry already there that fails its
-    checks (see the module docstring) is replaced; one that passes them (another process just built it)
-    is kept."""
+    checks (see the module docstring) is replaced, and so is any entry with ``replace``; one that passes
+    them (another process just built it) is otherwise kept."""
     from robodyn.codegen import generate
 
     work = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=entry.parent))
@@ -430,26 +470,27 @@ def _build(spec: ModuleSpec, entry: Path, command: list[str], expected: Expected
         if result.returncode != 0:
             tail = " ".join(result.stderr.split())[-800:]
             raise CompileError(f"{shlex.join(run)} failed (exit {result.returncode}): {tail}; {FALLBACK}")
-        names = [*files, library.name]
-        for filename in names:
+        names = _entry_files(spec.name)  # (what the generator writes, and the library: what is checked)
+        for filename in [*files, library.name]:
             os.chmod(work / filename, 0o600)
         (work / SPEC_FILE).write_text(_spec_to_json(spec, {f: _sha256((work / f).read_bytes()) for f in names}),
                                       encoding="utf-8")
         os.chmod(work / SPEC_FILE, 0o600)
-        _install(work, entry, expected)
+        _install(work, entry, expected, replace=replace)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _install(work: Path, entry: Path, expected: Expected) -> None:
-    """Rename the finished ``work`` directory to ``entry``, moving a failing entry out of the way first."""
+def _install(work: Path, entry: Path, expected: Expected, *, replace: bool = False) -> None:
+    """Rename the finished ``work`` directory to ``entry``, moving a failing entry (any entry, with
+    ``replace``) out of the way first."""
     try:
         os.rename(work, entry)
         return
     except OSError:
         if not entry.exists() and not entry.is_symlink():
             raise
-    if _checked_spec(entry, expected) is not None:  # built meanwhile by another process: keep it
+    if not replace and _checked_spec(entry, expected) is not None:  # built meanwhile by another process: keep it
         return
     trash = Path(tempfile.mkdtemp(prefix=".stale-", dir=entry.parent))
     try:
@@ -472,6 +513,27 @@ def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
 SPEC_FILE = "spec.json"
 #: The manifest layout; an entry with another one is built again.
 MANIFEST_FORMAT = 2
+#: The most bytes read of a manifest, and of each other file of an entry (a larger one: built again).
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_FILE_BYTES = 1 << 28
+#: A descriptor's file, opened again by name (see :func:`_fd_name`); Linux has it, macOS and the BSDs not.
+PROC_FD = "/proc/self/fd"
+#: How a file of an entry is opened: read-only, not following a link, not blocking on a FIFO, not inherited.
+_OPEN_FILE = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+              | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+#: How an entry directory is opened, where its files can be opened relative to it (else by path).
+_OPEN_DIR = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+             if hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd else None)
+_dlopen_serial = itertools.count()
+
+
+class _UnloadableError(Exception):
+    """An entry passes every check, but its library does not load (``dlopen`` fails, or routines are missing)."""
+
+
+def _entry_files(name: str) -> list[str]:
+    """The files of an entry besides its manifest, as :func:`_build` writes them: source, header, library."""
+    return [f"{name}.c", f"{name}.h", f"{name}.so"]
 
 
 @dataclass(frozen=True)
@@ -533,20 +595,52 @@ def _check_private(path: Path, info: os.stat_result, what: str) -> None:
                            f"remove it, or `chmod go-w` it")
 
 
-def _private_bytes(path: Path) -> bytes:
-    """The bytes of a plain file of this user's that no other user may write (OSError if it cannot be read
-    or is not a plain file; CompileError if it is another user's or writable by others)."""
-    info = os.lstat(path)
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(f"{path} is not a plain file")
-    _check_private(path, info, "the compile cache file")
-    return path.read_bytes()
+def _open_private(name: str, where: Path, dir_fd: int | None) -> int:
+    """A read-only descriptor of the plain file ``name`` (in the directory open as ``dir_fd``; ``where``
+    is its path, for messages and where there is no ``dir_fd``), of this user's, that no other user may
+    write: the checks are made on the descriptor. OSError if it cannot be opened (a link, say) or is not a
+    plain file; CompileError if it is another user's or writable by others. The caller closes it."""
+    fd = os.open(name if dir_fd is not None else where, _OPEN_FILE, dir_fd=dir_fd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{where} is not a plain file")
+        _check_private(where, info, "the compile cache file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
-def _checked_spec(entry: Path, expected: Expected) -> ModuleSpec | None:
-    """The spec of a cache entry that passes every check (see the module docstring), or None where the
-    entry is missing, unreadable or fails one (to be built again). A CompileError where the entry or
-    one of its files belongs to another user or may be written by others."""
+def _chunks(fd: int, where: Path, limit: int) -> Iterable[bytes]:
+    """The bytes of ``fd`` from its offset, in pieces; OSError past ``limit`` bytes (no more is read)."""
+    if os.fstat(fd).st_size > limit:
+        raise OSError(f"{where} is larger than {limit} bytes")
+    total = 0
+    while chunk := os.read(fd, min(1 << 20, limit + 1 - total)):
+        total += len(chunk)
+        if total > limit:
+            raise OSError(f"{where} is larger than {limit} bytes")
+        yield chunk
+
+
+def _fd_name(fd: int) -> str | None:
+    """A name under which ``dlopen`` opens the file of ``fd``: ``/proc/self/fd/N``, spelled differently
+    at each call (None where there is no ``/proc/self/fd``). glibc hands back an object already loaded
+    whose name is the one asked for, and descriptor numbers are reused (and ctypes never unloads), so the
+    same name twice could give an earlier library: the kernel ignores the ``/`` and ``/.`` steps that spell
+    a serial number here (``/proc/self/fd//N``, ``/proc/self/fd/./N``, ``/proc/self/fd/.//N``, ...)."""
+    if not os.path.isdir(PROC_FD):
+        return None
+    steps = "".join("/." if bit == "1" else "/" for bit in f"{next(_dlopen_serial):b}")
+    return f"{PROC_FD}{steps}/{fd}"
+
+
+def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int] | None:
+    """The spec of a cache entry that passes every check (see the module docstring), with the descriptor
+    its library was hashed through (open: the caller loads from it, and closes it); None where the entry
+    is missing, unreadable or fails one (to be built again). A CompileError where the entry or one of its
+    files belongs to another user or may be written by others."""
     try:
         info = os.lstat(entry)
     except FileNotFoundError:
@@ -554,30 +648,74 @@ def _checked_spec(entry: Path, expected: Expected) -> ModuleSpec | None:
     if not stat.S_ISDIR(info.st_mode):
         return None
     _check_private(entry, info, "the compile cache entry")
+    dir_fd = library = None
     try:
-        manifest = json.loads(_private_bytes(entry / SPEC_FILE))
-        files = manifest["files"]
-        if (manifest["format"] != MANIFEST_FORMAT or f"{expected.name}.so" not in files
+        if _OPEN_DIR is not None:
+            dir_fd = os.open(entry, _OPEN_DIR)
+            info = os.fstat(dir_fd)
+            if not stat.S_ISDIR(info.st_mode):
+                return None
+            _check_private(entry, info, "the compile cache entry")
+        fd = _open_private(SPEC_FILE, entry / SPEC_FILE, dir_fd)
+        try:
+            manifest = json.loads(b"".join(_chunks(fd, entry / SPEC_FILE, MAX_MANIFEST_BYTES)))
+        finally:
+            os.close(fd)
+        files, names = manifest["files"], _entry_files(expected.name)
+        # The names first: nothing is opened that is not one of the entry's own files.
+        if (manifest["format"] != MANIFEST_FORMAT or not isinstance(files, dict) or sorted(files) != sorted(names)
                 or manifest["spec_sha256"] != _sha256(_canonical(manifest["spec"]))):
             return None
-        if any(_sha256(_private_bytes(entry / name)) != digest or Path(name).name != name
-               for name, digest in files.items()):
-            return None
+        for name in names:
+            fd = _open_private(name, entry / name, dir_fd)
+            if name == f"{expected.name}.so":
+                library = fd
+            digest = hashlib.sha256()
+            try:
+                for chunk in _chunks(fd, entry / name, MAX_FILE_BYTES):
+                    digest.update(chunk)
+            finally:
+                if fd != library:
+                    os.close(fd)
+            if digest.hexdigest() != files[name]:
+                return None
         spec = _spec_from_json(manifest["spec"])
+        if expected.problem(spec) is not None or library is None:
+            return None
+        opened, library = (spec, library), None
+        return opened
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # unreadable, or not what was written
         return None
-    return spec if expected.problem(spec) is None else None
+    finally:
+        for fd in (dir_fd, library):
+            if fd is not None:
+                os.close(fd)
+
+
+def _checked_spec(entry: Path, expected: Expected) -> ModuleSpec | None:
+    """The spec of a cache entry that passes every check (see the module docstring), or None where the
+    entry is missing, unreadable or fails one (to be built again). A CompileError where the entry or
+    one of its files belongs to another user or may be written by others."""
+    opened = _open_verified(entry, expected)
+    if opened is None:
+        return None
+    os.close(opened[1])
+    return opened[0]
 
 
 def _load_entry(entry: Path, expected: Expected) -> CompiledDynamics | None:
-    """The entry's library, loaded, if the entry passes its checks and the library loads; else None."""
-    spec = _checked_spec(entry, expected)
-    if spec is None:
+    """The entry's library, loaded from the descriptor it was hashed through, if the entry passes its
+    checks; None if it does not (to be built), :class:`_UnloadableError` if it does but the library does not load."""
+    opened = _open_verified(entry, expected)
+    if opened is None:
         return None
+    spec, fd = opened
     try:
-        return load_library(entry / f"{expected.name}.so", spec)
-    except (OSError, AttributeError):  # not a library, or without the routines: build it again
-        return None
+        return load_library(entry / f"{expected.name}.so", spec, fd=fd)
+    except (OSError, AttributeError) as exc:  # not a library for this host, or without the routines
+        raise _UnloadableError(" ".join(str(exc).split())) from None
+    finally:
+        os.close(fd)
 
 
 # -- the spec beside the library (what the wrapper needs, without regenerating) --------------------

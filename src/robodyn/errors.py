@@ -6,9 +6,19 @@ names the file (when there is one), the link (1-based) and the field, on one lin
 
 from __future__ import annotations
 
+import math
+import unicodedata
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+
+def printable(text: str) -> str:
+    """``text`` on one line (runs of white space folded to one space) with every other control or format
+    character shown as an escape (``\\x1b``, ``\\u202e``): a name or description read from a file cannot move
+    the cursor, retitle the terminal or reverse the text of a message."""
+    folded = " ".join(str(text).split())
+    return "".join(ch if unicodedata.category(ch) not in ("Cc", "Cf") else ascii(ch)[1:-1] for ch in folded)
 
 
 class ModelError(ValueError):
@@ -41,8 +51,7 @@ class ModelError(ValueError):
         if self.field:
             parts.append(f"field '{self.field}'")
         where = ": ".join(parts)
-        text = f"{where}: {self.problem}" if where else self.problem
-        return " ".join(text.split())  # always one line
+        return printable(f"{where}: {self.problem}" if where else self.problem)
 
     def located(self, *, file: str | None = None, link: int | str | None = None) -> ModelError:
         """A copy of this error with the file (and link, if unknown so far) filled in."""
@@ -72,3 +81,17 @@ def prefixed_warnings(prefix: str) -> Iterator[None]:
         yield
     for w in caught:
         warnings.warn_explicit(f"{prefix}: {w.message}", w.category, w.filename, w.lineno)
+
+
+def finite_constant(value: object) -> float:
+    """``value`` as a finite float, for a number written into generated or traced code; a number beyond double
+    precision (a model's numbers so large that a product of them overflows) is one :class:`ModelError`,
+    never ``inf`` in C or a NameError in Python."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise ModelError(f"a constant of the equations is not a finite double ({str(value)[:40]}): the model's "
+                         "numbers are too large")
+    return number

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 
 from robodyn import library
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.model.io import read_model_file
+from robodyn.model.io import path_exists, read_model_file
 from robodyn.model.manipulator import Manipulator
 
 MODEL_SUFFIXES = (".yaml", ".yml", ".json")
@@ -26,7 +25,7 @@ def load(model: str | Path, *, strict: bool = False) -> Manipulator:
     """
     text = str(model)
     path = Path(text)
-    exists = _exists(path, text)
+    exists = path_exists(path, text)  # a path that cannot be looked up: one ModelError
     if isinstance(model, str) and text in library.names():
         if exists:
             warnings.warn(f"{text!r} is a built-in robot and also a file here: loading the built-in; to load the "
@@ -46,17 +45,3 @@ def load(model: str | Path, *, strict: bool = False) -> Manipulator:
         f"{text!r} is neither a built-in robot ({', '.join(library.names())}) nor a model file path"
     )
 
-
-def _exists(path: Path, shown: str) -> bool:
-    """Whether ``path`` names something (following links); a path the system cannot even look up (too
-    long, a loop of links, no permission on a directory) is one :class:`ModelError` naming it."""
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        return False
-    except NotADirectoryError:
-        return False
-    except (OSError, ValueError) as exc:  # ValueError: an embedded NUL byte
-        raise ModelError(f"cannot look up the path ({getattr(exc, 'strerror', None) or exc})",
-                         file=shown[:200].replace("\0", "\\0")) from None  # a NUL shown, not printed
-    return True

@@ -35,6 +35,13 @@ def new_figure(panels: int, columns: int = 2, height: float = 2.3, width: float 
     return fig, axes[:panels]
 
 
+def plain_suptitle(fig: Any, text: str) -> Any:
+    """``fig.suptitle(text)`` as plain text. A title holds robot and trajectory names (a CSV file's stem is the
+    trajectory's name), where ``$...$`` must not be parsed as math text: ``a$\\foo{$.csv`` would make
+    mathtext raise a ValueError when the figure is drawn."""
+    return fig.suptitle(text, parse_math=False)
+
+
 def _style(ax: Any, title: str, ylabel: str) -> None:
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("t (s)", fontsize=8)
@@ -63,7 +70,7 @@ def joint_figure(t: np.ndarray, q: np.ndarray, robot: Manipulator, title: str) -
     for k, ax in enumerate(axes):
         ax.plot(t, shown[:, k], color="tab:blue" if robot.links[k].revolute else "tab:red")
         _style(ax, f"joint {k + 1}", labels[k])
-    fig.suptitle(title)
+    plain_suptitle(fig, title)
     fig.tight_layout()
     return fig
 
@@ -89,7 +96,7 @@ def simulation_figure(
     ax_e.plot(t, energy - energy[0], label="T + V - E(0)", color="black", linewidth=1.2)
     _style(ax_e, "energy", "energy (J)")
     ax_e.legend(fontsize=7)
-    fig.suptitle(title)
+    plain_suptitle(fig, title)
     fig.tight_layout()
     return fig
 
@@ -105,8 +112,8 @@ def torque_figure(history: Any) -> Any:
         label = f"$\\tau_{{{k + 1}}}$ (N m)" if revolute else f"$f_{{{k + 1}}}$ (N)"
         _style(ax, f"joint {k + 1} ({'torque' if revolute else 'force'})", label)
     figure = {"angeles1": "fig. 5", "angeles2": "fig. 8"}.get(history.trajectory.name)
-    fig.suptitle(f"{robot.name}: joint torques and forces along {history.trajectory.name}"
-                 + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))
+    plain_suptitle(fig, f"{robot.name}: joint torques and forces along {history.trajectory.name}"
+                   + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))
     fig.tight_layout()
     return fig
 

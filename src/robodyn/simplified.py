@@ -45,6 +45,7 @@ from robodyn.formulations import dalembert
 from robodyn.model.io import atomic_path, write_all
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters
+from robodyn.plots import plain_suptitle
 from robodyn.symbols import joint_symbols
 from robodyn.trajectories import TRAJECTORIES as TRAJECTORIES  # re-exported: trajectories used to live here
 from robodyn.trajectories import Trajectory as Trajectory
@@ -240,7 +241,7 @@ def inertia_figure(robot: Manipulator, samples: Samples, trajectory: Trajectory,
             e = by_index[(i + 1, j + 1)]
             _panel(ax, trajectory.t, samples.D_rot[:, i, j], samples.D_tran[:, i, j], e, _units(robot, e.index))
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"{robot.name}: acceleration-related elements D_ij along {trajectory.name} (Fu fig. 3.10)")
+    plain_suptitle(fig, f"{robot.name}: acceleration-related elements D_ij along {trajectory.name} (Fu fig. 3.10)")
     fig.tight_layout()
     return fig
 
@@ -268,7 +269,7 @@ def velocity_figure(robot: Manipulator, samples: Samples, trajectory: Trajectory
         e = by_index[(k + 1,)]
         _panel(ax, trajectory.t, samples.h_rot[:, k], samples.h_tran[:, k], e, _units(robot, e.index))
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"{robot.name}: Coriolis and centrifugal terms h_i along {trajectory.name} (Fu fig. 3.11)")
+    plain_suptitle(fig, f"{robot.name}: Coriolis and centrifugal terms h_i along {trajectory.name} (Fu fig. 3.11)")
     fig.tight_layout()
     return fig
 

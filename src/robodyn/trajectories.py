@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn.errors import ModelError
-from robodyn.model.io import atomic_write, read_text_limited
+from robodyn.model.io import atomic_write, path_exists, read_text_limited
 from robodyn.model.manipulator import Manipulator
 
 #: Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1): B = 2 pi / 10 rad/s, t in [0, 10] s.
@@ -282,7 +282,7 @@ def load_trajectory(spec: str | Path | Trajectory, robot: Manipulator, samples: 
         trajectory = spec
     elif str(spec) in TRAJECTORIES:
         trajectory = TRAJECTORIES[str(spec)](robot, check_samples(samples, 3))
-    elif Path(spec).exists():  # not only regular files: a FIFO or a directory gets a one-line refusal
+    elif path_exists(spec):  # not only regular files: a FIFO or a directory gets a one-line refusal
         trajectory = trajectory_from_csv(spec, robot.n)
     else:
         raise TrajectoryError(

@@ -52,7 +52,7 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.model.expr import check_name, to_identifier
+from robodyn.model.expr import MAX_MAGNITUDE, check_name, to_identifier
 from robodyn.model.inertia import check_inertia
 from robodyn.model.io import read_limited
 from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
@@ -277,6 +277,8 @@ def _floats(values: Any, count: int, where: str, shown: str, what: str) -> np.nd
         raise ModelError(f"expected {count} numbers", file=shown, link=where, field=what) from None
     if not np.all(np.isfinite(array)):
         raise ModelError("not a finite number", file=shown, link=where, field=what)
+    if np.max(np.abs(array), initial=0.0) > MAX_MAGNITUDE:
+        raise ModelError(f"a number of magnitude above {MAX_MAGNITUDE:g}", file=shown, link=where, field=what)
     return array
 
 

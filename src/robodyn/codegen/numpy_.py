@@ -36,6 +36,7 @@ from sympy.printing.numpy import NumPyPrinter
 from robodyn.codegen.base import PRINTER_SETTINGS
 from robodyn.codegen.python import PythonEmitter
 from robodyn.codegen.spec import LOCALS, ModuleSpec, Routine
+from robodyn.errors import finite_constant
 
 #: States per block. A ufunc call costs some 0.3 us whatever its length, so blocks must be long; the
 #: work rows of a six-joint arm's routines (50-80 rows of 32 KiB) then still sit in a core's L2 cache.
@@ -169,7 +170,7 @@ class Value:
 
 
 def literal(value: float) -> Value:
-    return Value(repr(float(value)), "literal")
+    return Value(repr(finite_constant(value)), "literal")
 
 
 @dataclass

@@ -34,7 +34,7 @@ import symengine as se
 import sympy as sp
 
 from robodyn.algebra import SeExpr, to_sympy
-from robodyn.errors import ModelError
+from robodyn.errors import ModelError, finite_constant
 from robodyn.model.expr import IDENTIFIER, check_name, check_parameter_name, shown, to_identifier
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
 
@@ -456,6 +456,8 @@ def to_printable(expr: SeExpr) -> sp.Expr:
     """An unevaluated sympy tree of ``expr`` for sympy's code printers (see the module docstring)."""
     if expr.is_Symbol:
         return sp.Symbol(expr.name)
+    if expr.is_Number:
+        finite_constant(expr)  # a literal the compilers and Python can read
     if expr.is_Integer:
         return sp.Integer(int(expr))
     if expr.is_Rational:

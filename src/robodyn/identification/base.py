@@ -82,6 +82,7 @@ from robodyn.identification.regressor import (
     regressor,
 )
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import symbol_values
 from robodyn.symbols import joint_symbols
 
 #: Relative tolerance of the structural tests (parallel axes, gravity direction, points on an axis).
@@ -285,7 +286,7 @@ class BaseParameters:
 
     def numeric_values(self, params: Mapping[Any, Any] | None = None) -> np.ndarray:
         """The base parameters of the robot as floats (``params`` binds its symbols)."""
-        binding = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in (params or {}).items()}
+        binding = symbol_values(params)
         check_physical(self.robot, binding)
         return np.array([float(x.xreplace(binding)) for x in self.values], dtype=float)
 

@@ -33,6 +33,7 @@ from robodyn.formulations.newton_euler import link_geometry
 from robodyn.identification import parameters as params_
 from robodyn.model.dh import chain_frames
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import symbol_values
 from robodyn.symbols import joint_symbols
 
 
@@ -202,7 +203,7 @@ def geometry_symbols(robot: Manipulator) -> set[sympy.Symbol]:
 
 def _geometry_binding(robot: Manipulator, params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]:
     """``params`` as symbols -> floats, with the robot's non-geometric symbols bound to 0 (Y needs none)."""
-    bound = {sympy.Symbol(k) if isinstance(k, str) else k: float(v) for k, v in (params or {}).items()}
+    bound = symbol_values(params)
     check_physical(robot, bound)  # inertial values given: physical ones only
     missing = sorted(s.name for s in geometry_symbols(robot) if s not in bound)
     if missing:
@@ -313,7 +314,7 @@ def _link_in_joint_frames(robot: Manipulator, binding: Mapping[sympy.Symbol, flo
 def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, coulomb: bool = False) -> np.ndarray:
     """The standard parameter vector p of ``robot`` as floats (``params`` binds its symbols)."""
     p = params_.standard_values(robot, coulomb)
-    binding = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in (params or {}).items()}
+    binding = symbol_values(params)
     try:
         values = np.array([float(x.xreplace(binding)) for x in p], dtype=float)
     except TypeError:
@@ -328,5 +329,5 @@ def check_physical(robot: Manipulator, params: Mapping[Any, Any] | None) -> None
     semidefinite (:func:`robodyn.numeric.model.check_bound_bodies`; bodies left symbolic are skipped)."""
     from robodyn.numeric.model import _Floats, check_bound_bodies
 
-    binding = {sympy.Symbol(k) if isinstance(k, str) else k: float(v) for k, v in (params or {}).items()}
+    binding = symbol_values(params)
     check_bound_bodies(robot, _Floats(binding), skip_unbound=True)

@@ -36,6 +36,9 @@ MAX_LENGTH = 2000  # characters in one expression
 MAX_EXPONENT = 64  # |n| in x**n for a numeric exponent
 MAX_DEPTH = 60  # nesting depth of the syntax tree
 MAX_DIGITS = 300  # decimal digits of an exact number (numerator or denominator)
+#: The largest magnitude of a number in a model or bound to a parameter: far beyond any unit system a robot
+#: is described in, and low enough that the products of the dynamics (a handful of factors) stay finite doubles.
+MAX_MAGNITUDE = 1e20
 
 FUNCTIONS = {"sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos}
 CONSTANTS = {"pi": sympy.pi}
@@ -123,7 +126,7 @@ def to_expr(value: object, field: str = "value") -> sympy.Expr:
     if isinstance(value, numbers.Integral):
         if int(value).bit_length() > MAX_DIGITS * 3.33:
             raise ModelError(f"integer with more than {MAX_DIGITS} digits", field=field)
-        return sympy.Integer(int(value))
+        return _check_sympy(sympy.Integer(int(value)), field)
     if isinstance(value, numbers.Real):
         try:
             x = float(value)
@@ -131,7 +134,7 @@ def to_expr(value: object, field: str = "value") -> sympy.Expr:
             raise ModelError("number too large", field=field) from None
         if not math.isfinite(x):
             raise ModelError(f"{x} is not a finite number", field=field)
-        return sympy.Float(x)
+        return _check_sympy(sympy.Float(x), field)
     if isinstance(value, str):
         return parse_expression(value, field=field)
     if isinstance(value, sympy.Basic):
@@ -146,6 +149,8 @@ def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
         raise ModelError(f"expected a scalar expression, got {shown(expr)}", field=field)
     if any(_too_big(atom) for atom in expr.atoms(sympy.Rational)):
         raise ModelError(f"a number with more than {MAX_DIGITS} digits", field=field)
+    if any(abs(atom) > MAX_MAGNITUDE for atom in expr.atoms(sympy.Number) if atom.is_finite):
+        raise ModelError(f"{shown(expr)} holds a number of magnitude above {MAX_MAGNITUDE:g}", field=field)
     if expr.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
         raise ModelError(f"{shown(expr)} is not finite", field=field)
     if expr.has(sympy.I):
@@ -156,6 +161,8 @@ def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
         value = complex(expr.evalf())
         if value.imag != 0 or not math.isfinite(value.real):
             raise ModelError(f"{expr} is not a finite real number", field=field)
+        if abs(value.real) > MAX_MAGNITUDE:
+            raise ModelError(f"{shown(expr)} is larger than {MAX_MAGNITUDE:g} in magnitude", field=field)
     return expr
 
 
@@ -289,7 +296,7 @@ class _ExplicitBuilder(_Builder):
         operands = []
         while isinstance(node, ast.BinOp) and isinstance(node.op, ops):
             right = self.build(node.right, depth + 1)
-            if isinstance(node.op, ast.Div) and right == 0:
+            if isinstance(node.op, ast.Div) and right.is_zero:  # Float(0.0) == 0 is False in sympy
                 raise self.fail("division by zero")
             operands.append(-right if isinstance(node.op, ast.Sub) else 1 / right if isinstance(node.op, ast.Div)
                             else right)

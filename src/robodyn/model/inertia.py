@@ -124,7 +124,12 @@ def check_inertia(
     if values is None:
         _check_diagonal(sympy.ImmutableMatrix(tensor), mass_scale, field)
         return
-    moments = np.linalg.eigvalsh(0.5 * (values + values.T))
+    if not np.all(np.isfinite(values)):
+        raise ModelError(f"entries are not all finite ({_fmt(values.ravel())})", field=field)
+    try:
+        moments = np.linalg.eigvalsh(values / 2 + values.T / 2)  # halves first: no overflow near 1e308
+    except np.linalg.LinAlgError:
+        raise ModelError(f"principal moments cannot be computed ({_fmt(values.ravel())})", field=field) from None
     tol = TOLERANCE * max(float(np.max(np.abs(moments))), mass_scale)
     if moments[0] < -tol:
         raise ModelError(

@@ -59,6 +59,33 @@ BODY_KEYS = {"mass", "com", "inertia"}
 
 
 # -- reading ------------------------------------------------------------------------------
+SHOWN_PATH_CHARS = 200
+
+
+def shown_path(path: str | Path | bytes) -> str:
+    """``path`` for a one-line message: cut to :data:`SHOWN_PATH_CHARS` characters (``...`` marks the cut) and a
+    NUL byte shown as ``\\0`` (other control characters are escaped by :func:`robodyn.errors.printable`)."""
+    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
+    if len(text) > SHOWN_PATH_CHARS:
+        text = text[:SHOWN_PATH_CHARS] + "..."
+    return text.replace("\0", "\\0")
+
+
+def path_exists(path: str | Path, shown: str | None = None) -> bool:
+    """Whether ``path`` names something (following links): False when nothing is there (or a component is
+    not a directory). A path the system cannot even look up (too long, a loop of links, no permission on a
+    directory, an embedded NUL) is one :class:`ModelError` naming ``shown`` (default: the path), cut short
+    by :func:`shown_path`, never an ``OSError`` from ``Path.exists``."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except (OSError, ValueError) as exc:  # ValueError: an embedded NUL byte
+        raise ModelError(f"cannot look up the path ({getattr(exc, 'strerror', None) or exc})",
+                         file=shown_path(path if shown is None else shown)) from None
+    return True
+
+
 def file_kind(mode: int) -> str | None:
     """None for a regular file; otherwise what the ``st_mode`` describes ("a FIFO", "a directory"...)."""
     if stat.S_ISREG(mode):
@@ -380,18 +407,44 @@ def _replace_target(path: Path) -> Path:
 
 
 def _keep_old(target: Path) -> Path | None:
-    """A hard link (or, where links are not supported, a copy) beside an existing ``target``, to put back if
-    the set it belongs to cannot be written whole; None when there is no ``target``."""
+    """A hard link (or, where links are not supported, a copy) of an existing ``target``, to put back if the
+    set it belongs to cannot be written whole; None when there is no ``target``. It is made inside a private
+    directory (``mkdtemp``: mode 0700, a fresh name) beside ``target``, so nothing planted meanwhile at a
+    guessable name (a symlink) can redirect the copy; :func:`_discard_old` removes both."""
     if not target.is_file():
         return None
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
-    os.close(fd)
+    private = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+    kept = private / target.name
     try:
-        os.unlink(name)
-        os.link(target, name)
-    except OSError:
-        shutil.copy2(target, name)
-    return Path(name)
+        try:
+            os.link(target, kept)
+        except OSError:
+            shutil.copy2(target, kept)
+    except BaseException:
+        _discard_old(kept)
+        raise
+    return kept
+
+
+def _discard_old(kept: Path) -> None:
+    """Remove what :func:`_keep_old` made (the file, if still there, and its private directory)."""
+    with suppress(OSError):
+        kept.unlink(missing_ok=True)
+    with suppress(OSError):
+        kept.parent.rmdir()
+
+
+def _distinct_targets(directory: Path, targets: Mapping[str, Path]) -> None:
+    """Refuse (``OSError``) two names of a set that resolve to the same file (a symlink to another member of
+    the set): both would be renamed onto it, one content lost, both reported written."""
+    seen: dict[str, str] = {}
+    for filename, target in targets.items():
+        key = os.path.normcase(os.path.realpath(target))
+        if key in seen:
+            first = directory / seen[key]
+            raise OSError(errno.EINVAL, f"the same file as {first}, through a link: writing both would lose one",
+                          str(directory / filename))
+        seen[key] = filename
 
 
 def write_all(directory: str | Path, files: Mapping[str, str | bytes]) -> list[Path]:
@@ -399,7 +452,8 @@ def write_all(directory: str | Path, files: Mapping[str, str | bytes]) -> list[P
     temporary beside its target (a symlink's final target), then the renames; on any failure the
     temporaries and the directories made here are removed, the files renamed so far are removed or, where
     they replaced a file, the previous file is put back, and the error is raised again. A target that is not
-    a regular file (a directory, a device) is refused before anything is written."""
+    a regular file (a directory, a device), and two names that resolve to one file (a symlink to another
+    of the set), are refused (``OSError``) before anything is written."""
     directory = Path(directory)
     made = [d for d in (directory, *directory.parents) if not d.exists()]  # deepest first
     temporaries: dict[Path, Path] = {}
@@ -408,6 +462,7 @@ def write_all(directory: str | Path, files: Mapping[str, str | bytes]) -> list[P
     try:
         directory.mkdir(parents=True, exist_ok=True)
         targets = {filename: _replace_target(directory / filename) for filename in files}
+        _distinct_targets(directory, targets)
         for filename, content in files.items():
             target = targets[filename]
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -428,8 +483,11 @@ def write_all(directory: str | Path, files: Mapping[str, str | bytes]) -> list[P
                     os.replace(previous, target)
                 else:
                     target.unlink(missing_ok=True)
-        for path in [*temporaries.values(), *(p for p in old.values() if p)]:
+        for path in temporaries.values():
             path.unlink(missing_ok=True)
+        for kept in old.values():
+            if kept:
+                _discard_old(kept)
         for made_dir in made:
             try:
                 made_dir.rmdir()
@@ -438,7 +496,7 @@ def write_all(directory: str | Path, files: Mapping[str, str | bytes]) -> list[P
         raise
     for previous in old.values():
         if previous:
-            previous.unlink(missing_ok=True)
+            _discard_old(previous)
     return [directory / filename for filename in files]
 
 
@@ -450,7 +508,7 @@ def _write_through(path: Path, data: bytes) -> None:
         fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         if exc.errno == errno.ENXIO:
-            raise OSError(errno.ENXIO, "no process is reading this FIFO", str(path)) from None
+            raise OSError(errno.ENXIO, _no_such_device(path), str(path)) from None
         raise
     os.set_blocking(fd, True)
     with os.fdopen(fd, "wb") as handle:
@@ -461,6 +519,19 @@ def _write_through(path: Path, data: bytes) -> None:
         except OSError as exc:
             if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EROFS):
                 raise
+
+
+def _no_such_device(path: Path) -> str:
+    """What ENXIO on opening ``path`` for writing means, by the kind of file it is."""
+    try:
+        kind = _existing_kind(path)
+    except OSError:
+        kind = None
+    if kind == "a FIFO":
+        return "no process is reading this FIFO"
+    if kind == "a character device":
+        return "no device behind this character device (no such device or address)"
+    return "no such device or address"
 
 
 @contextmanager

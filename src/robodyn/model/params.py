@@ -13,7 +13,10 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import sympy
+
 from robodyn.errors import ModelError
+from robodyn.model.expr import MAX_MAGNITUDE
 from robodyn.model.manipulator import Manipulator
 
 #: Values used for parameters the caller leaves free (only where the robot has them).
@@ -28,6 +31,9 @@ def parameter_value(name: object, value: Any) -> float:
         raise ModelError(f"parameter {name} must be a number, got {value!r}", field="params") from None
     if not math.isfinite(number):
         raise ModelError(f"parameter {name} must be a finite number, got {value!r}", field="params")
+    if abs(number) > MAX_MAGNITUDE:
+        raise ModelError(f"parameter {name} must be at most {MAX_MAGNITUDE:g} in magnitude, got {value!r}",
+                         field="params")
     return number
 
 
@@ -59,3 +65,14 @@ def bind_parameters(
     values = {k: v for k, v in defaults.items() if k in names}
     values.update({name: parameter_value(name, value) for name, value in given.items()})
     return values
+
+
+def symbol_values(params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]:
+    """``params`` keyed by sympy Symbols (names or Symbols given), each value checked by :func:`parameter_value`."""
+    mapping: dict[sympy.Symbol, float] = {}
+    for key, value in (params or {}).items():
+        symbol = sympy.Symbol(key) if isinstance(key, str) else key
+        if not isinstance(symbol, sympy.Symbol):
+            raise TypeError(f"params keys must be str or sympy.Symbol, got {type(key).__name__}")
+        mapping[symbol] = parameter_value(symbol, value)  # a finite number, or one ModelError
+    return mapping

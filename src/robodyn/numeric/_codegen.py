@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from robodyn.errors import finite_constant
 from robodyn.numeric.model import NumericModel
 
 _SNAP = 1e-15
@@ -273,7 +274,7 @@ def _emit(T: _Tracer, outputs: list[Value]) -> str:
     count = 0
 
     def ref(a: Value) -> str:
-        return repr(a) if isinstance(a, float) else a.name  # type: ignore[return-value]
+        return repr(finite_constant(a)) if isinstance(a, float) else a.name  # type: ignore[return-value]
 
     symbols = {"add": "+", "sub": "-", "mul": "*"}
     for k, node in enumerate(order):
@@ -282,7 +283,7 @@ def _emit(T: _Tracer, outputs: list[Value]) -> str:
         args = node.args
         dying = [a for a in args if isinstance(a, _Node) and a.owned and last_use[id(a)] == k]
         if node.op in ("cos", "sin"):
-            x = ref(args[0]) if args[1] == 0.0 else f"({ref(args[0])} + {args[1]!r})"
+            x = ref(args[0]) if args[1] == 0.0 else f"({ref(args[0])} + {finite_constant(args[1])!r})"
             expr = f"_{node.op}({x})"
         elif node.op == "neg":
             if dying:

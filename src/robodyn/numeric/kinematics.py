@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator
-from robodyn.numeric.model import NumericModel, Params, _Floats, _symbol_map, compile_model, rot_x
+from robodyn.model.params import symbol_values
+from robodyn.numeric.model import NumericModel, Params, _Floats, compile_model, rot_x
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
 
 def tool_offset(robot: Manipulator, params: Params | None = None) -> np.ndarray:
     """C_n T_tool as a 4x4 array: the tool frame in joint frame n."""
-    floats = _Floats(_symbol_map(params))
+    floats = _Floats(symbol_values(params))
     last = robot.links[-1]
     C = np.eye(4)
     if robot.convention == "standard":  # C_n = Trans(x, a_n) Rot(x, alpha_n)

@@ -31,7 +31,7 @@ from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
-from robodyn.model.params import check_names, parameter_value
+from robodyn.model.params import check_names, symbol_values
 
 #: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
 Params = Mapping[str | sympy.Symbol, Any]
@@ -75,16 +75,6 @@ class NumericModel:
 
 
 # -- turning expressions into floats ------------------------------------------------------------
-
-
-def _symbol_map(params: Params | None) -> dict[sympy.Symbol, float]:
-    mapping: dict[sympy.Symbol, float] = {}
-    for key, value in (params or {}).items():
-        symbol = sympy.Symbol(key) if isinstance(key, str) else key
-        if not isinstance(symbol, sympy.Symbol):
-            raise TypeError(f"params keys must be str or sympy.Symbol, got {type(key).__name__}")
-        mapping[symbol] = parameter_value(symbol, value)  # a finite number, or one ModelError
-    return mapping
 
 
 def _check_bound(robot: Manipulator, mapping: Mapping[sympy.Symbol, float]) -> None:
@@ -138,7 +128,7 @@ def homogeneous(R: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 def bound_floats(robot: Manipulator, params: Params | None) -> _Floats:
     """The evaluator of ``robot``'s expressions under ``params``; a :class:`ModelError` names what is unbound."""
-    mapping = _symbol_map(params)
+    mapping = symbol_values(params)
     check_names(robot, mapping)
     _check_bound(robot, mapping)
     return _Floats(mapping)
@@ -260,7 +250,7 @@ _CACHE: PerRobotCache[NumericModel] = PerRobotCache(CACHE_PER_ROBOT)
 
 
 def _params_key(params: Params | None) -> tuple[tuple[str, float], ...]:
-    return tuple(sorted((str(k), float(v)) for k, v in _symbol_map(params).items()))
+    return tuple(sorted((str(k), float(v)) for k, v in symbol_values(params).items()))
 
 
 def compile_model(robot: Manipulator | NumericModel, params: Params | None = None) -> NumericModel:
