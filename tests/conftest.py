@@ -10,6 +10,7 @@ import pytest
 from hypothesis import settings
 
 import robodyn as rd
+from robodyn.model.params import random_values
 
 # CI draws the same examples every run (reproducible timing and failures); locally they vary.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
@@ -99,9 +100,6 @@ def load_quiet(name: str) -> rd.Manipulator:
 
 def random_params(robot: rd.Manipulator, rng: np.random.Generator, low: float = 0.5,
                   high: float = 2.0) -> dict[str, float]:
-    """A value in [low, high) for every parameter of ``robot``, physical: the symbols of an inertia tensor's
-    off-diagonal entries are scaled by 0.1, so that each tensor is diagonally dominant (positive definite),
-    as bound parameter values must be (robodyn refuses a non-physical inertia through params=)."""
-    off_diagonal = {s for body in (*robot.links, *([robot.payload] if robot.payload else []))
-                    for i in range(3) for j in range(3) if i != j for s in body.inertia[i, j].free_symbols}
-    return {s.name: float(rng.uniform(low, high)) * (0.1 if s in off_diagonal else 1.0) for s in robot.parameters()}
+    """A value in [low, high) for every parameter of ``robot``, physical: off-diagonal inertia symbols scaled by
+    0.1 (:func:`robodyn.model.params.random_values`)."""
+    return random_values(robot, rng, low, high, off_diagonal_scale=0.1)

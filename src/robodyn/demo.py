@@ -19,6 +19,7 @@ from robodyn.equations import Equations
 from robodyn.formulations import derive
 from robodyn.model.io import atomic_write, write_all
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import random_values
 
 #: The demo's methods; ``robodyn check`` runs every available one.
 DEMO_METHODS = ("newton-euler", "lagrange-euler")
@@ -151,7 +152,7 @@ def _code(robot: Manipulator, directory: Path) -> CodeSummary:
         code.note = " ".join(str(exc).split())
         return code
     rng = np.random.default_rng(0)
-    params = {name: 9.81 if name == "g" else float(rng.uniform(0.1, 1.0)) for name in dyn.parameters}
+    params = {**random_values(robot, rng, 0.1, 1.0), **({"g": 9.81} if "g" in dyn.parameters else {})}
     q, qd, qdd = (rng.uniform(-2.0, 2.0, (100, robot.n)) for _ in range(3))
     got = dyn.inverse_dynamics(q, qd, qdd, params=params or None)
     ref = numeric.inverse_dynamics(robot, q, qd, qdd, params=params or None)

@@ -76,3 +76,16 @@ def symbol_values(params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]
             raise TypeError(f"params keys must be str or sympy.Symbol, got {type(key).__name__}")
         mapping[symbol] = parameter_value(symbol, value)  # a finite number, or one ModelError
     return mapping
+
+
+def random_values(robot: Manipulator, rng: Any, low: float = 0.5, high: float = 2.0,
+                  off_diagonal_scale: float | None = None) -> dict[str, float]:
+    """A random value in [low, high) for every parameter of ``robot`` (``rng``: a numpy Generator), physical
+    where the inertia tensors are made of plain symbols: the symbols of off-diagonal entries are scaled by
+    ``off_diagonal_scale`` (default low / (2 high)), so each tensor is diagonally dominant, hence positive
+    definite, as values bound with ``params=`` must be. For checks at random parameter values (the demo, tests)."""
+    scale = low / (2 * high) if off_diagonal_scale is None else off_diagonal_scale
+    bodies = (*robot.links, *([robot.payload] if robot.payload is not None else []))
+    off_diagonal = {s for body in bodies for i in range(3) for j in range(3) if i != j
+                    for s in body.inertia[i, j].free_symbols}
+    return {s.name: float(rng.uniform(low, high)) * (scale if s in off_diagonal else 1.0) for s in robot.parameters()}
