@@ -1,4 +1,4 @@
-"""robodyn.interop.to_pinocchio and the Robotics Toolbox aliases (robodyn.toolbox, robot.rne etc.)."""
+"""robodyn.interop.to_pinocchio and the Robotics Toolbox aliases (robodyn.toolbox: toolbox.rne(robot, ...) etc.)."""
 
 from __future__ import annotations
 
@@ -63,29 +63,29 @@ def test_to_pinocchio_with_placements() -> None:
 def test_rne_inertia_gravload_accel_are_the_numeric_engine() -> None:
     robot = random_robot(5, 4, "standard")
     q, qd, qdd = _states(4, 6, 2)
-    assert np.array_equal(robot.rne(q, qd, qdd), numeric.inverse_dynamics(robot, q, qd, qdd))
+    assert np.array_equal(toolbox.rne(robot, q, qd, qdd), numeric.inverse_dynamics(robot, q, qd, qdd))
     assert np.array_equal(toolbox.rne(robot, q[0]), numeric.inverse_dynamics(robot, q[0], 0 * q[0], 0 * q[0]))
-    assert np.array_equal(robot.inertia(q), numeric.mass_matrix(robot, q))
-    assert np.array_equal(robot.gravload(q), numeric.gravity(robot, q))
-    tau = robot.rne(q, qd, qdd)
-    assert np.allclose(robot.accel(q, qd, tau), qdd, atol=1e-9)
-    flipped = robot.gravload(q, gravity=[0, 0, 0])
+    assert np.array_equal(toolbox.inertia(robot, q), numeric.mass_matrix(robot, q))
+    assert np.array_equal(toolbox.gravload(robot, q), numeric.gravity(robot, q))
+    tau = toolbox.rne(robot, q, qd, qdd)
+    assert np.allclose(toolbox.accel(robot, q, qd, tau), qdd, atol=1e-9)
+    flipped = toolbox.gravload(robot, q, gravity=[0, 0, 0])
     assert np.allclose(flipped, 0)
-    opposite = robot.gravload(q, gravity=[-float(x) for x in robot.gravity])
-    assert np.allclose(opposite, -robot.gravload(q))
+    opposite = toolbox.gravload(robot, q, gravity=[-float(x) for x in robot.gravity])
+    assert np.allclose(opposite, -toolbox.gravload(robot, q))
 
 
 def test_coriolis_matrix_times_qd_is_h() -> None:
     robot = load_quiet("puma560")
     q, qd, _ = _states(6, 5, 4)
-    C = robot.coriolis(q, qd)
+    C = toolbox.coriolis(robot, q, qd)
     assert C.shape == (5, 6, 6)
     assert np.allclose(np.einsum("Nij,Nj->Ni", C, qd), numeric.coriolis(robot, q, qd), atol=1e-10)
     single = toolbox.coriolis(robot, q[0], qd[0])
     assert single.shape == (6, 6) and np.allclose(single, C[0])
     # RTB's property of its construction: Mdot - 2C is skew-symmetric, checked by finite differences of M
     eps = 1e-6
-    Mdot = (robot.inertia(q[0] + eps * qd[0]) - robot.inertia(q[0] - eps * qd[0])) / (2 * eps)
+    Mdot = (toolbox.inertia(robot, q[0] + eps * qd[0]) - toolbox.inertia(robot, q[0] - eps * qd[0])) / (2 * eps)
     S = Mdot - 2 * single
     assert np.allclose(S, -S.T, atol=1e-6)
 
@@ -95,9 +95,9 @@ def test_fdyn_integrates_with_rtb_signature() -> None:
     robot = robot.subs({s: 1.0 for s in robot.parameters()} | {"g": 9.81})
 
     def hold(r: rd.Manipulator, t: float, q: np.ndarray, qd: np.ndarray, gain: float) -> np.ndarray:
-        return r.gravload(q) - gain * qd
+        return toolbox.gravload(r, q) - gain * qd
 
-    result = robot.fdyn(1.0, [0.3, -0.2], hold, Q_args={"gain": 0.0}, dt=0.1)
+    result = toolbox.fdyn(robot, 1.0, [0.3, -0.2], hold, Q_args={"gain": 0.0}, dt=0.1)
     assert result.t.shape == (10,) and result.q.shape == (10, 2) and result.qd.shape == (10, 2)
     assert np.allclose(result.q, [0.3, -0.2], atol=1e-6)  # gravity compensation holds the arm still
     free = toolbox.fdyn(robot, 0.5, [0.3, -0.2])
@@ -105,7 +105,7 @@ def test_fdyn_integrates_with_rtb_signature() -> None:
 
 
 def test_coriolis_matrix_against_the_toolbox_reference() -> None:
-    """robot.coriolis is RTB's C matrix: shared/reference/puma560_reference.json (RTB 1.5.0 ``coriolis``,
+    """toolbox.coriolis is RTB's C matrix: shared/reference/puma560_reference.json (RTB 1.5.0 ``coriolis``,
     agreeing with Pinocchio 4.1.0 to 1e-14; copied verbatim to tests/data), for the built-in puma560."""
     import json
     from pathlib import Path
@@ -115,7 +115,7 @@ def test_coriolis_matrix_against_the_toolbox_reference() -> None:
     assert ref["gravity"] == [float(x) for x in robot.gravity]
     q = np.array([s["q"] for s in ref["states"]])
     qd = np.array([s["qd"] for s in ref["states"]])
-    C = robot.coriolis(q, qd)
+    C = toolbox.coriolis(robot, q, qd)
     for k, state in enumerate(ref["states"]):
         expected = np.array(state["C"])
         assert np.max(np.abs(C[k] - expected)) < 1e-10 * max(1.0, np.max(np.abs(expected))), k
@@ -127,8 +127,8 @@ def test_rne_includes_the_tip_load_and_gravload_does_not() -> None:
     robot = random_robot(5, 4, "standard")
     assert any(float(x) != 0 for x in (*robot.tip_force, *robot.tip_moment))
     q, _, _ = _states(4, 3, 5)
-    load = robot.rne(q, gravity=[0, 0, 0])  # J^T w alone (no velocity, no gravity)
+    load = toolbox.rne(robot, q, gravity=[0, 0, 0])  # J^T w alone (no velocity, no gravity)
     assert np.max(np.abs(load)) > 1e-3
-    assert np.allclose(robot.rne(q), robot.gravload(q) + load, atol=1e-12)
+    assert np.allclose(toolbox.rne(robot, q), toolbox.gravload(robot, q) + load, atol=1e-12)
     bare = robot.replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0))
-    assert np.allclose(bare.rne(q), robot.gravload(q), atol=1e-12)
+    assert np.allclose(toolbox.rne(bare, q), toolbox.gravload(robot, q), atol=1e-12)

@@ -21,6 +21,7 @@ from robodyn.cli import app
 from robodyn.equations import _display_object, read_dict
 from robodyn.errors import ModelError
 from robodyn.model.expr import MAX_NAME_LENGTH, check_name, check_parameter_name, to_identifier
+from robodyn.urdf import to_urdf
 from tests.conftest import load_quiet
 
 runner = CliRunner()
@@ -153,7 +154,7 @@ def test_a_name_forced_past_the_check_never_reaches_generated_code(tmp_path: Pat
         with pytest.raises(ModelError, match="is not a valid name"):
             rd.compile(robot, backend="numpy")
         with pytest.raises(ModelError):
-            robot.to_urdf()
+            to_urdf(robot)
     assert not marker.exists()
 
 
@@ -251,7 +252,7 @@ def test_fortran_of_a_hostile_urdf_compiles(urdf_robot: tuple[rd.Manipulator, Pa
 
 def test_to_urdf_of_a_hostile_urdf_is_valid_xml(urdf_robot: tuple[rd.Manipulator, Path]) -> None:
     robot, _ = urdf_robot
-    text = robot.to_urdf()
+    text = to_urdf(robot)
     root = ET.fromstring(text.split("\n", 1)[1], ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
     assert root.tag == "robot" and root.attrib["name"] == robot.name
     assert root[0].tag is ET.Comment and robot.name in root[0].text

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import robodyn as rd
 from robodyn import numeric
 from robodyn.cli import app
-from robodyn.urdf import axis_rotation, dh_row, read_urdf
+from robodyn.urdf import axis_rotation, dh_row, read_urdf, to_urdf, write_urdf
 from tests.conftest import load_quiet, random_robot
 
 pytest.importorskip("yourdfpy")
@@ -182,7 +182,7 @@ def test_to_urdf_round_trip(tmp_path: Path, seed: int, convention: str) -> None:
     robot = random_robot(seed, 2 + seed % 5, convention).replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0))
     robot = robot.replace(links=tuple(link.replace(armature=0) for link in robot.links))
     path = tmp_path / "arm.urdf"
-    robot.to_urdf(path)
+    write_urdf(robot, path)
     back = rd.load(path)
     back = back.replace(gravity=robot.gravity)
     rng = np.random.default_rng(seed)
@@ -196,13 +196,13 @@ def test_to_urdf_round_trip(tmp_path: Path, seed: int, convention: str) -> None:
 
 def test_to_urdf_library_robots_and_warnings(tmp_path: Path) -> None:
     puma = load_quiet("puma560")
-    text = puma.to_urdf()
+    text = to_urdf(puma)
     assert text.count("<joint ") == 7 and 'name="tool0"' in text
     with pytest.warns(rd.ModelWarning, match="armature"):
-        random_robot(1, 2, "modified").replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0)).to_urdf()
+        to_urdf(random_robot(1, 2, "modified").replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0)))
     with pytest.raises(rd.ModelError, match="free symbols"):
-        load_quiet("puma560_symbolic").to_urdf()
-    symbolic = load_quiet("double_pendulum").to_urdf(params={"L1": 1, "L2": 0.5, "m1": 2, "m2": 1, "g": 9.81})
+        to_urdf(load_quiet("puma560_symbolic"))
+    symbolic = to_urdf(load_quiet("double_pendulum"), params={"L1": 1, "L2": 0.5, "m1": 2, "m2": 1, "g": 9.81})
     assert '<mass value="2.0" />' in symbolic
 
 

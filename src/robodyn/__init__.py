@@ -7,14 +7,13 @@
 """
 
 from robodyn import library
+from robodyn._version import __version__
 from robodyn.compile import compile  # the function; the module stays importable as robodyn.compile
 from robodyn.equations import ConfigSpace, EmdegForm, Equations, FuForm
 from robodyn.errors import DerivationError, ModelError, ModelWarning
 from robodyn.formulations import derive
 from robodyn.loading import load
 from robodyn.model import Link, Manipulator, Payload
-
-__version__ = "0.1.0"
 
 #: Loaded on first use, so that ``import robodyn`` stays quick (they import scipy.integrate, scipy.signal).
 _LAZY_FUNCTIONS = {"simulate": "robodyn.simulation", "linearize": "robodyn.linear"}

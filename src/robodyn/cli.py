@@ -17,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -600,8 +601,6 @@ def _symbol_names(robot: rd.Manipulator) -> dict[str, list[str]]:
 
 
 def _matrix_text(name: str, matrix: Any) -> str:
-    import numpy as np
-
     if hasattr(matrix, "free_symbols"):
         return f"{name} =\n{matrix}"
     with np.printoptions(precision=6, suppress=False, linewidth=160):

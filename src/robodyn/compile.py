@@ -84,8 +84,11 @@ from typing import Any
 
 import numpy as np
 
-from robodyn.codegen.spec import KEYS, KINDS, ModuleSpec, module_spec, sanitize
+from robodyn.codegen import generate, load_python
+from robodyn.codegen.spec import GENERATOR_VERSION, KEYS, KINDS, Array, ModuleSpec, Routine, module_spec, sanitize
+from robodyn.model.io import manipulator_to_dict
 from robodyn.model.params import parameter_value
+from robodyn.program import OperationCount
 
 __all__ = ["CompileError", "CompiledDynamics", "cache_dir", "compile", "find_compiler", "host_fingerprint",
            "load_library", "native_flags"]
@@ -165,9 +168,6 @@ def _source_fingerprint() -> str:
 
 
 def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: bool = False) -> str:
-    from robodyn.codegen.spec import GENERATOR_VERSION
-    from robodyn.model.io import manipulator_to_dict
-
     data = {
         "model": manipulator_to_dict(robot),
         "outputs": outputs,
@@ -360,8 +360,6 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
 
 
 def _python_backend(spec: ModuleSpec) -> CompiledDynamics:
-    from robodyn.codegen import load_python
-
     module = load_python(None, "numpy", spec=spec)
 
     def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
@@ -453,7 +451,6 @@ def _build(spec: ModuleSpec, entry: Path, command: list[str], expected: Expected
     directory to ``entry``: an entry is complete or absent. An entry already there that fails its
     checks (see the module docstring) is replaced, and so is any entry with ``replace``; one that passes
     them (another process just built it) is otherwise kept."""
-    from robodyn.codegen import generate
 
     work = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=entry.parent))
     try:
@@ -743,9 +740,6 @@ def _sha256(data: bytes) -> str:
 
 
 def _spec_from_json(data: Mapping[str, Any]) -> ModuleSpec:
-    from robodyn.codegen.spec import Array, Routine
-    from robodyn.program import OperationCount
-
     routines = []
     for r in data["routines"]:
         arrays = [Array(name, tuple(shape)) for name, shape in r["arrays"]]

@@ -11,15 +11,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import symengine as se
 
-from robodyn import loading
+from robodyn import codegen, loading, numeric
 from robodyn.check import compare
+from robodyn.compile import CompileError, compile
 from robodyn.equations import Equations
 from robodyn.formulations import derive
 from robodyn.model.io import atomic_write, write_all
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import random_values
+from robodyn.program.targets import count_summary
 
 #: The demo's methods; ``robodyn check`` runs every available one.
 DEMO_METHODS = ("newton-euler", "lagrange-euler")
@@ -129,8 +132,6 @@ PROGRAM_OUTPUTS = ("tau", "elements")
 
 
 def _program(robot: Manipulator, output: str) -> ProgramSummary:
-    from robodyn.program.targets import count_summary
-
     start = time.perf_counter()
     s = count_summary(robot, output)
     return ProgramSummary(output, s["route"], s["multiplications"], s["additions"], s["trig"],
@@ -139,10 +140,6 @@ def _program(robot: Manipulator, output: str) -> ProgramSummary:
 
 def _code(robot: Manipulator, directory: Path) -> CodeSummary:
     """Write the C of every routine to ``directory``; compile it and compare with robodyn.numeric."""
-    import numpy as np
-
-    from robodyn import codegen, numeric
-    from robodyn.compile import CompileError, compile
 
     spec = codegen.module_spec(robot)
     code = CodeSummary(files=write_all(directory, codegen.generate(robot, "c", spec=spec)))

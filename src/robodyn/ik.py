@@ -7,7 +7,6 @@
 
 **Inverse kinematics** (:func:`solve`) iterates damped least squares on the geometric Jacobian
 (Wampler 1986; Nakamura and Hanafusa 1986):
-
     dq = J^T (J J^T + lambda^2 I)^-1 e,   e = (p_d - p; log(R_d R^T)),
 
 where log(R_d R^T) is the rotation vector taking the current orientation to the desired one, in the base
@@ -33,13 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.kinematics import jacobian, jacobian_dot, tool_pose
 from robodyn.numeric.model import Params
-from robodyn.trajectories import Trajectory, TrajectoryError
+from robodyn.plots import joint_figure, save
+from robodyn.samples import Trajectory, TrajectoryError
 
 #: Table 3's "initial theta" column (degrees): the start of example 2's trajectory.
 ANGELES2_Q0_DEG = (0.0, 68.5, -135.0, 39.6, 90.0, 90.0)
@@ -67,6 +66,8 @@ def pose_error(
     e = np.zeros(6)
     e[:3] = p_target - p
     if R_target is not None:
+        from scipy.spatial.transform import Rotation  # on use: scipy.spatial takes about 0.25 s to import
+
         e[3:] = Rotation.from_matrix(R_target @ R.T).as_rotvec()
     return e
 
@@ -148,6 +149,8 @@ class CartesianPath:
         position = float(np.max(np.linalg.norm(p - self.position, axis=1)))
         if self.rotation is None:
             return position, 0.0
+        from scipy.spatial.transform import Rotation
+
         angles = Rotation.from_matrix(self.rotation[None] @ np.transpose(R, (0, 2, 1))).magnitude()
         return position, float(np.max(angles))
 
@@ -254,7 +257,6 @@ def angeles2(robot: Manipulator, samples: int = 101, stroke: float = ANGELES2_ST
 def plot_joint_trajectory(trajectory: Trajectory, robot: Manipulator, path: str | None = None) -> object:
     """q_i(t) in degrees (revolute) or metres (prismatic), one panel per joint (Angeles et al. fig. 4, 7);
     returns the matplotlib Figure and writes it atomically to ``path`` if given."""
-    from robodyn.plots import joint_figure, save
 
     figure = {"angeles1": "fig. 4", "angeles2": "fig. 7"}.get(trajectory.name)
     title = f"{robot.name}: joint trajectory {trajectory.name}" + (

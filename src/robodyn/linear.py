@@ -25,20 +25,17 @@ and :func:`rk4_step` (classical Runge-Kutta over one step with tau held).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import symengine as se
 import sympy
 
 from robodyn import numeric
 from robodyn.algebra import canonical, matrix_to_sympy, to_se, to_sympy
-from robodyn.errors import DerivationError, ModelError, ModelWarning
+from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import derive
-from robodyn.model.cache import PerRobotCache
 from robodyn.model.expr import to_expr
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.kinematics import jacobian
@@ -47,49 +44,17 @@ from robodyn.simulation import (
     SYMBOLIC_MAX_JOINTS,
     _vector,
     bind_parameters,
+    derivatives,
     dynamics,
     gravity_torque,
     tau_symbols,
 )
+from robodyn.simulation import (
+    Derivatives as Derivatives,  # defined beside small_oscillations, which needs it too
+)
 
 OUTPUTS = ("state", "q", "qd", "tool")
 DISCRETE_METHODS = ("zoh", "euler")
-
-
-# -- exact derivatives of the inverse dynamics --------------------------------------------------------
-
-
-class Derivatives:
-    """dID/dq and dID/dqd of one arm (parameters bound), compiled once: see the module docstring."""
-
-    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
-        numeric.compile_model(robot, dict(params or {}))  # names any parameter left unbound
-        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-            warnings.simplefilter("ignore", ModelWarning)
-            bound = robot.subs(dict(params)) if params else robot
-        eqs = derive(bound, "newton-euler")
-        q, qd, qdd = eqs.symbols.symengine()
-        tau = eqs.raw("tau")
-        n = robot.n
-        rows = [tau[i, 0].diff(v) for i in range(n) for v in (*q, *qd)]
-        self.n = n
-        self._function = se.Lambdify([*q, *qd, *qdd], rows, cse=True)
-
-    def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(dtau/dq, dtau/dqd), each (n, n), row i = joint i, at one state."""
-        n = self.n
-        values = np.asarray(self._function(np.concatenate([q, qd, qdd])), dtype=float).reshape(n, 2 * n)
-        return values[:, :n], values[:, n:]
-
-
-#: parameter binding -> Derivatives, per robot; entries vanish with their robot.
-_CACHE: PerRobotCache[Derivatives] = PerRobotCache()
-
-
-def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives:
-    """The compiled derivatives of ``robot``'s inverse dynamics with ``params`` bound (cached per robot)."""
-    bound = bind_parameters(robot, params) or {}
-    return _CACHE.get(robot, tuple(sorted(bound.items())), lambda: Derivatives(robot, bound))
 
 
 # -- the linear model -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from robodyn import library
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.io import path_exists, read_model_file
 from robodyn.model.manipulator import Manipulator
+from robodyn.urdf import read_urdf
 
 MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -32,8 +33,6 @@ def load(model: str | Path, *, strict: bool = False) -> Manipulator:
                           f"file, give its path as ./{text}", ModelWarning, stacklevel=2)
         return library.load(text, strict=strict)
     if path.suffix.lower() == ".urdf":
-        from robodyn.urdf import read_urdf
-
         if not exists:
             raise ModelError("no such file", file=text)
         return read_urdf(path, strict=strict)

@@ -35,8 +35,8 @@ from typing import Any
 
 import sympy
 
-from robodyn.formulations.kane import joint_torques
 from robodyn.model.manipulator import Link, Manipulator
+from robodyn.recursions.kane import joint_torques
 
 STAGES = ("stage 1", "stage 2", "stage 3")
 _current_stage = ["conversion"]

@@ -27,13 +27,18 @@ import numpy as np
 import sympy
 from sympy.printing.mathml import mathml
 
-from robodyn import tables
+from robodyn import opcount, tables
 from robodyn.algebra import count_terms, to_se
+from robodyn.check import check
 from robodyn.equations import Equations
 from robodyn.formulations import derive
 from robodyn.model.io import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.model import Params
+from robodyn.plots import png_base64
+from robodyn.program.targets import count_summary
+from robodyn.simulation import SYMBOLIC_MAX_JOINTS, bind_parameters, forward_dynamics_symbolic, simulate
+from robodyn.torques import torque_history
 
 #: Elements with more terms than this are summarised, not printed.
 DISPLAY_TERMS = 40
@@ -234,8 +239,6 @@ def _equations_section(eqs: Equations) -> str:
 
 
 def _forward_section(robot: Manipulator) -> str:
-    from robodyn.simulation import SYMBOLIC_MAX_JOINTS, forward_dynamics_symbolic
-
     if robot.n > SYMBOLIC_MAX_JOINTS:
         return ""
     fd = forward_dynamics_symbolic(robot)
@@ -260,9 +263,6 @@ def _forward_section(robot: Manipulator) -> str:
 
 
 def _counts_section(robot: Manipulator) -> str:
-    from robodyn import opcount
-    from robodyn.program.targets import count_summary
-
     label = "Kane's algorithm (Angeles, Ma and Rojas), inverse dynamics"
     if robot.has_placements:  # Angeles' HD notation cannot express a fixed placement before a joint
         rows = [[label, "-", "-", "not applicable (fixed placements): Angeles' HD notation cannot express them"]]
@@ -281,8 +281,6 @@ def _counts_section(robot: Manipulator) -> str:
 
 
 def _check_section(robot: Manipulator) -> str:
-    from robodyn.check import check
-
     result = check(robot, samples=20)
     rows = []
     for c in result.comparisons:
@@ -312,10 +310,6 @@ _TRAJECTORY_NOTES = {
 
 
 def _plots_section(robot: Manipulator, params: Mapping[str, float] | None) -> str:
-    from robodyn.plots import png_base64
-    from robodyn.simulation import bind_parameters, simulate
-    from robodyn.torques import torque_history
-
     bound = bind_parameters(robot, params) or {}
     missing = [s.name for s in robot.parameters() if s.name not in bound]
     head = "<h2 id='plots'>Plots</h2>"

@@ -46,13 +46,16 @@ from scipy.integrate import OdeSolver, solve_ivp
 
 from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
+from robodyn.compile import compile as compile_robot
 from robodyn.errors import DerivationError, ModelError, ModelWarning
 from robodyn.formulations import derive
 from robodyn.model.cache import PerRobotCache
+from robodyn.model.io import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters as checked_parameters
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
+from robodyn.plots import save, simulation_figure
 from robodyn.trajectories import MAX_SAMPLES, check_samples
 
 #: Closed-form forward dynamics up to this many joints (the inverse of M by adjugate and determinant).
@@ -223,13 +226,8 @@ class CompiledDynamics(Dynamics):
 
     def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
         super().__init__(robot, params)
-        import robodyn
-
-        compile_fn = getattr(robodyn, "compile", None)
-        if compile_fn is None:
-            raise SimulationError("engine 'compiled' needs robodyn.compile (code generation), not available here")
         try:
-            compiled = compile_fn(robot, outputs=("forward",))
+            compiled = compile_robot(robot, outputs=("forward",))
         except RuntimeError as exc:  # robodyn.compile.CompileError: no compiler, or it failed
             raise SimulationError(" ".join(str(exc).split()), field="engine") from None
         names = tuple(compiled.parameters)
@@ -342,13 +340,11 @@ class SimulationResult:
 
     def write_csv(self, path: str | Path) -> Path:
         """:meth:`to_csv_text`, written atomically."""
-        from robodyn.model.io import atomic_write
 
         return atomic_write(Path(path), self.to_csv_text())
 
     def plot(self, path: str | Path | None = None) -> Any:
         """Joint motion and energies against t (a matplotlib Figure); written atomically to ``path`` if given."""
-        from robodyn.plots import save, simulation_figure
 
         fig = simulation_figure(self.t, self.q, self.kinetic, self.potential, self.robot,
                                 f"{self.robot.name}: simulation ({self.method})")
@@ -661,6 +657,42 @@ class Oscillations:
         return out
 
 
+# -- exact derivatives of the inverse dynamics (for small_oscillations, and robodyn.linear) ---------------
+
+
+class Derivatives:
+    """dID/dq and dID/dqd of one arm (parameters bound), compiled once: see :mod:`robodyn.linear`."""
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        numeric.compile_model(robot, dict(params or {}))  # names any parameter left unbound
+        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
+            warnings.simplefilter("ignore", ModelWarning)
+            bound = robot.subs(dict(params)) if params else robot
+        eqs = derive(bound, "newton-euler")
+        q, qd, qdd = eqs.symbols.symengine()
+        tau = eqs.raw("tau")
+        n = robot.n
+        rows = [tau[i, 0].diff(v) for i in range(n) for v in (*q, *qd)]
+        self.n = n
+        self._function = se.Lambdify([*q, *qd, *qdd], rows, cse=True)
+
+    def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(dtau/dq, dtau/dqd), each (n, n), row i = joint i, at one state."""
+        n = self.n
+        values = np.asarray(self._function(np.concatenate([q, qd, qdd])), dtype=float).reshape(n, 2 * n)
+        return values[:, :n], values[:, n:]
+
+
+#: parameter binding -> Derivatives, per robot; entries vanish with their robot.
+_DERIVATIVES: PerRobotCache[Derivatives] = PerRobotCache()
+
+
+def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives:
+    """The compiled derivatives of ``robot``'s inverse dynamics with ``params`` bound (cached per robot)."""
+    bound = bind_parameters(robot, params) or {}
+    return _DERIVATIVES.get(robot, tuple(sorted(bound.items())), lambda: Derivatives(robot, bound))
+
+
 def small_oscillations(
     robot: Manipulator, q0: Sequence[float] | np.ndarray, params: Params | None = None
 ) -> Oscillations:
@@ -670,8 +702,6 @@ def small_oscillations(
     Raises :class:`SimulationError` when K has a negative eigenvalue (q0 is not stable).
     """
     from scipy.linalg import eigh
-
-    from robodyn.linear import derivatives
 
     bound = bind_parameters(robot, params)
     q = _vector(q0, robot.n, "q0")

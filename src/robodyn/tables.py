@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sympy
 
-from robodyn.model.manipulator import Manipulator
+if TYPE_CHECKING:  # a robot is read through its attributes: Manipulator's LaTeX repr uses this module
+    from robodyn.model.manipulator import Manipulator
 
 CONVENTION_TEXT = {
     "standard": "standard DH (Paul, Fu, ROBMAT): A_i = Rot(z,theta_i) Trans(z,d_i) Trans(x,a_i) Rot(x,alpha_i)",

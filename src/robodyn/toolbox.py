@@ -2,9 +2,10 @@
 
 Peter Corke's toolbox calls inverse dynamics ``rne``, the inertia matrix ``inertia``, the Coriolis matrix
 ``coriolis``, the gravity load ``gravload``, forward dynamics ``accel`` and its integration ``fdyn``. The same
-names exist here, as functions ``robodyn.toolbox.rne(robot, q, qd, qdd)`` and as methods
-``robot.rne(q, qd, qdd)``, with the meaning RTB gives them; each is a thin wrapper over :mod:`robodyn.numeric`
-(and :func:`robodyn.simulation.simulate` for ``fdyn``):
+names exist here as free functions, ``robodyn.toolbox.rne(robot, q, qd, qdd)``, with the meaning RTB gives them
+(the robot first, as in Pinocchio's algorithms; :class:`~robodyn.Manipulator` holds data only and has no such
+methods); each is a thin wrapper over :mod:`robodyn.numeric` (and :func:`robodyn.simulation.simulate` for
+``fdyn``):
 
 =============================  =====================================================================
 ``rne(q, qd, qdd, gravity)``   :func:`robodyn.numeric.inverse_dynamics` (tip load included)
@@ -46,6 +47,7 @@ import numpy as np
 from robodyn import numeric
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.manipulator import Manipulator
+from robodyn.simulation import simulate
 
 FdynResult = namedtuple("FdynResult", "t q qd")
 
@@ -121,8 +123,6 @@ def fdyn(robot: Manipulator, T: float, q0: Any, Q: Callable[..., Any] | None = N
     joint torques (zero if None); ``solver`` is a :func:`scipy.integrate.solve_ivp` method, ``solver_args`` its
     options (rtol, atol, max_step); ``dt`` the output step (default: 501 samples). Returns ``(t, q, qd)`` with
     q, qd of shape (M, n), via :func:`robodyn.simulation.simulate` (``engine`` as there)."""
-    from robodyn.simulation import simulate
-
     args = dict(Q_args or {})
     torque = None if Q is None else (lambda t, q, qd: np.asarray(Q(robot, t, q, qd, **args), dtype=float))
     options = dict(solver_args or {})

@@ -28,6 +28,7 @@ from robodyn.errors import ModelError
 from robodyn.model.io import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters
+from robodyn.plots import save, torque_figure
 from robodyn.trajectories import Trajectory, load_trajectory
 
 #: Parameter values used when the model leaves them symbolic and the caller gives none.
@@ -92,13 +93,11 @@ class TorqueHistory:
 
     def figure(self) -> Any:
         """Angeles et al.'s figure 5: one panel per joint, tau_i (N m) or f_i (N) against t (s)."""
-        from robodyn.plots import torque_figure
 
         return torque_figure(self)
 
     def plot(self, path: str | Path, dpi: int = 100) -> Path:
         """Write :meth:`figure` to ``path`` atomically (the suffix chooses the image format)."""
-        from robodyn.plots import save
 
         return save(self.figure(), path, dpi=dpi)
 

@@ -32,7 +32,7 @@ types, mimic joints, a zero axis, negative masses, an ``<inertial>`` without ``<
 inertia attributes, numbers that do not parse or are not finite) are one-line ModelErrors naming the file, the
 joint or link and the attribute; NumPy's floating-point warnings are silenced while reading.
 
-:func:`to_urdf` (also ``robot.to_urdf()``) writes a robot with numeric inertial data as URDF: links
+:func:`to_urdf` (and :func:`write_urdf` for a file) writes a robot with numeric inertial data as URDF: links
 ``base_link``, ``link1`` .. ``linkn`` (the numeric engine's joint frames: z along the joint axis), joints
 ``joint1`` .. ``jointn`` (``continuous`` or ``prismatic``), and a fixed ``tool`` joint to ``tool0`` at the
 robot's last frame times its tool. URDF has no armature, tip load or gravity: they are left out with a warning.
@@ -53,8 +53,8 @@ import sympy
 
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.expr import MAX_MAGNITUDE, check_name, to_identifier
+from robodyn.model.files import atomic_write, read_limited
 from robodyn.model.inertia import check_inertia
-from robodyn.model.io import read_limited
 from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
 from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms, rot_x, rot_z
 
@@ -567,8 +567,6 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
 
 def write_urdf(robot: Manipulator, path: str | Path, params: Mapping[Any, Any] | None = None) -> Path:
     """Write :func:`to_urdf` text to ``path`` atomically."""
-    from robodyn.model.io import atomic_write
-
     return atomic_write(path, to_urdf(robot, params))
 
 

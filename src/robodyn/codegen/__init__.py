@@ -20,6 +20,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from robodyn.codegen.base import Emitter
+from robodyn.codegen.c import CEmitter
+from robodyn.codegen.fortran import FortranEmitter
+from robodyn.codegen.jax_ import JaxEmitter
+from robodyn.codegen.numpy_ import NumPyEmitter
 from robodyn.codegen.spec import GENERATOR_VERSION, KEYS, KINDS, ModuleSpec, module_spec, sanitize
 
 __all__ = ["GENERATOR_VERSION", "KEYS", "KINDS", "LANGUAGES", "ModuleSpec", "emitter", "generate",
@@ -31,20 +35,12 @@ LANGUAGES = ("c", "fortran", "numpy", "jax")
 def emitter(language: str) -> Emitter:
     """The emitter of ``language`` (one of :data:`LANGUAGES`)."""
     if language == "c":
-        from robodyn.codegen.c import CEmitter
-
         return CEmitter()
     if language == "fortran":
-        from robodyn.codegen.fortran import FortranEmitter
-
         return FortranEmitter()
     if language == "numpy":
-        from robodyn.codegen.numpy_ import NumPyEmitter
-
         return NumPyEmitter()
     if language == "jax":
-        from robodyn.codegen.jax_ import JaxEmitter
-
         return JaxEmitter()
     raise ValueError(f"unknown language {language!r}; choose from {', '.join(LANGUAGES)}")
 

@@ -2,7 +2,6 @@
 
 Modified DH frames (Craig; standard-DH arms are converted first). Burdick's quantities of the
 links j..N, each in frame j (eq. 20, 19):
-
     M_j = sum_{k>=j} m_k                                          (composite mass)
     U_j = m_j r_j + M_{j+1} P_{j+1} + jR_{j+1} U_{j+1}            (first moment about O_j)
     I_jj = K_jj - {P_{j+1}, jU_{j+1}} + jR_{j+1} I_{j+1,j+1} j+1R_j
@@ -10,14 +9,12 @@ links j..N, each in frame j (eq. 20, 19):
 
 with I*_j the centroidal tensor and a^ the cross-product matrix of a. The inertia matrix (eq. 17,
 18; i <= j, jz_i the axis of joint i and jL_ij the vector O_i -> O_j, both in frame j):
-
     R-R: M_ij = jz_i . [I_jj - jL^_ij U^_j] . z       P-R: M_ij = jz_i . (z x U_j)
     R-P: M_ij = jz_i . (U_j x z + M_j jL_ij x z)       P-P: M_ij = M_j jz_i . z
 
 gravity g_i = -(ig) . (z x U_i) (R) or -M_i (ig) . z (P), from the potential energy (eq. 10, 16),
 ig the gravity vector in frame i; and from the derivatives of M, the Christoffel structure rules
 valid for every serial arm (eq. 26-29):
-
     dM_ij/dq_k = 0 for k <= min(i, j)                                       (26)
     c_ijj = dM_ij/dq_j (i < j), 0 (i = j), -1/2 dM_jj/dq_i (i > j)         (27)
     b_ijk (j < k) = -2 c_kii (i = j), 0 (i = k), -b_kji (i > k)             (28)
@@ -42,6 +39,8 @@ from dataclasses import dataclass, field
 import symengine as se
 
 from robodyn.algebra import SeExpr, canonical, cross, dot, to_se, vector, zeros
+from robodyn.formulations import newton_euler
+from robodyn.formulations.customised_ne import modified
 from robodyn.model.dh import cos_sin_of_sum
 from robodyn.model.manipulator import Manipulator
 
@@ -183,7 +182,6 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
     """All of M_ij (i <= j), c_ijj, b_ijk (j < k) and g_i by the rules of the module docstring, in
     canonical form (``expand=False``: as the unexpanded trees of eq. 17-21, for arms whose canonical forms
     would be too large; the relations between elements are then those of eq. 26-29 only)."""
-    from robodyn.formulations.customised_ne import modified
 
     arm = modified(robot)
     n = arm.n
@@ -267,7 +265,6 @@ def components(
     robot: Manipulator, q: list[SeExpr], qd: list[SeExpr], progress: Progress | None = None
 ) -> dict[str, se.DenseMatrix]:
     """M, h = c + b (eq. 13), G and the tip-load torques, for :func:`robodyn.derive`."""
-    from robodyn.formulations import newton_euler
 
     n = robot.n
     el = elements(robot, q, progress)

@@ -80,9 +80,12 @@ from robodyn.identification.regressor import (
     inverse_dynamics_in_parameters,
     numeric_regressor,
     regressor,
+    symbolic_regressor,
 )
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
+from robodyn.numeric.kinematics import joint_frames
+from robodyn.numeric.model import build
 from robodyn.symbols import joint_symbols
 
 #: Relative tolerance of the structural tests (parallel axes, gravity direction, points on an axis).
@@ -136,9 +139,6 @@ class _Structure:
 
 
 def _structure(robot: Manipulator, seed: int = 7) -> _Structure:
-    from robodyn.numeric.kinematics import joint_frames
-    from robodyn.numeric.model import build
-
     rng = np.random.default_rng(seed)
     binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(robot)}
     model = build(robot, _geometry_binding(robot, binding), check_bodies=False)  # inertial placeholders: 0
@@ -547,8 +547,6 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
         relation: dict[int, Any] | None
         if exact:
             if symbolic_Y is None:
-                from robodyn.identification.regressor import symbolic_regressor
-
                 symbolic_Y = symbolic_regressor(frames, coulomb)
             relation = _exact_relation(symbolic_Y, [*involved, d], d, n)
             if relation is None:

@@ -5,7 +5,6 @@ Both are one recursive Newton-Euler pass written in the standard parameters of
 1987; Khalil and Dombre sec. 9.5). With omega, omega_dot and vdot = the acceleration of the frame origin O_j
 (gravity entering as the base accelerating by -g, Fu eq. 3.3-46), the wrench that link j needs, about O_j and
 in frame j, is linear in its ten parameters:
-
     F_j = M vdot + omega_dot x (MX, MY, MZ) + omega x (omega x (MX, MY, MZ))
     N_j = J omega_dot + omega x (J omega) + (MX, MY, MZ) x vdot                      (Khalil eq. 9.63)
 
@@ -29,11 +28,15 @@ import sympy
 
 from robodyn.algebra import SeExpr, canonical, cross, dot, matrix_to_sympy, to_se, vector, zeros
 from robodyn.errors import ModelError
+from robodyn.formulations import newton_euler
 from robodyn.formulations.newton_euler import link_geometry
 from robodyn.identification import parameters as params_
 from robodyn.model.dh import chain_frames
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
+from robodyn.numeric._kernels import cross as cross_batch
+from robodyn.numeric._kernels import joint_transform
+from robodyn.numeric.model import _Floats, build, check_bound_bodies, link_transforms
 from robodyn.symbols import joint_symbols
 
 
@@ -174,7 +177,6 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
 def _tip_load(robot: Manipulator) -> sympy.ImmutableMatrix:
     if all(x == 0 for x in robot.tip_force + robot.tip_moment):
         return sympy.ImmutableMatrix.zeros(robot.n, 1)
-    from robodyn.formulations import newton_euler
 
     n = robot.n
     q = joint_symbols(n).symengine()[0]
@@ -243,8 +245,6 @@ def numeric_regressor(
     frame by the constant 10x10 matrix of :func:`~robodyn.identification.parameters.move`. ``params`` binds the
     geometry symbols (inertial symbols are not needed). Y @ p + load equals
     :func:`robodyn.numeric.inverse_dynamics` to rounding."""
-    from robodyn.numeric._kernels import cross, joint_transform
-    from robodyn.numeric.model import build
 
     binding = _geometry_binding(robot, params)
     model = build(robot, binding, check_bodies=False)  # inertial symbols are placeholders (0) here
@@ -260,15 +260,15 @@ def numeric_regressor(
     K = []
     for i in range(n):
         p = np.broadcast_to(X[i].p, (3, N))
-        vd_parent = vd + cross(wd, p) + cross(w, cross(w, p))
+        vd_parent = vd + cross_batch(wd, p) + cross_batch(w, cross_batch(w, p))
         w_c, wd_c, vd_c = (X[i].to_child(v) for v in (w, wd, vd_parent))
         if model.revolute[i]:
             w = w_c + z * qdT[i]
-            wd = wd_c + cross(w_c, z * qdT[i]) + z * qddT[i]
+            wd = wd_c + cross_batch(w_c, z * qdT[i]) + z * qddT[i]
             vd = vd_c
         else:
             w, wd = w_c, wd_c
-            vd = vd_c + 2 * cross(w, z * qdT[i]) + z * qddT[i]
+            vd = vd_c + 2 * cross_batch(w, z * qdT[i]) + z * qddT[i]
         Sw, Swd, Svd = _skew_batch(w), _skew_batch(wd), _skew_batch(vd)
         Ki = np.zeros((6, 10, N))
         Ki[:3, :6] = _L_batch(wd) + np.einsum("ijN,jkN->ikN", Sw, _L_batch(w))
@@ -284,7 +284,7 @@ def numeric_regressor(
         if i > 0:
             nn, f = X[i].to_parent(acc[:3]), X[i].to_parent(acc[3:])
             p = np.broadcast_to(X[i].p, (3, N))[:, None, :]
-            acc = np.concatenate((nn + cross(p, f), f), axis=0)
+            acc = np.concatenate((nn + cross_batch(p, f), f), axis=0)
     per = params_.per_link(coulomb)
     Y = np.zeros((N, n, per * n))
     frames = _link_in_joint_frames(robot, binding)
@@ -301,7 +301,6 @@ def numeric_regressor(
 def _link_in_joint_frames(robot: Manipulator, binding: Mapping[sympy.Symbol, float]) -> list[np.ndarray]:
     """Per link, the 10x10 matrix taking parameters about the link frame to parameters about the joint frame
     (link frame i = joint frame i * C_i; C_i = Trans(x, a_i) Rot(x, alpha_i) in standard DH, I in modified)."""
-    from robodyn.numeric.model import _Floats, link_transforms
 
     floats = _Floats(binding)
     out = []
@@ -327,7 +326,6 @@ def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, 
 def check_physical(robot: Manipulator, params: Mapping[Any, Any] | None) -> None:
     """Refuse parameter values that give a body a negative mass or an inertia that is not positive
     semidefinite (:func:`robodyn.numeric.model.check_bound_bodies`; bodies left symbolic are skipped)."""
-    from robodyn.numeric.model import _Floats, check_bound_bodies
 
     binding = symbol_values(params)
     check_bound_bodies(robot, _Floats(binding), skip_unbound=True)

@@ -8,6 +8,7 @@ from importlib import resources
 import yaml
 
 from robodyn.errors import ModelError
+from robodyn.model.io import build_located, parse_text
 from robodyn.model.manipulator import Manipulator
 
 
@@ -39,7 +40,6 @@ def entries() -> list[Entry]:
 
 def load(name: str, *, strict: bool = False) -> Manipulator:
     """A built-in robot by name."""
-    from robodyn.model.io import build_located, parse_text
 
     files = _files()
     if name not in files:

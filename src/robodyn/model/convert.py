@@ -19,12 +19,15 @@ P_i = B_i^-1 P_i' B_i.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.model.manipulator import Link, Manipulator, Payload, RigidBody
+from robodyn.model.link import Link, Payload, RigidBody
+
+if TYPE_CHECKING:  # Manipulator uses this module for its to_convention method
+    from robodyn.model.manipulator import Manipulator
 
 
 def _C(a: sympy.Expr, alpha: sympy.Expr) -> tuple[sympy.Matrix, sympy.Matrix]:

@@ -21,26 +21,27 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import InitVar, dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import sympy
 
 from robodyn.errors import ModelError, prefixed_warnings
+from robodyn.model import files
+from robodyn.model.convert import to_convention
 from robodyn.model.expr import check_name, shown, to_expr
-from robodyn.model.inertia import as_inertia, as_vector3, check_inertia
+from robodyn.model.inertia import as_vector3
+from robodyn.model.link import ZERO3, Link, Payload, RigidBody, _as_transform
 from robodyn.symbols import g as gravity_symbol
+from robodyn.tables import dh_table_latex
 
 CONVENTIONS = ("standard", "modified")
 #: The most links (moving joints) a robot may have, on every input path: ``Manipulator(...)``, ``from_dh``, model
 #: files and URDF. Symbolic derivation grows quickly with n (a 60-joint chain takes about a minute with
 #: Newton-Euler); 200 is far beyond any arm and still refuses a file made to exhaust memory.
 MAX_LINKS = 200
-JOINT_TYPES = {"R": "R", "P": "P", "REVOLUTE": "R", "PRISMATIC": "P"}
-ZERO3 = (sympy.Integer(0), sympy.Integer(0), sympy.Integer(0))
 
 
 def _text(value: object, field_name: str) -> str:
@@ -50,119 +51,12 @@ def _text(value: object, field_name: str) -> str:
     return value
 
 
-def _zero_inertia() -> sympy.ImmutableMatrix:
-    return sympy.ImmutableMatrix.zeros(3, 3)
-
-
-def _nonnegative(value: sympy.Expr, field_name: str) -> None:
-    if value.is_number and float(value) < 0:
-        raise ModelError(f"{value} is negative", field=field_name)
-
-
-@dataclass(frozen=True)
-class RigidBody:
-    """Mass, centre of mass (in the frame it is attached to) and inertia about the centre of mass."""
-
-    mass: Any = 0
-    com: Any = ZERO3
-    inertia: Any = field(default_factory=_zero_inertia)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mass", to_expr(self.mass, "mass"))
-        _nonnegative(self.mass, "mass")
-        object.__setattr__(self, "com", as_vector3(self.com, "com"))
-        object.__setattr__(self, "inertia", as_inertia(self.inertia, "inertia"))
-
-    def check(self, where: str, strict: bool) -> None:
-        check_inertia(self.inertia, mass=self.mass, field="inertia", where=where, strict=strict)
-
-
-@dataclass(frozen=True)
-class Payload(RigidBody):
-    """A rigid body carried by the last link (fixed in its frame), e.g. the payload of seed 004."""
-
-
-@dataclass(frozen=True)
-class Link(RigidBody):
-    """One joint and the link it moves.
-
-    ``a``, ``alpha``, ``d``, ``theta`` are the DH parameters of the manipulator's convention
-    (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
-    are those of :class:`RigidBody`; ``damping`` and ``armature`` are optional. ``placement``
-    (optional) is a fixed homogeneous transform applied before the row's DH transform,
-    A = placement * A_DH (identity when absent).
-    """
-
-    joint: str = "R"
-    a: Any = 0
-    alpha: Any = 0
-    d: Any = 0
-    theta: Any = 0
-    damping: Any = 0
-    armature: Any = 0
-    placement: Any = None
-
-    def __post_init__(self) -> None:
-        kind = JOINT_TYPES.get(str(self.joint).strip().upper()) if isinstance(self.joint, str) else None
-        if kind is None:
-            raise ModelError(f"unknown joint type {self.joint!r} (expected R or P)", field="joint")
-        object.__setattr__(self, "joint", kind)
-        for name in ("a", "alpha", "d", "theta", "damping", "armature"):
-            object.__setattr__(self, name, to_expr(getattr(self, name), name))
-        _nonnegative(self.damping, "damping")
-        _nonnegative(self.armature, "armature")
-        object.__setattr__(self, "placement", _as_placement(self.placement))
-        super().__post_init__()
-
-    @property
-    def revolute(self) -> bool:
-        return self.joint == "R"
-
-    @property
-    def has_placement(self) -> bool:
-        """True if the row has a fixed transform before its DH transform (not the identity)."""
-        return self.placement != sympy.eye(4)
-
-    def replace(self, **changes: Any) -> Link:
-        return dataclasses.replace(self, **changes)
-
-
-def _as_transform(value: object, field_name: str) -> sympy.ImmutableMatrix:
-    if value is None:
-        return sympy.ImmutableMatrix.eye(4)
-    rows = value.tolist() if isinstance(value, sympy.MatrixBase) else value
-    if not isinstance(rows, Sequence) or len(rows) != 4 or any(
-        not isinstance(r, Sequence) or isinstance(r, str) or len(r) != 4 for r in rows
-    ):
-        raise ModelError("expected a 4x4 homogeneous transform", field=field_name)
-    entries = [[to_expr(v, f"{field_name}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
-    # compared as numbers: since SymPy 1.13 Float(1.0) != 1, and NumPy's tolist() or YAML give 0.0 and 1.0
-    if not all(e.is_number and abs(complex(e) - target) <= 1e-12 for e, target in zip(entries[3], (0, 0, 0, 1),
-                                                                                       strict=True)):
-        raise ModelError("the last row of a homogeneous transform must be [0, 0, 0, 1]", field=field_name)
-    entries[3] = [sympy.Integer(0), sympy.Integer(0), sympy.Integer(0), sympy.Integer(1)]
-    matrix = sympy.ImmutableMatrix(entries)
-    identity = sympy.ImmutableMatrix.eye(4)
-    if all(e.is_number for e in matrix) and all(complex(e) == complex(i) for e, i in zip(matrix, identity,
-                                                                                         strict=True)):
-        return identity  # the identity written with floats is the identity: no placement, no tool
-    return matrix
-
-
-def _as_placement(value: object) -> sympy.ImmutableMatrix:
-    """A link's ``placement``: a homogeneous transform whose rotation is orthonormal (checked when numeric)."""
-    matrix = _as_transform(value, "placement")
-    R = matrix[:3, :3]
-    if all(e.is_number for e in R):
-        values = np.array(R.evalf(), dtype=float)
-        if np.max(np.abs(values.T @ values - np.eye(3))) > 1e-9 or np.linalg.det(values) < 0:
-            raise ModelError("the rotation part of a placement must be a proper rotation matrix", field="placement")
-    return matrix
-
-
 @dataclass(frozen=True)
 class Manipulator:
     """An immutable serial arm: links, DH convention, gravity, optional tip load, payload and tool.
+
+    Data and conversions only (other convention, model-file dict, file, LaTeX table): the algorithms that take a
+    robot are free functions (:mod:`robodyn.numeric`, :mod:`robodyn.toolbox`, :func:`robodyn.urdf.to_urdf`, ...).
 
     Build one in code (``Manipulator(links=[Link(...), ...])`` or :meth:`from_dh`), from a
     model file (:func:`robodyn.load`), or from the built-in library. ``strict=True`` turns
@@ -342,68 +236,16 @@ class Manipulator:
 
     def to_convention(self, convention: str) -> Manipulator:
         """The same physical arm described in the other DH convention (see :mod:`robodyn.model.convert`)."""
-        from robodyn.model.convert import to_convention
-
         return to_convention(self, convention)
 
     # -- files --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The model-file structure (see :mod:`robodyn.model.io`)."""
-        from robodyn.model.io import manipulator_to_dict
-
-        return manipulator_to_dict(self)
+        return files.manipulator_to_dict(self)
 
     def save(self, path: str | Path) -> Path:
         """Write a YAML (or, for a ``.json`` path, JSON) model file atomically."""
-        from robodyn.model.io import save
-
-        return save(self, path)
-
-    # -- Robotics Toolbox names (thin aliases over robodyn.numeric; see robodyn.toolbox) --------------------
-    def rne(self, q: Any, qd: Any = None, qdd: Any = None, **kwargs: Any) -> Any:
-        """Inverse dynamics, as RTB's ``rne`` (:func:`robodyn.toolbox.rne`)."""
-        from robodyn import toolbox
-
-        return toolbox.rne(self, q, qd, qdd, **kwargs)
-
-    def inertia(self, q: Any, **kwargs: Any) -> Any:
-        """The inertia matrix M(q), as RTB's ``inertia`` (:func:`robodyn.toolbox.inertia`)."""
-        from robodyn import toolbox
-
-        return toolbox.inertia(self, q, **kwargs)
-
-    def coriolis(self, q: Any, qd: Any, **kwargs: Any) -> Any:
-        """The Coriolis matrix C(q, qd), as RTB's ``coriolis`` (:func:`robodyn.toolbox.coriolis`)."""
-        from robodyn import toolbox
-
-        return toolbox.coriolis(self, q, qd, **kwargs)
-
-    def gravload(self, q: Any, **kwargs: Any) -> Any:
-        """The gravity torques G(q), as RTB's ``gravload`` (:func:`robodyn.toolbox.gravload`)."""
-        from robodyn import toolbox
-
-        return toolbox.gravload(self, q, **kwargs)
-
-    def accel(self, q: Any, qd: Any, torque: Any, **kwargs: Any) -> Any:
-        """Forward dynamics, as RTB's ``accel`` (:func:`robodyn.toolbox.accel`)."""
-        from robodyn import toolbox
-
-        return toolbox.accel(self, q, qd, torque, **kwargs)
-
-    def fdyn(self, T: float, q0: Any, Q: Any = None, **kwargs: Any) -> Any:
-        """Integrate the motion, as RTB's ``fdyn`` (:func:`robodyn.toolbox.fdyn`)."""
-        from robodyn import toolbox
-
-        return toolbox.fdyn(self, T, q0, Q, **kwargs)
-
-    def to_urdf(self, path: str | Path | None = None, *, params: Mapping[Any, Any] | None = None) -> str:
-        """URDF text of this robot (numeric inertial data, or symbols bound by ``params``); also written to
-        ``path`` if given. See :mod:`robodyn.urdf`."""
-        from robodyn.urdf import to_urdf, write_urdf
-
-        if path is not None:
-            write_urdf(self, path, params)
-        return to_urdf(self, params)
+        return files.save(self, path)
 
     def __repr__(self) -> str:
         return (
@@ -412,6 +254,4 @@ class Manipulator:
         )
 
     def _repr_latex_(self) -> str:
-        from robodyn.tables import dh_table_latex
-
         return "$" + dh_table_latex(self) + "$"

@@ -20,8 +20,8 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.formulations.kane import joint_torques
 from robodyn.model.manipulator import Manipulator
+from robodyn.recursions.kane import joint_torques
 
 #: States per block (rows of this length stay in cache; results do not depend on it).
 BLOCK = 4096

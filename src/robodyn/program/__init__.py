@@ -17,15 +17,13 @@ apart and not charged per evaluation, as EMDEG and the Macsyma appendix did.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import symengine as se
-
-from robodyn.algebra import SeExpr, to_se
+from robodyn.identification import base_parameters
+from robodyn.program import routes
+from robodyn.program.core import Assignment, OperationCount, Program, count_operations
+from robodyn.program.routes import from_equations, right_angled
 
 __all__ = [
     "OUTPUTS",
@@ -39,200 +37,6 @@ __all__ = [
     "from_equations",
     "right_angled",
 ]
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """``name = expr``."""
-
-    name: str
-    expr: SeExpr
-
-    def __str__(self) -> str:
-        return f"{self.name} = {self.expr}"
-
-
-@dataclass(frozen=True)
-class OperationCount:
-    multiplications: int = 0
-    additions: int = 0
-    trig: int = 0
-    functions: int = 0
-
-    def __add__(self, other: OperationCount) -> OperationCount:
-        return OperationCount(
-            self.multiplications + other.multiplications,
-            self.additions + other.additions,
-            self.trig + other.trig,
-            self.functions + other.functions,
-        )
-
-
-def _is_unit(x: SeExpr) -> bool:
-    return x.is_Number and abs(float(x)) == 1.0
-
-
-def count_operations(expr: SeExpr, angles: Iterable[SeExpr] = ()) -> OperationCount:
-    """Operations of one expression tree by the module's rules (shared subtrees counted each time)."""
-    return _count(expr, frozenset(angles), in_product=False)
-
-
-def _count(e: SeExpr, angles: frozenset, in_product: bool) -> OperationCount:
-    if e.is_Atom:
-        return OperationCount()
-    args = list(e.args)
-    if isinstance(e, se.Add):
-        own = OperationCount(additions=len(args) - 1)
-        return sum((_count(a, angles, False) for a in args), own)
-    if isinstance(e, se.Mul):
-        factors = [a for a in args if not _is_unit(a)]
-        reciprocal_only = all(_reciprocal(a) for a in factors)
-        # a * b / c: one operation per factor after the first; 1/(b c) also pays for its division
-        own = OperationCount(multiplications=max(len(factors) - 1, 0) + (1 if reciprocal_only else 0))
-        return sum((_count(a, angles, True) for a in factors), own)
-    if isinstance(e, se.Pow):
-        base, exponent = args
-        if exponent.is_integer:
-            k = int(exponent)
-            own = k - 1 if k > 0 else -k - 1 + (0 if in_product else 1)  # x**-k = 1/(x ... x)
-            return _count(base, angles, False) + OperationCount(multiplications=own)
-        return _count(base, angles, False) + OperationCount(functions=1)
-    if isinstance(e, (se.sin, se.cos)) and args[0].free_symbols <= angles:
-        return OperationCount(trig=1)
-    return sum((_count(a, angles, False) for a in args), OperationCount(functions=1))
-
-
-def _trig_arguments(e: SeExpr, angles: Iterable[SeExpr]) -> set[SeExpr]:
-    """The arguments of the sin and cos of joint angles (and their sums) in ``e``."""
-    known = frozenset(angles)
-    return {f.args[0] for f in e.atoms(se.sin, se.cos) if f.args[0].free_symbols <= known}
-
-
-def _reciprocal(x: SeExpr) -> bool:
-    return isinstance(x, se.Pow) and x.args[1].is_Number and x.args[1] < 0
-
-
-@dataclass
-class Program:
-    """Inputs, parameter-only constants, run-time assignments and named outputs."""
-
-    inputs: dict[str, list[se.Symbol]]
-    constants: list[Assignment]
-    body: list[Assignment]
-    outputs: dict[str, list[SeExpr]]
-    angles: list[se.Symbol] = field(default_factory=list)
-    route: str = ""
-    #: outputs defined as a multiple of another (printed, not computed): {name: "factor * other"}
-    references: dict[str, str] = field(default_factory=dict)
-
-    def unused_parameters(self) -> list[se.Symbol]:
-        """The parameter inputs that no constant, assignment or output uses: they cannot act on these
-        outputs (for the PUMA's tau, link 1's tensor but ZZ1; for a right-angled arm, what regrouping or
-        the zeros of the geometry cancel). They stay inputs, so that the parameter vector keeps its order."""
-        used: set = set()
-        for a in [*self.constants, *self.body]:
-            used |= a.expr.free_symbols
-        for xs in self.outputs.values():
-            for x in xs:
-                used |= x.free_symbols
-        return [s for s in self.inputs.get("parameters", []) if s not in used]
-
-    def count(self) -> dict[str, OperationCount]:
-        """Per-evaluation count (body and outputs) and the constants block, apart. The sum of angles in
-        sin(q2 + q3) is charged once per distinct sum (its additions), however many sin and cos use it."""
-        run = sum((count_operations(a.expr, self.angles) for a in self.body), OperationCount())
-        run = sum(
-            (count_operations(x, self.angles) for xs in self.outputs.values() for x in xs), run
-        )
-        sums = {arg for a in self.body for arg in _trig_arguments(a.expr, self.angles) if isinstance(arg, se.Add)}
-        sums |= {arg for xs in self.outputs.values() for x in xs for arg in _trig_arguments(x, self.angles)
-                 if isinstance(arg, se.Add)}
-        run = sum((count_operations(s) for s in sums), run)
-        constants = sum((count_operations(a.expr, self.angles) for a in self.constants), OperationCount())
-        return {"evaluation": run, "constants": constants}
-
-    def evaluate(self, values: Mapping[str, float]) -> dict[str, np.ndarray]:
-        """Run the program on numbers (for tests): ``values`` maps input names to floats."""
-        env: dict[Any, Any] = {se.Symbol(k): v for k, v in values.items()}
-
-        def value(e: SeExpr) -> float:  # only the symbols e uses: a dict of the whole env costs its size each time
-            used = {s: env[s] for s in e.free_symbols if s in env}
-            return float(e.xreplace(used)) if used else float(e)
-
-        for a in [*self.constants, *self.body]:
-            env[se.Symbol(a.name)] = value(a.expr)
-        return {name: np.array([value(x) for x in xs]) for name, xs in self.outputs.items()}
-
-    def __str__(self) -> str:
-        lines = ["# constants (computed once)"]
-        lines += [str(a) for a in self.constants]
-        lines += ["# run time"]
-        lines += [str(a) for a in self.body]
-        for name, xs in self.outputs.items():
-            lines += [f"{name} = {xs[0]}"] if len(xs) == 1 else [f"{name}[{i + 1}] = {x}" for i, x in enumerate(xs)]
-        if self.references:
-            lines.append("# references (not computed)")
-            lines += [f"{name} = {ref}" for name, ref in self.references.items()]
-        c = self.count()
-        e, k = c["evaluation"], c["constants"]
-        lines.append(
-            f"# {e.multiplications} multiplications, {e.additions} additions, {e.trig} sin/cos per evaluation; "
-            f"constants {k.multiplications} multiplications, {k.additions} additions"
-        )
-        return "\n".join(lines)
-
-
-def _entries(matrix: se.DenseMatrix) -> list[SeExpr]:
-    return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
-
-
-def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bool = True) -> Program:
-    """A Program for the named parts of ``eqs`` (``tau``, ``M``, ``h``, ``G``...), with common
-    subexpressions shared across all of them; ``canonical`` starts from the expanded forms
-    (else from the formulation's own nested expressions)."""
-    q, qd, qdd = eqs.symbols.symengine()
-    params = [se.Symbol(s.name) for s in eqs.robot.parameters()]
-    exprs: list[SeExpr] = []
-    sizes = []
-    for part in outputs:
-        matrix = eqs.canonical(part) if canonical else eqs.raw(part)
-        entries = _entries(matrix)
-        exprs += entries
-        sizes.append((part, len(entries)))
-    # symengine's cse names its temporaries x0, x1, ...: a parameter of that form is renamed around it
-    from robodyn.program.builder import fresh_prefix
-
-    names = [str(s) for s in params]
-    safe = fresh_prefix("p", names)
-    clash = {s: se.Symbol(f"{safe}{i}") for i, s in enumerate(params) if re.fullmatch(r"x\d+", str(s))}
-    replacements, reduced = se.cse([e.xreplace(clash) for e in exprs] if clash else exprs)
-    if clash:  # the parameters back, and cse's temporaries under names no parameter has
-        temporary = fresh_prefix("x", names)
-        rename = {v: k for k, v in clash.items()}
-        rename.update({s: se.Symbol(f"{temporary}{i}") for i, (s, _) in enumerate(replacements)})
-        replacements = [(s.xreplace(rename), v.xreplace(rename)) for s, v in replacements]
-        reduced = [e.xreplace(rename) for e in reduced]
-    # cse returns the replacements in dependency order: parameter-only ones go to the constants
-    known = set(params)
-    constants, body = [], []
-    for symbol, value in replacements:
-        if value.free_symbols <= known:
-            constants.append((symbol, value))
-            known.add(symbol)
-        else:
-            body.append((symbol, value))
-    out: dict[str, list[SeExpr]] = {}
-    k = 0
-    for part, size in sizes:
-        out[part] = list(reduced[k : k + size])
-        k += size
-    return Program(
-        inputs={"q": q, "qd": qd, "qdd": qdd, "parameters": params},
-        constants=[Assignment(str(s), v) for s, v in constants],
-        body=[Assignment(str(s), v) for s, v in body],
-        outputs=out,
-        angles=q,
-    )
 
 
 #: What :func:`build` can produce: the parts of tau = M qdd + h + G + damping + load,
@@ -254,30 +58,6 @@ FACTORED_PARTS = ("M", "G")
 FACTORED_TERMS = 3000
 
 
-def _unit_or_zero(x: Any) -> bool:
-    e = to_se(x)
-    return bool(e.is_Number) and float(e) in (0.0, 1.0, -1.0)
-
-
-def right_angled(robot: Any) -> bool:
-    """Every fixed angle of the geometry a multiple of pi/2 exactly: the twists between joint axes, the
-    joint offsets theta and the rotations of placements have sines and cosines 0 or +-1 (not 6e-17 as
-    for a floating-point pi/2), so they do not multiply the terms of the canonical forms (each general
-    angle splits every term it meets in two or more). In modified DH; the first link's twist (base to
-    joint 1) only turns gravity and is not looked at. A cheap test, made before any expansion."""
-    from robodyn.formulations.customised_ne import modified
-
-    for k, link in enumerate(modified(robot).links):
-        angles = [to_se(link.theta)] + ([to_se(link.alpha)] if k else [])
-        if not all(_unit_or_zero(se.sin(a)) and _unit_or_zero(se.cos(a)) for a in angles):
-            return False
-        if getattr(link, "has_placement", False) and not all(
-            _unit_or_zero(link.placement[r, c]) for r in range(3) for c in range(3)
-        ):
-            return False
-    return True
-
-
 def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *, base: bool = False) -> Program:
     """The cheapest Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
 
@@ -296,8 +76,6 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     folded in). ``outputs[name]``: n entries, or n*n row-major for M; for ``elements`` one output
     per distinct element.
     """
-    from robodyn.program import routes
-
     outputs = tuple(outputs)
     unknown = [name for name in outputs if name not in OUTPUTS]
     if unknown:
@@ -325,9 +103,6 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
 
 
 def _build_base(robot: Any, outputs: tuple[str, ...], route: str) -> Program:
-    from robodyn.identification import base_parameters
-    from robodyn.program import routes
-
     if route not in ("auto", "recursive") or "elements" in outputs:
         raise ValueError("the base-parameter model is built by the recursive route (outputs tau, M, h, G, bias, "
                          "forward)")
@@ -339,8 +114,6 @@ def _build_base(robot: Any, outputs: tuple[str, ...], route: str) -> Program:
 
 
 def _cheapest_route(ctx: Any, part: str) -> str:
-    from robodyn.program import routes
-
     if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
         return "recursive"
     if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms

@@ -21,7 +21,7 @@ from typing import Any
 import symengine as se
 
 from robodyn.algebra import SeExpr, to_se
-from robodyn.program import Assignment, Program, count_operations
+from robodyn.program.core import Assignment, Program, count_operations
 from robodyn.program.peephole import factor_sums, share_pairs
 
 Number = int | float

@@ -14,6 +14,7 @@ from typing import Any
 import symengine as se
 
 from robodyn.algebra import SeExpr
+from robodyn.program.core import Assignment
 
 
 def factor_sums(expr: SeExpr) -> SeExpr:
@@ -159,8 +160,6 @@ def share_pairs(body: list, outputs: dict[str, list[SeExpr]], names: Any) -> tup
     sum), then the next, until no pair is in two sums (the Macsyma ``fortbigopt`` step for sums). ``body`` is
     a list of :class:`Assignment`; ``names`` yields fresh temporary names. A new temporary is placed just
     before its first use."""
-    from robodyn.program import Assignment
-
     exprs = [a.expr for a in body] + [x for xs in outputs.values() for x in xs]
     shared: list[tuple[se.Symbol, SeExpr]] = []
     per = [_pair_counts([e]) for e in exprs]  # counted per expression: a rewrite recounts only its own

@@ -15,17 +15,23 @@ unrolled L D L^T solve over the chosen M and bias.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
 
 import symengine as se
 
-from robodyn.algebra import SeExpr, canonical
+from robodyn.algebra import SeExpr, canonical, to_se
 from robodyn.formulations import customised_ne as cne
+from robodyn.formulations import derive
+from robodyn.formulations import emdeg as burdick
+from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
+from robodyn.identification.regressor import geometry_symbols
 from robodyn.model.manipulator import Manipulator
-from robodyn.program import Program
-from robodyn.program.builder import Builder
+from robodyn.program import factor
+from robodyn.program.builder import Builder, fresh_prefix
+from robodyn.program.core import Assignment, Program
 from robodyn.symbols import joint_symbols
 
 #: The parts the shared-builder routes produce; ``forward`` is made of M and bias.
@@ -65,9 +71,7 @@ class Context:
 
     @cached_property
     def equations(self) -> Any:
-        from robodyn.formulations import derive
-
-        return derive(self.robot, "newton-euler")
+            return derive(self.robot, "newton-euler")
 
     @cached_property
     def prepare(self) -> Callable[[SeExpr], dict]:
@@ -100,8 +104,6 @@ def base_link_parameters(base: Any, ops: Builder) -> list[cne.Inertial]:
     """Each link's J, MS, M, armature and damping with the base parameter b_k, as a symbol, in the place of
     the standard parameter whose column it carries (``base.indices``) and 0 elsewhere: the recursion then
     computes Y_b b exactly (the other columns' parameters are grouped into these or have no effect)."""
-    from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
-
     if base.coulomb:
         raise ValueError("the base-parameter program has no Coulomb friction: use base_parameters(coulomb=False)")
     per = per_link(False)
@@ -121,10 +123,82 @@ def base_link_parameters(base: Any, ops: Builder) -> list[cne.Inertial]:
     return out
 
 
+def _entries(matrix: se.DenseMatrix) -> list[SeExpr]:
+    return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
+
+
+def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bool = True) -> Program:
+    """A Program for the named parts of ``eqs`` (``tau``, ``M``, ``h``, ``G``...), with common
+    subexpressions shared across all of them; ``canonical`` starts from the expanded forms
+    (else from the formulation's own nested expressions)."""
+    q, qd, qdd = eqs.symbols.symengine()
+    params = [se.Symbol(s.name) for s in eqs.robot.parameters()]
+    exprs: list[SeExpr] = []
+    sizes = []
+    for part in outputs:
+        matrix = eqs.canonical(part) if canonical else eqs.raw(part)
+        entries = _entries(matrix)
+        exprs += entries
+        sizes.append((part, len(entries)))
+    # symengine's cse names its temporaries x0, x1, ...: a parameter of that form is renamed around it
+
+    names = [str(s) for s in params]
+    safe = fresh_prefix("p", names)
+    clash = {s: se.Symbol(f"{safe}{i}") for i, s in enumerate(params) if re.fullmatch(r"x\d+", str(s))}
+    replacements, reduced = se.cse([e.xreplace(clash) for e in exprs] if clash else exprs)
+    if clash:  # the parameters back, and cse's temporaries under names no parameter has
+        temporary = fresh_prefix("x", names)
+        rename = {v: k for k, v in clash.items()}
+        rename.update({s: se.Symbol(f"{temporary}{i}") for i, (s, _) in enumerate(replacements)})
+        replacements = [(s.xreplace(rename), v.xreplace(rename)) for s, v in replacements]
+        reduced = [e.xreplace(rename) for e in reduced]
+    # cse returns the replacements in dependency order: parameter-only ones go to the constants
+    known = set(params)
+    constants, body = [], []
+    for symbol, value in replacements:
+        if value.free_symbols <= known:
+            constants.append((symbol, value))
+            known.add(symbol)
+        else:
+            body.append((symbol, value))
+    out: dict[str, list[SeExpr]] = {}
+    k = 0
+    for part, size in sizes:
+        out[part] = list(reduced[k : k + size])
+        k += size
+    return Program(
+        inputs={"q": q, "qd": qd, "qdd": qdd, "parameters": params},
+        constants=[Assignment(str(s), v) for s, v in constants],
+        body=[Assignment(str(s), v) for s, v in body],
+        outputs=out,
+        angles=q,
+    )
+
+
+def _unit_or_zero(x: Any) -> bool:
+    e = to_se(x)
+    return bool(e.is_Number) and float(e) in (0.0, 1.0, -1.0)
+
+
+def right_angled(robot: Any) -> bool:
+    """Every fixed angle of the geometry a multiple of pi/2 exactly: the twists between joint axes, the
+    joint offsets theta and the rotations of placements have sines and cosines 0 or +-1 (not 6e-17 as
+    for a floating-point pi/2), so they do not multiply the terms of the canonical forms (each general
+    angle splits every term it meets in two or more). In modified DH; the first link's twist (base to
+    joint 1) only turns gravity and is not looked at. A cheap test, made before any expansion."""
+    for k, link in enumerate(cne.modified(robot).links):
+        angles = [to_se(link.theta)] + ([to_se(link.alpha)] if k else [])
+        if not all(_unit_or_zero(se.sin(a)) and _unit_or_zero(se.cos(a)) for a in angles):
+            return False
+        if getattr(link, "has_placement", False) and not all(
+            _unit_or_zero(link.placement[r, c]) for r in range(3) for c in range(3)
+        ):
+            return False
+    return True
+
+
 def _known_symbols(robot: Manipulator) -> set[Any]:
     """The symbols of the geometry, gravity and tip load (what the base-parameter program needs besides b)."""
-    from robodyn.identification.regressor import geometry_symbols
-
     out = set(geometry_symbols(robot))
     for x in (*robot.tip_force, *robot.tip_moment):
         out |= x.free_symbols
@@ -212,9 +286,6 @@ def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any]) -> list[Any]:
 
 def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     """Common subexpressions of the canonical Newton-Euler parts (no factoring): the baseline."""
-    from robodyn.formulations import derive
-    from robodyn.program import from_equations
-
     if "forward" in outputs:
         raise ValueError("the expanded route gives tau, M, h, G and bias; use the recursive route for forward")
     eqs = derive(robot, "newton-euler")
@@ -238,9 +309,6 @@ def emdeg(robot: Manipulator, outputs: Sequence[str] = ("elements",)) -> Program
     of pi/2 (decided before any expansion, :func:`robodyn.program.right_angled`) gets the elements
     unexpanded, with their common subexpressions shared and parameter-only operations in the constants
     (``program.route``: ``"emdeg (unfactored: general angles)"``)."""
-    from robodyn.formulations import emdeg as burdick
-    from robodyn.program import right_angled
-
     if tuple(outputs) != ("elements",):
         raise ValueError("the emdeg route gives the output 'elements' (all distinct M, c, b, g)")
     ctx = Context(robot)
@@ -271,8 +339,6 @@ def _emdeg_unfactored(ctx: Context) -> Program:
     every expression tree is run through one :class:`Builder`, which computes each distinct operation
     once (common subexpressions across all elements), folds 0, 1 and -1, and moves parameter-only
     operations to the constants. Nothing is expanded, so the size stays that of the trees."""
-    from robodyn.formulations import emdeg as burdick
-
     q, params = ctx.inputs["q"], ctx.params
     el = burdick.elements(ctx.robot, q, expand=False)
     values, relations = el.values, dict(el.relations)
@@ -321,8 +387,6 @@ def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
     """expr -> the sum of products (:mod:`robodyn.program.factor`) in the angle basis with the
     fewest terms (the joint angles, or absolute angles of runs of parallel revolute joints),
     with rules 1 and 2 applied."""
-    from robodyn.program import factor
-
     q, qd, qdd = inputs["q"], inputs["qd"], inputs["qdd"]
     known = set(inputs["parameters"])
     revolute = [q[i] for i, link in enumerate(robot.links) if link.joint == "R"]
@@ -355,8 +419,6 @@ def _through_differences(
 ) -> list[Any]:
     """Each entry factored on its own or as an earlier entry plus a difference, whichever is
     cheaper (entries done from the last to the first, as the backward recursion goes)."""
-    from robodyn.program import factor
-
     values: list[Any] = [None] * len(exprs)
     done: list[int] = []
     for index in reversed(range(len(exprs))):

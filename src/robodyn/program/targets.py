@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from robodyn.model.manipulator import Manipulator
+from robodyn.program import build
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,6 @@ def count_summary(
     """What ``robodyn count`` reports: the counts of the cheapest program for ``output``,
     the route taken, the constants block apart, and the published figures for this robot
     (``base``: the model in base parameters, :func:`robodyn.program.build`)."""
-    from robodyn.program import build
-
     program = build(robot, (output,), route=route, base=base)
     counts = program.count()
     run, constants = counts["evaluation"], counts["constants"]

@@ -1,0 +1,131 @@
+"""A link and the rigid bodies of a manipulator: frozen ``RigidBody``, ``Payload`` and ``Link``.
+
+The conventions of their fields are those of :mod:`robodyn.model.manipulator` (which re-exports these names).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+
+from robodyn.errors import ModelError
+from robodyn.model.expr import to_expr
+from robodyn.model.inertia import as_inertia, as_vector3, check_inertia
+
+JOINT_TYPES = {"R": "R", "P": "P", "REVOLUTE": "R", "PRISMATIC": "P"}
+ZERO3 = (sympy.Integer(0), sympy.Integer(0), sympy.Integer(0))
+
+
+def _zero_inertia() -> sympy.ImmutableMatrix:
+    return sympy.ImmutableMatrix.zeros(3, 3)
+
+
+def _nonnegative(value: sympy.Expr, field_name: str) -> None:
+    if value.is_number and float(value) < 0:
+        raise ModelError(f"{value} is negative", field=field_name)
+
+
+@dataclass(frozen=True)
+class RigidBody:
+    """Mass, centre of mass (in the frame it is attached to) and inertia about the centre of mass."""
+
+    mass: Any = 0
+    com: Any = ZERO3
+    inertia: Any = field(default_factory=_zero_inertia)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mass", to_expr(self.mass, "mass"))
+        _nonnegative(self.mass, "mass")
+        object.__setattr__(self, "com", as_vector3(self.com, "com"))
+        object.__setattr__(self, "inertia", as_inertia(self.inertia, "inertia"))
+
+    def check(self, where: str, strict: bool) -> None:
+        check_inertia(self.inertia, mass=self.mass, field="inertia", where=where, strict=strict)
+
+
+@dataclass(frozen=True)
+class Payload(RigidBody):
+    """A rigid body carried by the last link (fixed in its frame), e.g. the payload of seed 004."""
+
+
+@dataclass(frozen=True)
+class Link(RigidBody):
+    """One joint and the link it moves.
+
+    ``a``, ``alpha``, ``d``, ``theta`` are the DH parameters of the manipulator's convention
+    (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
+    are those of :class:`RigidBody`; ``damping`` and ``armature`` are optional. ``placement``
+    (optional) is a fixed homogeneous transform applied before the row's DH transform,
+    A = placement * A_DH (identity when absent).
+    """
+
+    joint: str = "R"
+    a: Any = 0
+    alpha: Any = 0
+    d: Any = 0
+    theta: Any = 0
+    damping: Any = 0
+    armature: Any = 0
+    placement: Any = None
+
+    def __post_init__(self) -> None:
+        kind = JOINT_TYPES.get(str(self.joint).strip().upper()) if isinstance(self.joint, str) else None
+        if kind is None:
+            raise ModelError(f"unknown joint type {self.joint!r} (expected R or P)", field="joint")
+        object.__setattr__(self, "joint", kind)
+        for name in ("a", "alpha", "d", "theta", "damping", "armature"):
+            object.__setattr__(self, name, to_expr(getattr(self, name), name))
+        _nonnegative(self.damping, "damping")
+        _nonnegative(self.armature, "armature")
+        object.__setattr__(self, "placement", _as_placement(self.placement))
+        super().__post_init__()
+
+    @property
+    def revolute(self) -> bool:
+        return self.joint == "R"
+
+    @property
+    def has_placement(self) -> bool:
+        """True if the row has a fixed transform before its DH transform (not the identity)."""
+        return self.placement != sympy.eye(4)
+
+    def replace(self, **changes: Any) -> Link:
+        return dataclasses.replace(self, **changes)
+
+
+def _as_transform(value: object, field_name: str) -> sympy.ImmutableMatrix:
+    if value is None:
+        return sympy.ImmutableMatrix.eye(4)
+    rows = value.tolist() if isinstance(value, sympy.MatrixBase) else value
+    if not isinstance(rows, Sequence) or len(rows) != 4 or any(
+        not isinstance(r, Sequence) or isinstance(r, str) or len(r) != 4 for r in rows
+    ):
+        raise ModelError("expected a 4x4 homogeneous transform", field=field_name)
+    entries = [[to_expr(v, f"{field_name}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(rows)]
+    # compared as numbers: since SymPy 1.13 Float(1.0) != 1, and NumPy's tolist() or YAML give 0.0 and 1.0
+    if not all(e.is_number and abs(complex(e) - target) <= 1e-12 for e, target in zip(entries[3], (0, 0, 0, 1),
+                                                                                       strict=True)):
+        raise ModelError("the last row of a homogeneous transform must be [0, 0, 0, 1]", field=field_name)
+    entries[3] = [sympy.Integer(0), sympy.Integer(0), sympy.Integer(0), sympy.Integer(1)]
+    matrix = sympy.ImmutableMatrix(entries)
+    identity = sympy.ImmutableMatrix.eye(4)
+    if all(e.is_number for e in matrix) and all(complex(e) == complex(i) for e, i in zip(matrix, identity,
+                                                                                         strict=True)):
+        return identity  # the identity written with floats is the identity: no placement, no tool
+    return matrix
+
+
+def _as_placement(value: object) -> sympy.ImmutableMatrix:
+    """A link's ``placement``: a homogeneous transform whose rotation is orthonormal (checked when numeric)."""
+    matrix = _as_transform(value, "placement")
+    R = matrix[:3, :3]
+    if all(e.is_number for e in R):
+        values = np.array(R.evalf(), dtype=float)
+        if np.max(np.abs(values.T @ values - np.eye(3))) > 1e-9 or np.linalg.det(values) < 0:
+            raise ModelError("the rotation part of a placement must be a proper rotation matrix", field="placement")
+    return matrix

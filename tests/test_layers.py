@@ -1,0 +1,258 @@
+"""The import graph of robodyn has layers and no cycles (issue 13, item 4: "No back edges").
+
+Every module of ``src/robodyn`` is parsed with :mod:`ast`; every import counts, at module level and inside
+functions (an import under ``if TYPE_CHECKING:`` never runs and is left out). ``from robodyn.x import name``
+is an edge to ``robodyn.x.name`` where that is a module, else to ``robodyn.x``; the implicit import of parent
+packages is not an edge (``robodyn/__init__`` imports nearly everything, and every submodule would otherwise
+sit in one cycle with it).
+
+The layers, lowest first (shared/ARCHITECTURE.md's data path, as the imports really run: the Equations type is
+what formulations build, so it sits below them; the numeric engine needs only the model; identification's
+regressor and base parameters run the formulations and the numeric engine and are the "parameter grouping"
+the program builds with, so they sit below the program):
+
+0. foundations: ``_version``, ``errors``, ``symbols``, ``algebra``, ``tables`` (reads a robot through its
+   attributes only: ``Manipulator``'s LaTeX repr uses it)
+1. the model: ``model`` (Manipulator: data and conversions only), ``library`` (the built-in model files),
+   ``samples`` (the Trajectory type)
+2. written once over the model: ``recursions`` (Kane's three stages over a scalar interface), ``equations``
+   (the result type), ``kinematics`` (symbolic frames)
+3. ``formulations`` (symbolic) and ``numeric`` (NumPy batches): both run ``recursions``, neither imports the other
+4. ``identification`` (regressor, base parameters)
+5. ``program`` (straight-line programs, routes, counts)
+6. ``codegen`` and ``compile``
+7. uses and adapters: ``simulation`` < ``linear`` (linearisation uses the simulation's exact derivatives, not
+   the reverse), ``toolbox`` (RTB names as free functions), ``urdf``, ``loading``, ``ik``, ``trajectories``,
+   ``torques``, ``plots``, ``check``, ``opcount``, ``simplified``, ``interop``
+8. the package face: ``robodyn`` (``__init__``)
+9. over the face: ``report``, ``demo``, ``cli``
+
+A module may import from its own layer or any lower one, never from a higher one; within a layer the graph is
+still acyclic (checked below over all modules).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+#: Module (or package prefix) -> layer; the longest matching prefix wins. See the module docstring.
+LAYERS: dict[str, int] = {
+    "robodyn._version": 0, "robodyn.errors": 0, "robodyn.symbols": 0, "robodyn.algebra": 0, "robodyn.tables": 0,
+    "robodyn.model": 1, "robodyn.library": 1, "robodyn.samples": 1,
+    "robodyn.recursions": 2, "robodyn.equations": 2, "robodyn.kinematics": 2,
+    "robodyn.formulations": 3, "robodyn.numeric": 3,
+    "robodyn.identification": 4,
+    "robodyn.program": 5,
+    "robodyn.codegen": 6, "robodyn.compile": 6,
+    "robodyn.simulation": 7, "robodyn.linear": 7, "robodyn.toolbox": 7, "robodyn.urdf": 7, "robodyn.loading": 7,
+    "robodyn.ik": 7, "robodyn.trajectories": 7, "robodyn.torques": 7, "robodyn.plots": 7, "robodyn.check": 7,
+    "robodyn.opcount": 7, "robodyn.simplified": 7, "robodyn.interop": 7,
+    "robodyn": 8,
+    "robodyn.report": 9, "robodyn.demo": 9, "robodyn.cli": 9,
+}
+
+#: Groups of one layer that must not import each other in either direction.
+APART = [("robodyn.formulations", "robodyn.numeric")]
+
+#: Third-party packages that may be imported inside a function: optional dependencies (pinocchio, yourdfpy, lxml,
+#: matplotlib, jax, casadi) and scipy's submodules, which take long to import and serve one function each.
+LAZY_THIRD_PARTY = {"pinocchio", "yourdfpy", "lxml", "matplotlib", "jax", "casadi", "scipy"}
+
+#: Modules allowed to import robodyn modules inside functions, and why. Nothing imports ``robodyn.cli`` (it is
+#: the top of the graph), so its imports on use cannot dodge a cycle: they load a subcommand's modules (scipy for
+#: simulate and linearize, matplotlib for plots) only when it runs, which keeps ``robodyn --help`` quick.
+LAZY_ROBODYN_ALLOWED = {"robodyn.cli": "the command line loads each subcommand's modules when it runs"}
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    out = {}
+    for path in sorted((SRC / "robodyn").rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        package = parts[-1] == "__init__"
+        if package:
+            parts = parts[:-1]
+        out[".".join(parts)] = (path, package)
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _imports(module: str) -> list[tuple[str, bool, int]]:
+    """(imported name, inside a function, line) for every import of ``module`` (relative ones resolved)."""
+    path, package = MODULES[module]
+    base_package = module if package else module.rpartition(".")[0]
+    found: list[tuple[str, bool, int]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                continue
+            inner = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, in_function, child.lineno) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    anchor = base_package
+                    for _ in range(child.level - 1):
+                        anchor = anchor.rpartition(".")[0]
+                    source = anchor + ("." + child.module if child.module else "")
+                else:
+                    source = child.module or ""
+                for alias in child.names:
+                    full = f"{source}.{alias.name}"
+                    found.append((full if full in MODULES else source, in_function, child.lineno))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return found
+
+
+IMPORTS = {module: _imports(module) for module in MODULES}
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, imports in IMPORTS.items():
+        graph[module]  # every module is a node
+        for name, _, _ in imports:
+            if name == "robodyn" or name.startswith("robodyn."):
+                target = _resolve(name)
+                if target is not None and target != module:
+                    graph[module].add(target)
+    return graph
+
+
+def _layer(module: str) -> int:
+    best = max((p for p in LAYERS if module == p or module.startswith(p + ".")), key=len)
+    return LAYERS[best]
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    components.append(sorted(component))
+    return components
+
+
+def test_every_module_has_a_layer() -> None:
+    assert len(MODULES) > 50
+    for module in MODULES:
+        assert any(module == p or module.startswith(p + ".") for p in LAYERS), module
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    """(a), for every module (model, formulations and program included): imports go down or sideways."""
+    graph = _graph()
+    upward = [f"{m} (layer {_layer(m)}) imports {t} (layer {_layer(t)})"
+              for m in sorted(graph) for t in sorted(graph[m]) if _layer(t) > _layer(m)]
+    assert not upward, "\n".join(upward)
+
+
+@pytest.mark.parametrize(("first", "second"), APART)
+def test_siblings_stay_apart(first: str, second: str) -> None:
+    graph = _graph()
+
+    def inside(module: str, prefix: str) -> bool:
+        return module == prefix or module.startswith(prefix + ".")
+
+    crossing = [f"{m} imports {t}" for m in graph for t in graph[m]
+                if (inside(m, first) and inside(t, second)) or (inside(m, second) and inside(t, first))]
+    assert not crossing, "\n".join(sorted(crossing))
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    """(b): every strongly connected component is a single module, in-function imports included."""
+    cycles = [c for c in _strongly_connected(_graph()) if len(c) > 1]
+    assert not cycles, cycles
+
+
+def test_named_back_edges_are_gone() -> None:
+    """The edges issue 13 named, one by one (each would also fail the tests above)."""
+    graph = _graph()
+
+    def imports(module: str, prefix: str) -> bool:
+        return any(t == prefix or t.startswith(prefix + ".") for t in graph[module])
+
+    for target in ("robodyn.toolbox", "robodyn.urdf", "robodyn.numeric", "robodyn.simulation"):
+        assert not imports("robodyn.model.manipulator", target)
+    for module in [m for m in MODULES if m.startswith("robodyn.codegen")]:
+        assert "robodyn" not in graph[module], module  # the version comes from robodyn._version
+    for module in [m for m in MODULES if m.startswith("robodyn.numeric")]:
+        assert not imports(module, "robodyn.formulations"), module
+    assert not imports("robodyn.simulation", "robodyn.linear")
+
+
+def test_in_function_imports_only_for_optional_or_slow_dependencies() -> None:
+    """(c): a lazy import of a robodyn module would be a way to dodge a cycle; only the documented
+    exceptions may have one. Third-party packages imported in a function must be on the whitelist."""
+    problems = []
+    for module, imports in sorted(IMPORTS.items()):
+        for name, in_function, line in imports:
+            if not in_function:
+                continue
+            top = name.split(".")[0]
+            if top == "robodyn":
+                if module not in LAZY_ROBODYN_ALLOWED:
+                    problems.append(f"{module}:{line} imports {name} inside a function")
+            elif top not in sys.stdlib_module_names and top not in LAZY_THIRD_PARTY:
+                problems.append(f"{module}:{line} imports {name} (third party, not optional) inside a function")
+    assert not problems, "\n".join(problems)
