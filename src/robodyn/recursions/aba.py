@@ -19,7 +19,8 @@ for each body i with parent lambda(i) (``parent[i]``; -1 is the fixed base),
                         qdd_i  = D_i^-1 (u_i - U_i^T a'_i)          (line 23)
                         a_i    = a'_i + S_i qdd_i                   (line 24)
 
-(the line numbers count the rows of Table 7.1 as printed; the book's equations 7.33-7.47 derive them.)
+(the "line" numbers count the rows of Table 7.1 as laid out here, not verified against the printed page;
+the book's own equation numbers for sec. 7.3 were not at hand and are not quoted.)
 
 Everything of body i is in the body's own modified-DH frame (a standard-DH arm is converted first,
 :meth:`~robodyn.Manipulator.to_convention`), so the joint axis is z_i and S_i = (z, 0) for a revolute joint,
