@@ -78,6 +78,7 @@ class Route(StrEnum):
     factored = "factored"
     expanded = "expanded"
     emdeg = "emdeg"
+    aba = "aba"
 
 
 class Form(StrEnum):
@@ -86,6 +87,7 @@ class Form(StrEnum):
     fu = "fu"
     christoffel = "christoffel"
     emdeg = "emdeg"
+    aba = "aba"
 
 
 class Format(StrEnum):

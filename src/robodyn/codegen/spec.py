@@ -10,7 +10,10 @@ cheaper code in every language at once. For one robot this module makes a :class
 - one run-time :class:`Routine` per requested output (:data:`KINDS`), each keeping only the body
   assignments its outputs need (dead code removed per routine, common subexpressions shared within);
 - ``forward_dynamics``: M and the bias, then a generated square-root-free Cholesky (LDL^T)
-  factorisation and the two triangular solves, unrolled with the Program's exact zeros folded.
+  factorisation and the two triangular solves, unrolled with the Program's exact zeros folded; or,
+  where it costs fewer operations (long chains: :func:`module_spec` tries it from
+  :data:`ABA_MIN_JOINTS` joints), the Program's own ``forward`` output by Featherstone's
+  articulated-body algorithm (:mod:`robodyn.recursions.aba`, O(n)).
 
 Names are made safe for every language at once: joint inputs become ``q1..qn``, ``qd1..``,
 ``qdd1..`` (``tau1..`` for forward dynamics), parameters ``p0..``, constants ``k0..`` and temporaries
@@ -72,6 +75,11 @@ KINDS: tuple[Kind, ...] = (
          "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
 )
 KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
+#: The summary of ``forward_dynamics`` when the Program's ``forward`` (articulated-body algorithm) is used.
+ABA_SUMMARY = "qdd solving M(q) qdd = tau - bias(q, qd), by Featherstone's articulated-body algorithm"
+#: :func:`module_spec` tries forward dynamics by the articulated-body algorithm from this many joints (below,
+#: the unrolled L D L^T of a small M is always the cheaper: measured on the built-in and random arms).
+ABA_MIN_JOINTS = 5
 #: Local-variable prefix and first index of each array's entries.
 LOCALS: dict[str, tuple[str, int]] = {
     "q": ("q", 1), "qd": ("qd", 1), "qdd": ("qdd", 1), "tau": ("tau", 1), "k": ("k", 0), "params": ("p", 0),
@@ -199,7 +207,27 @@ def module_spec(
     parts = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds))
     program = build(robot, outputs=parts, base=base)
     default = f"{robot.name}_base" if base else robot.name
-    return spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name)
+    spec = spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name)
+    if base or robot.n < ABA_MIN_JOINTS or not any(kind.key == "forward" for kind in kinds):
+        return spec
+    # forward dynamics by the articulated-body algorithm, kept only if that routine is cheaper and no other
+    # routine of the module costs more (the others' parts are built as before, in one builder with it)
+    others = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds if kind.key != "forward"))
+    articulated = build(robot, outputs=(*others, "forward"), route="aba")
+    candidate = spec_from_program(articulated, kinds, name=sanitize(name or default), robot=robot.name)
+    return candidate if _cheaper(candidate, spec) else spec
+
+
+def _cheaper(candidate: ModuleSpec, spec: ModuleSpec) -> bool:
+    """``candidate``'s forward_dynamics costs fewer multiplications + additions than ``spec``'s, and none of
+    its other run-time routines costs more."""
+    def cost(routine: Routine) -> int:
+        return routine.count.multiplications + routine.count.additions
+
+    pairs = [(candidate.routine(r.name), r) for r in spec.routines if r.batched]
+    return all(
+        cost(new) < cost(old) if old.name == "forward_dynamics" else cost(new) <= cost(old) for new, old in pairs
+    )
 
 
 # -- renaming ------------------------------------------------------------------------------------
@@ -210,9 +238,9 @@ class _Names:
 
     def __init__(self, program: Program) -> None:
         self.run: dict[SeExpr, se.Symbol] = {}
-        for key in ("q", "qd", "qdd"):
+        for key in ("q", "qd", "qdd", "tau"):  # tau: a Program with a forward output
             prefix, base = LOCALS[key]
-            for i, s in enumerate(program.inputs[key]):
+            for i, s in enumerate(program.inputs.get(key, ())):
                 self.run[s] = se.Symbol(f"{prefix}{i + base}")
         self.params = list(program.inputs["parameters"])
         self.setup: dict[SeExpr, se.Symbol] = {s: se.Symbol(f"p{i}") for i, s in enumerate(self.params)}
@@ -405,7 +433,11 @@ def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -
 def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol]) -> Routine:
     temps = _Temps(len(names.body))
     extra: list[tuple[se.Symbol, SeExpr]] = []
-    if kind.name == "forward_dynamics":
+    summary = kind.summary
+    if kind.name == "forward_dynamics" and "forward" in names.outputs:  # the Program's own (ABA)
+        stores = names.outputs["forward"]
+        summary = ABA_SUMMARY
+    elif kind.name == "forward_dynamics":
         M = names.outputs["M"]
         rows = [[M[i * n + j] for j in range(n)] for i in range(n)]
         tau = [se.Symbol(f"tau{i + 1}") for i in range(n)]
@@ -416,7 +448,7 @@ def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[
         stores = names.outputs[kind.parts[0]]
     body = _needed(names.body, [e for _, e in extra] + list(stores))
     inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0) for a in kind.inputs]
-    return _routine(kind.name, kind.summary, inputs, _array(kind.output, n, n_constants, 0), body + extra,
+    return _routine(kind.name, summary, inputs, _array(kind.output, n, n_constants, 0), body + extra,
                     stores, temps, angles, True)
 
 

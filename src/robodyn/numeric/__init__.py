@@ -11,7 +11,8 @@
 - :func:`mass_matrix`: composite rigid body algorithm (Walker and Orin; Featherstone table 6.2).
 - :func:`bias_forces` = h + G + damping + tip-load torques; :func:`gravity` = G; :func:`coriolis` = h;
   :func:`tip_load` = J^T w.
-- :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve.
+- :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve;
+  :func:`aba_forward_dynamics`: the same by Featherstone's articulated-body algorithm (O(n)).
 
 The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + load, armature in M.
 A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy Symbol); otherwise a
@@ -19,6 +20,7 @@ A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy S
 (robot, params); :func:`compile_model` returns them for reuse in hot loops.
 """
 
+from robodyn.numeric.aba import aba_forward_dynamics
 from robodyn.numeric.api import (
     bias_forces,
     cholesky_solve,
@@ -33,6 +35,7 @@ from robodyn.numeric.model import NumericModel, compile_model
 
 __all__ = [
     "NumericModel",
+    "aba_forward_dynamics",
     "bias_forces",
     "cholesky_solve",
     "compile_model",

@@ -43,6 +43,10 @@ class NumpyOps:
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def reciprocal(self, x: Any) -> Any:
+        """1 / x (the one division of :mod:`robodyn.recursions.aba`)."""
+        return 1.0 / x
+
 
 def _numeric_robot(robot: Manipulator, params: Mapping[Any, Any] | None) -> Manipulator:
     if params:

@@ -44,8 +44,12 @@ __all__ = [
 #: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...).
 OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements")
 
-#: The routes :func:`build` knows (see :mod:`robodyn.program.routes`).
-ROUTES = ("recursive", "factored", "expanded", "emdeg")
+#: The routes :func:`build` knows (see :mod:`robodyn.program.routes`); ``aba``: forward dynamics by
+#: Featherstone's articulated-body algorithm, any other part by the customised recursions.
+ROUTES = ("recursive", "factored", "expanded", "emdeg", "aba")
+
+#: The names of the two ways to ``forward`` in :attr:`Program.candidates` and ``robodyn count``.
+LDLT, ABA = "LDL^T", "ABA"
 
 #: Up to this many joints ``route="auto"`` also tries the factored route for every part;
 #: beyond, only for the configuration-only parts M and G (whose canonical forms stay small;
@@ -67,10 +71,14 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     symbols of the geometry, gravity and tip load; no parameter that cannot act is computed with, which
     makes it the cheapest inverse dynamics there is (Khalil and Kleinfinger).
 
-    ``route``: ``"auto"`` picks, part by part (tau, M, h, G, bias; ``forward`` is made of M and
-    bias), the cheaper of the recursive and factored routes by multiplications + additions;
-    or one of :data:`ROUTES` for the whole program. ``program.route`` says what was taken
-    (e.g. ``"M: factored, bias: recursive"``). ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols
+    ``route``: ``"auto"`` picks, part by part (tau, M, h, G, bias), the cheaper of the recursive and
+    factored routes by multiplications + additions; ``forward`` is then built both ways, by an L D L^T
+    solve over M and bias and by Featherstone's articulated-body algorithm (O(n): cheaper from about a
+    dozen joints), and the cheaper whole program is kept (a tie keeps L D L^T), both counts in
+    ``program.candidates``; or one of :data:`ROUTES` for the whole program (``"aba"``: ``forward`` by the
+    articulated-body algorithm, the other parts as ``"auto"`` picks them). ``program.route`` says what
+    was taken (e.g. ``"M: factored, bias: recursive"``; ``"aba"`` where the articulated-body algorithm
+    gives ``forward``). ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols
     each; ``tau`` too for ``forward``) and ``parameters`` (the robot's free symbols in
     :meth:`~robodyn.Manipulator.parameters` order; empty for a numeric robot, whose numbers are
     folded in). ``outputs[name]``: n entries, or n*n row-major for M; for ``elements`` one output
@@ -88,6 +96,13 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
         route = "emdeg"
     if base:
         return _build_base(robot, outputs, route)
+    if route == "aba":  # forward by the articulated-body algorithm, the other parts as auto plans them
+        ctx = routes.Context(robot)
+        plan = {part: _cheapest_route(ctx, part) for part in sorted({o for o in outputs if o != "forward"})}
+        plan["forward"] = "aba"
+        program = routes.assemble(ctx, outputs, plan)
+        program.route = _route_name(plan)
+        return program
     if route != "auto":
         program = getattr(routes, route)(robot, outputs)
         program.route = program.route or route  # a route may say more (emdeg: "emdeg (unfactored: ...)")
@@ -96,10 +111,25 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     needed = sorted({p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))})
     plan = {part: _cheapest_route(ctx, part) for part in needed}
     program = routes.assemble(ctx, outputs, plan)
-    program.route = ", ".join(f"{part}: {r}" for part, r in plan.items()) if len(set(plan.values())) > 1 else (
-        next(iter(plan.values()))
-    )
-    return program
+    program.route = _route_name(plan)
+    if "forward" not in outputs:
+        return program
+    # forward by the articulated-body algorithm: the other outputs' parts as planned
+    others = {part: plan[part] for part in sorted({o for o in outputs if o != "forward"})}
+    articulated = routes.assemble(ctx, outputs, {**others, "forward": "aba"})
+    articulated.route = _route_name({**others, "forward": "aba"})
+    candidates = {LDLT: (program.route, program.count()["evaluation"]),
+                  ABA: (articulated.route, articulated.count()["evaluation"])}
+    best = articulated if routes.program_cost(articulated) < routes.program_cost(program) else program
+    best.candidates = candidates
+    return best
+
+
+def _route_name(plan: dict[str, str]) -> str:
+    """``"recursive"`` when every part took one route, else ``"M: factored, bias: recursive"``."""
+    if len(set(plan.values())) > 1:
+        return ", ".join(f"{part}: {r}" for part, r in plan.items())
+    return next(iter(plan.values()))
 
 
 def _build_base(robot: Any, outputs: tuple[str, ...], route: str) -> Program:

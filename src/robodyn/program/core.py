@@ -98,6 +98,9 @@ class Program:
     route: str = ""
     #: outputs defined as a multiple of another (printed, not computed): {name: "factor * other"}
     references: dict[str, str] = field(default_factory=dict)
+    #: when :func:`robodyn.program.build` tried several ways to ``forward``: each one's route and count
+    #: ({"LDL^T": ("recursive", OperationCount), "ABA": ("aba", OperationCount)}), the cheaper kept
+    candidates: dict[str, tuple[str, OperationCount]] = field(default_factory=dict)
 
     def unused_parameters(self) -> list[se.Symbol]:
         """The parameter inputs that no constant, assignment or output uses: they cannot act on these

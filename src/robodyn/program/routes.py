@@ -10,17 +10,20 @@
 
 ``recursive`` and ``factored`` build *parts* (tau, M, h, G, bias) into one shared builder, so a
 program may take M from one route and the bias from the other; ``forward`` is then an
-unrolled L D L^T solve over the chosen M and bias.
+unrolled L D L^T solve over the chosen M and bias (O(n^3)), or, by the ``aba`` route, Featherstone's
+articulated-body algorithm (:mod:`robodyn.recursions.aba`, O(n)) run on the builder's scalars.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
 
 import symengine as se
+import sympy
 
 from robodyn.algebra import SeExpr, canonical, to_se
 from robodyn.formulations import customised_ne as cne
@@ -32,6 +35,7 @@ from robodyn.model.manipulator import Manipulator
 from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
 from robodyn.program.core import Assignment, Program
+from robodyn.recursions import aba as featherstone
 from robodyn.symbols import joint_symbols
 
 #: The parts the shared-builder routes produce; ``forward`` is made of M and bias.
@@ -217,8 +221,43 @@ PART_ROUTES: dict[str, Callable[[Context, Builder, str], list[Any]]] = {
 }
 
 
+class BuilderOps:
+    """The scalar interface of :mod:`robodyn.recursions` (:class:`~robodyn.recursions.aba.ArticulatedOps`)
+    on a :class:`Builder`: the recursions written once run on program-building scalars."""
+
+    def __init__(self, builder: Builder) -> None:
+        self.builder = builder
+
+    def number(self, value: Any) -> Any:
+        return self.builder.value(value)
+
+    def cos_sin(self, offset: Any, q: Any) -> tuple[Any, Any]:
+        if q is None:
+            return self.builder.value(sympy.cos(offset)), self.builder.value(sympy.sin(offset))
+        return self.builder.trig(to_se(offset) + self.builder.value(q).expr)  # the joint angle's, shared
+
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def reciprocal(self, x: Any) -> Any:
+        return self.builder.reciprocal(x)
+
+
+def aba_forward(ctx: Context, ops: Builder) -> list[Any]:
+    """qdd by the articulated-body algorithm (:mod:`robodyn.recursions.aba`) on the builder's scalars."""
+    if ctx.base is not None:
+        raise ValueError("the base-parameter program solves forward dynamics by L D L^T (route recursive)")
+    q, qd, tau = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "tau"))
+    return featherstone.joint_accelerations(ctx.arm, q, qd, tau, BuilderOps(ops))
+
+
+#: How ``forward`` can be made: from M and bias by L D L^T, or by the articulated-body algorithm.
+FORWARD_ROUTES = ("ldlt", "aba")
+
+
 def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Program:
-    """The program for ``outputs`` with each part built by the route ``plan[part]``."""
+    """The program for ``outputs`` with each part built by the route ``plan[part]``; ``plan["forward"]``,
+    if given, is ``"ldlt"`` (the default: M and bias by their routes, then :func:`ldlt_solve`) or ``"aba"``."""
     ops = Builder(ctx.params)
     parts: dict[str, list[Any]] = {}
 
@@ -229,7 +268,9 @@ def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Prog
 
     out: dict[str, list[Any]] = {}
     for name in outputs:
-        if name == "forward":
+        if name == "forward" and plan.get("forward", "ldlt") == "aba":
+            out[name] = aba_forward(ctx, ops)
+        elif name == "forward":
             n = ctx.robot.n
             flat = part("M")
             M = [flat[i * n : (i + 1) * n] for i in range(n)]
@@ -252,9 +293,20 @@ def part_cost(ctx: Context, name: str, route: str) -> tuple[int, int]:
     return c.multiplications + c.additions, c.multiplications
 
 
+def program_cost(program: Program) -> tuple[int, int]:
+    """(multiplications + additions, multiplications) per evaluation: what :func:`part_cost` compares."""
+    c = program.count()["evaluation"]
+    return c.multiplications + c.additions, c.multiplications
+
+
 def recursive(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
-    """Every part by the customised recursions."""
+    """Every part by the customised recursions (forward: L D L^T over M and bias)."""
     return assemble(Context(robot), outputs, dict.fromkeys(PARTS, "recursive"))
+
+
+def aba(robot: Manipulator, outputs: Sequence[str] = ("forward",)) -> Program:
+    """Forward dynamics by the articulated-body algorithm; any other part by the customised recursions."""
+    return assemble(Context(robot), outputs, {**dict.fromkeys(PARTS, "recursive"), "forward": "aba"})
 
 
 def factored(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:

@@ -66,7 +66,19 @@ def count_summary(
         "parameters": [str(s) for s in program.inputs["parameters"]],
         "unused_parameters": [str(s) for s in program.unused_parameters()],
         "to_beat": [asdict(f) for f in FIGURES.get(key, ())],
+        **_candidates(program),
     }
+
+
+def _candidates(program: Any) -> dict[str, Any]:
+    """The ways to ``forward`` that :func:`robodyn.program.build` tried (L D L^T and the articulated-body
+    algorithm), each one's route and count, and the one kept (``picked``); nothing for other outputs."""
+    if not program.candidates:
+        return {}
+    counts = {name: {"route": route, "multiplications": c.multiplications, "additions": c.additions}
+              for name, (route, c) in program.candidates.items()}
+    picked = next(name for name, (route, _) in program.candidates.items() if route == program.route)
+    return {"forward_candidates": counts, "picked": picked}
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -77,6 +89,10 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"(route: {summary['route']}); constants computed once: {summary['constants']['multiplications']} "
         f"multiplications, {summary['constants']['additions']} additions",
     ]
+    if "forward_candidates" in summary:
+        ways = [f"by {name} (route {c['route']}): {c['multiplications']} multiplications, {c['additions']} additions"
+                for name, c in summary["forward_candidates"].items()]
+        lines.append(f"  forward {'; '.join(ways)}; picked {summary['picked']}, the cheaper")
     if summary["unused_parameters"]:
         lines.append(f"  parameters that cannot act on {summary['output']}: " + ", ".join(summary["unused_parameters"]))
     if "base" in summary["output"]:

@@ -85,6 +85,10 @@ class SymengineOps:
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def reciprocal(self, x: SeExpr) -> SeExpr:
+        """1 / x (the one division of :mod:`robodyn.recursions.aba`)."""
+        return 1 / x
+
 
 # -- their description of the arm --------------------------------------------------------------
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""Forward dynamics by Featherstone's articulated-body algorithm in NumPy, batched over N states.
+
+The very code of :mod:`robodyn.recursions.aba` runs here with NumPy arrays as its scalars (as
+:mod:`robodyn.numeric.kane` runs Kane's three stages): each scalar of the algorithm is an array of the N
+states, so a batch costs a fixed number of vectorised NumPy operations per link.
+
+    qdd = aba_forward_dynamics(robot, q, qd, tau)   # q, qd, tau: (n,) or (N, n) -> same shape
+
+It solves the same M qdd = tau - bias as :func:`robodyn.numeric.forward_dynamics` (composite-body M and a
+Cholesky solve), in O(n) instead of O(n^3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from robodyn.model.manipulator import Manipulator
+from robodyn.numeric.kane import BLOCK, NumpyOps, _batch, _numeric_robot
+from robodyn.recursions.aba import joint_accelerations
+
+
+def aba_forward_dynamics(
+    robot: Manipulator,
+    q: Any,
+    qd: Any,
+    tau: Any,
+    *,
+    params: Mapping[Any, Any] | None = None,
+) -> np.ndarray:
+    """qdd with M(q) qdd = tau - bias(q, qd) (damping, tip load and payload from the model, armature in M).
+
+    ``q``, ``qd``, ``tau``: (n,) for one state or (N, n) for a batch; the result has the same shape.
+    ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
+    """
+    robot = _numeric_robot(robot, params)
+    n = robot.n
+    single = np.ndim(q) == 1
+    Q, QD, TAU = (_batch(x, n, name) for x, name in ((q, "q"), (qd, "qd"), (tau, "tau")))
+    if not Q.shape == QD.shape == TAU.shape:
+        raise ValueError(f"q, qd, tau must have the same shape, got {Q.shape}, {QD.shape}, {TAU.shape}")
+    ops = NumpyOps()
+    out = np.empty((n, Q.shape[0]))
+    for start in range(0, Q.shape[0], BLOCK):
+        columns = [list(np.ascontiguousarray(X[start : start + BLOCK].T)) for X in (Q, QD, TAU)]
+        qdd = joint_accelerations(robot, *columns, ops)
+        for i, x in enumerate(qdd):
+            out[i, start : start + BLOCK] = x
+    out = np.ascontiguousarray(out.T)
+    return out[0] if single else out

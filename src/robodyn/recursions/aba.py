@@ -1,0 +1,428 @@
+"""Forward dynamics by Featherstone's articulated-body algorithm (ABA), O(n), written once.
+
+Featherstone, Rigid Body Dynamics Algorithms (2008), sec. 7.3 and its Table 7.1, with the book's names:
+for each body i with parent lambda(i) (``parent[i]``; -1 is the fixed base),
+
+    pass 1, i = 1..n:   iX_lambda = XJ(i) XT(i)                    (Table 7.1, line 4; jcalc, Table 4.1)
+                        v_i  = iX_lambda v_lambda + vJ              (line 5; v_0 = 0)
+                        c_i  = cJ + v_i x vJ                        (line 6; cJ = 0: S_i is constant in frame i)
+                        IA_i = I_i                                  (line 7)
+                        pA_i = v_i x* I_i v_i - f_i^x               (line 8; f^x: the tip load on the last body)
+    pass 2, i = n..1:   U_i = IA_i S_i,  D_i = S_i^T U_i            (lines 11-12; + the armature, below)
+                        u_i = tau_i - S_i^T pA_i                    (line 13; - the damping b_i qd_i, below)
+                        Ia = IA_i - U_i D_i^-1 U_i^T                (line 15)
+                        pa = pA_i + Ia c_i + U_i D_i^-1 u_i         (line 16)
+                        IA_lambda += lambdaX*_i Ia iX_lambda         (line 17)
+                        pA_lambda += lambdaX*_i pa                   (line 18)
+    pass 3, i = 1..n:   a'_i   = iX_lambda a_lambda + c_i           (line 22; a_0 = -a_g: gravity by
+                                                                     accelerating the base, as Newton-Euler does)
+                        qdd_i  = D_i^-1 (u_i - U_i^T a'_i)          (line 23)
+                        a_i    = a'_i + S_i qdd_i                   (line 24)
+
+(the "line" numbers count the rows of Table 7.1 as laid out here, not verified against the printed page;
+the book's own equation numbers for sec. 7.3 were not at hand and are not quoted.)
+
+Everything of body i is in the body's own modified-DH frame (a standard-DH arm is converted first,
+:meth:`~robodyn.Manipulator.to_convention`), so the joint axis is z_i and S_i = (z, 0) for a revolute joint,
+(0, z) for a prismatic one. A spatial motion is (angular, linear at the frame origin), a spatial force
+(moment about the origin, force), a spatial inertia the 3x3 blocks [[A, B], [B^T, C]] (a rigid body:
+A = its inertia tensor about the origin, B = hat(m c), C = m 1). The transform iX_lambda is not formed as a
+6x6 matrix: it is the product of the elementary moves of the link (the placement's translation and
+rotation, Rot(x, alpha), Trans(x, a), Trans(z, d), Rot(z, theta + q) for a revolute joint or Rot(z, theta),
+Trans(z, d + q) for a prismatic one; Rot(z) and Trans(z) commute), and motions, forces and inertias go
+through them one move at a time, so that every zero and one of the geometry folds on the scalars that fold.
+
+The joint terms act as in the inverse dynamics tau = M qdd + h + G + b qd + load: the armature adds to M_ii
+only, so D_i = S_i^T U_i + armature_i; the viscous damping b_i qd_i is taken from tau_i in u_i. With a zero
+armature, Ia S_i = 0 exactly (the row and column of Ia along S_i vanish), which is used; with an armature it
+does not hold and the whole of Ia is computed.
+
+Written against the scalar interface of :mod:`robodyn.recursions.kane` (``number``, ``cos_sin``, ``stage``)
+plus one division, ``reciprocal`` (1 / D_i, once per joint): see :class:`ArticulatedOps`. The literal 0 and 1
+stand for the zeros and ones of the algorithm, as there.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import sympy
+
+from robodyn.errors import DerivationError
+from robodyn.model.manipulator import Manipulator
+from robodyn.recursions.kane import Mat, Scalar, ScalarOps, Vec, cross, vadd, vscale
+
+ZERO3: Vec = (0, 0, 0)
+Z: Vec = (0, 0, 1)
+Motion = tuple[Vec, Vec]  # (angular, linear at the origin)
+Force = tuple[Vec, Vec]  # (moment about the origin, force)
+Inertia = tuple[Mat, Mat, Mat]  # the blocks A, B, C of [[A, B], [B^T, C]]
+
+
+class ArticulatedOps(ScalarOps, Protocol):
+    """The scalar interface of :mod:`robodyn.recursions.kane` and one division (ABA divides by D_i)."""
+
+    def reciprocal(self, x: Scalar) -> Scalar:
+        """1 / x."""
+
+
+# -- small folding helpers (the literal 0 and 1 vanish on every scalar type) ----------------------------
+def _mul(x: Scalar, y: Scalar) -> Scalar:
+    if type(x) is int:
+        if x == 0:
+            return 0
+        if x == 1:
+            return y
+    if type(y) is int:
+        if y == 0:
+            return 0
+        if y == 1:
+            return x
+    return x * y
+
+
+def _add(x: Scalar, y: Scalar) -> Scalar:
+    if type(x) is int and x == 0:
+        return y
+    if type(y) is int and y == 0:
+        return x
+    return x + y
+
+
+def _dot(xs: Sequence[Scalar], ys: Sequence[Scalar]) -> Scalar:
+    total: Scalar = 0
+    for x, y in zip(xs, ys, strict=True):
+        total = _add(total, _mul(x, y))
+    return total
+
+
+def _rot(R: Mat, v: Vec) -> Vec:
+    """R v."""
+    return (_dot(R[0], v), _dot(R[1], v), _dot(R[2], v))
+
+
+def _rot_t(R: Mat, v: Vec) -> Vec:
+    """R^T v."""
+    return tuple(_dot((R[0][c], R[1][c], R[2][c]), v) for c in range(3))  # type: ignore[return-value]
+
+
+def _hat(p: Vec) -> Mat:
+    """hat(p) x = p x x."""
+    return ((0, -p[2], p[1]), (p[2], 0, -p[0]), (-p[1], p[0], 0))
+
+
+def _matmul(X: Mat, Y: Mat) -> Mat:
+    return tuple(tuple(_dot(X[r], (Y[0][c], Y[1][c], Y[2][c])) for c in range(3)) for r in range(3))  # type: ignore[return-value]
+
+
+def _symmetric(entry: object) -> Mat:
+    """A symmetric 3x3 from ``entry(a, b)``, computed for a <= b only."""
+    upper = {(a, b): entry(a, b) for a in range(3) for b in range(a, 3)}  # type: ignore[operator]
+    return tuple(tuple(upper[min(a, b), max(a, b)] for b in range(3)) for a in range(3))  # type: ignore[return-value]
+
+
+def _transpose(X: Mat) -> Mat:
+    return tuple(tuple(X[c][r] for c in range(3)) for r in range(3))  # type: ignore[return-value]
+
+
+# -- the joint transform: elementary moves ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Rot:
+    """A rotation of the frame: the new axes in the old, x_old = R x_new."""
+
+    R: Mat
+
+
+@dataclass(frozen=True)
+class Trans:
+    """A translation of the frame: the new origin in the old frame."""
+
+    p: Vec
+
+
+Move = Rot | Trans
+
+
+def _rot_x(c: Scalar, s: Scalar) -> Mat:
+    return ((1, 0, 0), (0, c, -s), (0, s, c))
+
+
+def _rot_z(c: Scalar, s: Scalar) -> Mat:
+    return ((c, -s, 0), (s, c, 0), (0, 0, 1))
+
+
+def _zero(x: sympy.Expr) -> bool:
+    return sympy.sympify(x) == 0
+
+
+@dataclass(frozen=True)
+class Joint:
+    """Link i's joint: ``moves`` from the parent frame to frame i (XT(i) then XJ(i), Table 7.1 line 4),
+    ``revolute`` (S_i = (z, 0)) or prismatic (S_i = (0, z))."""
+
+    revolute: bool
+    moves: tuple[Move, ...]
+
+
+def jcalc(link: object, ops: ScalarOps, q: Scalar) -> Joint:
+    """The moves of a modified-DH row (Featherstone's XT(i) and jcalc's XJ): parent frame -> frame i,
+    A = placement Rot(x, alpha) Trans(x, a) Rot(z, theta) Trans(z, d), theta or d plus q. Moves whose
+    parameter is exactly zero are left out."""
+    moves: list[Move] = []
+    if getattr(link, "has_placement", False):  # A = Trans(p_P) Rot(R_P) ... (Link.placement)
+        T = link.placement  # type: ignore[attr-defined]
+        if any(not _zero(T[r, 3]) for r in range(3)):
+            moves.append(Trans(tuple(ops.number(T[r, 3]) for r in range(3))))  # type: ignore[arg-type]
+        if any(not _zero(T[r, c] - (1 if r == c else 0)) for r in range(3) for c in range(3)):
+            moves.append(Rot(tuple(tuple(ops.number(T[r, c]) for c in range(3)) for r in range(3))))  # type: ignore[arg-type]
+    alpha, a, d, theta = link.alpha, link.a, link.d, link.theta  # type: ignore[attr-defined]
+    if not _zero(alpha):
+        moves.append(Rot(_rot_x(*ops.cos_sin(alpha, None))))
+    if not _zero(a):
+        moves.append(Trans((ops.number(a), 0, 0)))
+    revolute = link.joint == "R"  # type: ignore[attr-defined]
+    if revolute:
+        if not _zero(d):
+            moves.append(Trans((0, 0, ops.number(d))))
+        moves.append(Rot(_rot_z(*ops.cos_sin(theta, q))))  # XJ: Rot(z, theta + q)
+    else:
+        if not _zero(theta):
+            moves.append(Rot(_rot_z(*ops.cos_sin(theta, None))))
+        moves.append(Trans((0, 0, q if _zero(d) else ops.number(d) + q)))  # XJ: Trans(z, d + q)
+    return Joint(revolute, tuple(moves))
+
+
+def motion_to_child(joint: Joint, m: Motion) -> Motion:
+    """iX_lambda m: a motion vector of the parent frame in frame i."""
+    w, v = m
+    for move in joint.moves:
+        if isinstance(move, Trans):  # the velocity of the new origin: v + w x p
+            v = vadd(v, cross(w, move.p))
+        else:
+            w, v = _rot_t(move.R, w), _rot_t(move.R, v)
+    return w, v
+
+
+def force_to_parent(joint: Joint, f: Force) -> Force:
+    """lambdaX*_i f: a force of frame i in the parent frame."""
+    n, force = f
+    for move in reversed(joint.moves):
+        if isinstance(move, Trans):  # the moment about the old origin: n + p x f
+            n = vadd(n, cross(move.p, force))
+        else:
+            n, force = _rot(move.R, n), _rot(move.R, force)
+    return n, force
+
+
+def inertia_to_parent(joint: Joint, inertia: Inertia) -> Inertia:
+    """lambdaX*_i I iX_lambda: a spatial inertia of frame i in the parent frame. A rotation turns each block
+    (R A R^T, ...); a translation by p, with X = hat(p), gives B' = B + X C, C' = C and
+    A' = A - B X + X B^T - X C X = A - B' X - (B X)^T (symmetric: only its upper triangle is computed)."""
+    A, B, C = inertia
+    for move in reversed(joint.moves):
+        if isinstance(move, Trans):
+            X = _hat(move.p)
+            BX = _matmul(B, X)
+            B2 = tuple(tuple(_add(B[r][c], _dot(X[r], (C[0][c], C[1][c], C[2][c]))) for c in range(3))
+                       for r in range(3))
+            A = _symmetric(lambda a, b, A=A, B2=B2, BX=BX, X=X: _add(
+                A[a][b], -_add(_dot(B2[a], (X[0][b], X[1][b], X[2][b])), BX[b][a])))
+            B = B2  # type: ignore[assignment]
+        else:
+            R = move.R
+            A, C = _turn_symmetric(R, A), _turn_symmetric(R, C)
+            B = _matmul(R, _matmul(B, _transpose(R)))
+    return A, B, C
+
+
+def _turn_symmetric(R: Mat, S: Mat) -> Mat:
+    """R S R^T for a symmetric S (upper triangle computed)."""
+    T = _matmul(S, _transpose(R))
+    return _symmetric(lambda a, b: _dot(R[a], (T[0][b], T[1][b], T[2][b])))
+
+
+# -- spatial algebra in one frame --------------------------------------------------------------------
+def cross_motion(m: Motion, other: Motion) -> Motion:
+    """m x other = (w x w', w x v' + v x w')."""
+    (w, v), (w2, v2) = m, other
+    return cross(w, w2), vadd(cross(w, v2), cross(v, w2))
+
+
+def inertia_times(inertia: Inertia, m: Motion) -> Force:
+    """I m = (A w + B v, B^T w + C v)."""
+    A, B, C = inertia
+    w, v = m
+    return vadd(_rot(A, w), _rot(B, v)), vadd(_rot_t(B, w), _rot(C, v))
+
+
+def rigid_inertia(J: Mat, MS: Vec, M: Scalar) -> Inertia:
+    """A rigid body at the frame origin: A = J (about the origin), B = hat(m c), C = m 1."""
+    return J, _hat(MS), ((M, 0, 0), (0, M, 0), (0, 0, M))
+
+
+def rigid_bias(J: Mat, MS: Vec, M: Scalar, v: Motion) -> Force:
+    """v x* I v for a rigid body (Table 7.1, line 8), in 3-vectors: with w x v written a,
+    (w x J w + MS x a, M a + w x (w x MS)) (v x M v = 0; the Jacobi identity gathers the rest)."""
+    w, lin = v
+    a = cross(w, lin)
+    return vadd(cross(w, _rot(J, w)), cross(MS, a)), vadd(vscale(M, a), cross(w, cross(w, MS)))
+
+
+def _add_inertia(X: Inertia, Y: Inertia) -> Inertia:
+    return tuple(tuple(tuple(_add(x, y) for x, y in zip(rx, ry, strict=True)) for rx, ry in zip(bx, by, strict=True))
+                 for bx, by in zip(X, Y, strict=True))  # type: ignore[return-value]
+
+
+def _add_force(f: Force, g: Force) -> Force:
+    return vadd(f[0], g[0]), vadd(f[1], g[1])
+
+
+def _six(m: tuple[Vec, Vec]) -> tuple[Scalar, ...]:
+    return (*m[0], *m[1])
+
+
+def _pair(x: Sequence[Scalar]) -> tuple[Vec, Vec]:
+    return (x[0], x[1], x[2]), (x[3], x[4], x[5])
+
+
+def _entry(inertia: Inertia, a: int, b: int) -> Scalar:
+    """Entry (a, b) of the 6x6 matrix [[A, B], [B^T, C]]."""
+    A, B, C = inertia
+    if a < 3:
+        return A[a][b] if b < 3 else B[a][b - 3]
+    return B[b][a - 3] if b < 3 else C[a - 3][b - 3]
+
+
+def _from_entries(entry: object) -> Inertia:
+    """The blocks of a symmetric 6x6 matrix from ``entry(a, b)``, a <= b."""
+    e = entry  # type: ignore[assignment]
+    A = _symmetric(lambda a, b: e(a, b))  # type: ignore[operator]
+    B = tuple(tuple(e(a, b + 3) for b in range(3)) for a in range(3))  # type: ignore[operator]
+    C = _symmetric(lambda a, b: e(a + 3, b + 3))  # type: ignore[operator]
+    return A, B, C  # type: ignore[return-value]
+
+
+def _articulated(IA: Inertia, U: Sequence[Scalar], Ud: Sequence[Scalar], axis: int | None) -> Inertia:
+    """Ia = IA - U D^-1 U^T (Table 7.1, line 15); ``axis``: that of S when there is no armature, whose row and
+    column of Ia are then exactly zero (Ia S = U - U D^-1 S^T U = 0)."""
+    def entry(a: int, b: int) -> Scalar:
+        if axis in (a, b):
+            return 0
+        return _add(_entry(IA, a, b), -_mul(U[a], Ud[b]))
+
+    return _from_entries(entry)
+
+
+# -- the model's bodies ----------------------------------------------------------------------------
+def body_parameters(robot: Manipulator, k: int) -> tuple[list[list[sympy.Expr]], list[sympy.Expr], sympy.Expr]:
+    """J (about the frame origin), MS = m c and M of the bodies of link k (the link, and a payload on the
+    last), in link k's frame, as model expressions (parallel axes: J = I_c + m (c.c 1 - c c^T))."""
+    J = [[sympy.Integer(0)] * 3 for _ in range(3)]
+    MS = [sympy.Integer(0)] * 3
+    M = sympy.Integer(0)
+    for body in robot.bodies(k):
+        m = sympy.sympify(body.mass)
+        c = [sympy.sympify(x) for x in body.com]
+        cc = sum(x * x for x in c)
+        for a in range(3):
+            for b in range(3):
+                J[a][b] += sympy.expand(body.inertia[a, b] + m * ((cc if a == b else 0) - c[a] * c[b]))
+            MS[a] += sympy.expand(m * c[a])
+        M += m
+    return J, MS, M
+
+
+def serial_parents(n: int) -> tuple[int, ...]:
+    """parent[i] = i - 1: a serial chain (-1 is the fixed base)."""
+    return tuple(range(-1, n - 1))
+
+
+def _modified(robot: Manipulator) -> Manipulator:
+    if robot.convention == "modified":
+        return robot
+    with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
+        warnings.simplefilter("ignore")
+        return robot.to_convention("modified")
+
+
+# -- the algorithm ---------------------------------------------------------------------------------
+def joint_accelerations(
+    robot: Manipulator,
+    q: Sequence[Scalar],
+    qd: Sequence[Scalar],
+    tau: Sequence[Scalar],
+    ops: ArticulatedOps,
+    parent: Sequence[int] | None = None,
+) -> list[Scalar]:
+    """qdd = M^-1 (tau - bias) by the articulated-body algorithm (module docstring) on any scalar type.
+
+    ``robot``: either DH convention (converted to modified DH, the frames of the algorithm); gravity, the
+    tip load (on the last body, in the robot's last frame), damping, armature and the payload are the
+    model's. ``parent[i]``: the parent of body i (0-based, -1 the base, parent[i] < i); a serial chain when
+    None.
+    """
+    arm = _modified(robot)
+    n = arm.n
+    parent = serial_parents(n) if parent is None else tuple(parent)
+    if len(parent) != n or any(not -1 <= p < i for i, p in enumerate(parent)):
+        raise DerivationError(f"parent must list, for each of the {n} bodies, an earlier body or -1 (the base)")
+
+    with ops.stage("pass 1"):
+        joints, v, c, IA, pA = [], [], [], [], []
+        for i, link in enumerate(arm.links):
+            joint = jcalc(link, ops, q[i])  # line 4
+            joints.append(joint)
+            vJ: Motion = ((0, 0, qd[i]), ZERO3) if joint.revolute else (ZERO3, (0, 0, qd[i]))
+            v_i = vJ if parent[i] < 0 else _add_motion(motion_to_child(joint, v[parent[i]]), vJ)  # line 5
+            v.append(v_i)
+            c.append(cross_motion(v_i, vJ))  # line 6
+            J, MS, M = body_parameters(arm, i)
+            J_s = tuple(tuple(ops.number(x) for x in row) for row in J)
+            MS_s, M_s = tuple(ops.number(x) for x in MS), ops.number(M)
+            IA.append(rigid_inertia(J_s, MS_s, M_s))  # line 7  # type: ignore[arg-type]
+            pA.append(rigid_bias(J_s, MS_s, M_s, v_i))  # line 8  # type: ignore[arg-type]
+        tip: Force = (tuple(ops.number(x) for x in arm.tip_moment), tuple(ops.number(x) for x in arm.tip_force))  # type: ignore[assignment]
+        pA[n - 1] = _add_force(pA[n - 1], tip)  # - f^x: the tip load is the force the last body exerts
+
+    with ops.stage("pass 2"):
+        U: list[tuple[Scalar, ...]] = [()] * n
+        D: list[Scalar] = [0] * n
+        D_inv: list[Scalar] = [0] * n
+        u: list[Scalar] = [0] * n
+        for i in reversed(range(n)):
+            link, joint = arm.links[i], joints[i]
+            axis = 2 if joint.revolute else 5  # S_i = e_axis of the 6-vector
+            U[i] = tuple(_entry(IA[i], a, axis) for a in range(6))  # line 11: IA_i S_i
+            armature_free = _zero(link.armature)
+            D[i] = U[i][axis] if armature_free else U[i][axis] + ops.number(link.armature)  # line 12
+            force = _six(pA[i])[axis]
+            u[i] = tau[i] - force if _zero(link.damping) else tau[i] - ops.number(link.damping) * qd[i] - force  # 13
+            D_inv[i] = ops.reciprocal(D[i])
+            lam = parent[i]
+            if lam < 0:
+                continue
+            Ud = tuple(_mul(x, D_inv[i]) for x in U[i])  # U_i D_i^-1
+            Ia = _articulated(IA[i], U[i], Ud, axis if armature_free else None)  # line 15
+            pa = _add_force(_add_force(pA[i], inertia_times(Ia, c[i])), _pair(tuple(_mul(x, u[i]) for x in Ud)))  # 16
+            IA[lam] = _add_inertia(IA[lam], inertia_to_parent(joints[i], Ia))  # line 17
+            pA[lam] = _add_force(pA[lam], force_to_parent(joints[i], pa))  # line 18
+
+    with ops.stage("pass 3"):
+        a: list[Motion] = []
+        a_base: Motion = (ZERO3, tuple(-ops.number(g) for g in arm.gravity))  # a_0 = -a_g  # type: ignore[assignment]
+        qdd: list[Scalar] = [0] * n
+        for i, joint in enumerate(joints):
+            a_prime = _add_motion(motion_to_child(joint, a_base if parent[i] < 0 else a[parent[i]]), c[i])  # 22
+            axis = 2 if joint.revolute else 5
+            qdd[i] = (u[i] - _dot(U[i], _six(a_prime))) * D_inv[i]  # line 23
+            a_i = list(_six(a_prime))
+            a_i[axis] = a_i[axis] + qdd[i]  # line 24: a'_i + S_i qdd_i
+            a.append(_pair(a_i))
+    return qdd
+
+
+def _add_motion(m: Motion, other: Motion) -> Motion:
+    return vadd(m[0], other[0]), vadd(m[1], other[1])
