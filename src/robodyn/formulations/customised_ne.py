@@ -41,6 +41,7 @@ import sympy
 
 from robodyn.formulations.vec3 import ZERO3, Mat, Vec, cross, matvec, vadd, vscale
 from robodyn.model.manipulator import Manipulator
+from robodyn.recursions.bodies import body_parameters
 
 
 # -- the geometry of one link in modified DH ----------------------------------------------------
@@ -121,19 +122,7 @@ def inertial_parameters(robot: Manipulator, ops: Any) -> list[Inertial]:
     """J_j about O_j (parallel axes), MS_j and M_j of each link, payload included, as constants."""
     out = []
     for j, link in enumerate(robot.links):
-        J = [[0] * 3 for _ in range(3)]
-        MS: Any = ZERO3
-        M: Any = 0
-        for body in robot.bodies(j):
-            m = sympy.sympify(body.mass)
-            r = [sympy.sympify(x) for x in body.com]
-            rr = sum(x * x for x in r)
-            for a in range(3):
-                for b in range(3):
-                    shift = m * ((rr if a == b else 0) - r[a] * r[b])
-                    J[a][b] = J[a][b] + sympy.expand(body.inertia[a, b] + shift)
-            MS = vadd(MS, tuple(sympy.expand(m * x) for x in r))
-            M = M + m
+        J, MS, M = body_parameters(robot, j)  # parallel axes, payload included
         out.append(
             Inertial(
                 J=tuple(tuple(ops.value(x) for x in row) for row in J),  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator
-from robodyn.numeric.kane import BLOCK, NumpyOps, _batch, _numeric_robot
+from robodyn.numeric.kane import NumpyOps, _numeric_robot, in_blocks
 from robodyn.recursions.aba import joint_accelerations
 
 
@@ -36,17 +36,5 @@ def aba_forward_dynamics(
     ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
     """
     robot = _numeric_robot(robot, params)
-    n = robot.n
-    single = np.ndim(q) == 1
-    Q, QD, TAU = (_batch(x, n, name) for x, name in ((q, "q"), (qd, "qd"), (tau, "tau")))
-    if not Q.shape == QD.shape == TAU.shape:
-        raise ValueError(f"q, qd, tau must have the same shape, got {Q.shape}, {QD.shape}, {TAU.shape}")
     ops = NumpyOps()
-    out = np.empty((n, Q.shape[0]))
-    for start in range(0, Q.shape[0], BLOCK):
-        columns = [list(np.ascontiguousarray(X[start : start + BLOCK].T)) for X in (Q, QD, TAU)]
-        qdd = joint_accelerations(robot, *columns, ops)
-        for i, x in enumerate(qdd):
-            out[i, start : start + BLOCK] = x
-    out = np.ascontiguousarray(out.T)
-    return out[0] if single else out
+    return in_blocks(robot.n, {"q": q, "qd": qd, "tau": tau}, lambda columns: joint_accelerations(robot, *columns, ops))

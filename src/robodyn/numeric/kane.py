@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -81,21 +81,27 @@ def kane_inverse_dynamics(
     ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
     """
     robot = _numeric_robot(robot, params)
-    n = robot.n
-    single = np.ndim(q) == 1
-    Q, QD, QDD = (_batch(x, n, name) for x, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-    if not Q.shape == QD.shape == QDD.shape:
-        raise ValueError(f"q, qd, qdd must have the same shape, got {Q.shape}, {QD.shape}, {QDD.shape}")
     ops = NumpyOps()
     gravity = [float(x) for x in robot.gravity]
     tip_force = [float(x) for x in robot.tip_force]
     tip_moment = [float(x) for x in robot.tip_moment]
-    out = np.empty((n, Q.shape[0]))
-    # joint-major copies, so that every scalar of the algorithm is a contiguous row; blocks stay in cache
-    for start in range(0, Q.shape[0], BLOCK):
-        columns = [list(np.ascontiguousarray(X[start : start + BLOCK].T)) for X in (Q, QD, QDD)]
-        tau = joint_torques(robot, *columns, gravity, tip_force, tip_moment, ops)
-        for i, t in enumerate(tau):
-            out[i, start : start + BLOCK] = t  # a float when tau_i does not depend on the state (broadcast)
+    return in_blocks(robot.n, {"q": q, "qd": qd, "qdd": qdd},
+                     lambda columns: joint_torques(robot, *columns, gravity, tip_force, tip_moment, ops))
+
+
+def in_blocks(n: int, arrays: Mapping[str, Any], step: Callable[[list[list[np.ndarray]]], Sequence[Any]]) -> np.ndarray:
+    """Run ``step`` (a recursion on NumPy scalars: one column list per array, one row per joint) over blocks of
+    :data:`BLOCK` states of ``arrays`` ((n,) for one state or (N, n), all the same shape); the result has that
+    shape. Joint-major copies, so that every scalar of the algorithm is a contiguous row; blocks stay in cache."""
+    batches = [_batch(x, n, name) for name, x in arrays.items()]
+    if len({b.shape for b in batches}) != 1:
+        shapes = ", ".join(str(b.shape) for b in batches)
+        raise ValueError(f"{', '.join(arrays)} must have the same shape, got {shapes}")
+    single = np.ndim(next(iter(arrays.values()))) == 1
+    out = np.empty((n, batches[0].shape[0]))
+    for start in range(0, batches[0].shape[0], BLOCK):
+        columns = [list(np.ascontiguousarray(X[start : start + BLOCK].T)) for X in batches]
+        for i, row in enumerate(step(columns)):
+            out[i, start : start + BLOCK] = row  # a float when a row does not depend on the state (broadcast)
     out = np.ascontiguousarray(out.T)
     return out[0] if single else out
