@@ -12,11 +12,12 @@ import sympy
 
 from robodyn.algebra import canonical, cross, matrix_to_sympy
 from robodyn.model.dh import chain_frames, rotation, translation
-from robodyn.model.manipulator import Manipulator
+from robodyn.model.manipulator import Manipulator, require_serial
 from robodyn.symbols import joint_symbols
 
 
 def _q(robot: Manipulator) -> list[se.Symbol]:
+    require_serial(robot, "symbolic kinematics")
     return joint_symbols(robot.n).symengine()[0]
 
 

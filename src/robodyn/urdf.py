@@ -55,7 +55,7 @@ from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.expr import MAX_MAGNITUDE, check_name, to_identifier
 from robodyn.model.files import atomic_write, read_limited
 from robodyn.model.inertia import check_inertia
-from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
+from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator, require_serial
 from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms, rot_x, rot_z
 
 MAX_FILE_BYTES = 20_000_000
@@ -516,6 +516,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
     from xml.etree import ElementTree as ET
 
+    require_serial(robot, "to_urdf()")
     floats = bound_floats(robot, params)
     n = robot.n
     if any(floats.scalar(link.armature) != 0 for link in robot.links):

@@ -16,7 +16,7 @@ from robodyn.algebra import SeExpr, to_se
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError
 from robodyn.formulations import dalembert, emdeg, kane, lagrange_euler, newton_euler
-from robodyn.model.manipulator import Manipulator
+from robodyn.model.manipulator import Manipulator, require_serial
 from robodyn.symbols import joint_symbols
 
 #: Canonical method names and the aliases the CLI and users may type.
@@ -128,6 +128,7 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     if not isinstance(robot, Manipulator):
         raise TypeError(f"derive() expects a Manipulator, got {type(robot).__name__}")
     name = method_name(method)
+    require_serial(robot, f"derive(method={name!r})")
     start = time.perf_counter()
     parts = _BUILDERS[name](robot, progress)
     main = {key: parts.pop(key) for key in ("tau", "M", "h", "G", "damping", "load")}

@@ -82,7 +82,7 @@ from robodyn.identification.regressor import (
     regressor,
     symbolic_regressor,
 )
-from robodyn.model.manipulator import Manipulator
+from robodyn.model.manipulator import Manipulator, require_serial
 from robodyn.model.params import symbol_values
 from robodyn.numeric.kinematics import joint_frames
 from robodyn.numeric.model import build
@@ -573,6 +573,7 @@ def base_parameters(robot: Manipulator, *, coulomb: bool = False) -> BaseParamet
     """The base parameters of ``robot`` by closed-form rules (see the module docstring)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"base_parameters() expects a Manipulator, got {type(robot).__name__}")
+    require_serial(robot, "base_parameters()")
     params_.check_no_clash(robot, coulomb)
     frames, acc, joint, rules = _group(robot, coulomb)
     _residual(frames, acc, joint, rules, coulomb)

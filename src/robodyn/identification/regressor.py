@@ -32,7 +32,7 @@ from robodyn.formulations import newton_euler
 from robodyn.formulations.newton_euler import link_geometry
 from robodyn.identification import parameters as params_
 from robodyn.model.dh import chain_frames
-from robodyn.model.manipulator import Manipulator
+from robodyn.model.manipulator import Manipulator, require_serial
 from robodyn.model.params import symbol_values
 from robodyn.numeric._kernels import cross as cross_batch
 from robodyn.numeric._kernels import joint_transform
@@ -61,6 +61,7 @@ def inverse_dynamics_in_parameters(
     ``links[j]`` holds the ten parameters (XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M) of link j about the origin of
     *its frame in* ``robot`` (expressions or symbols); the geometry and gravity are the robot's. Joint values
     default to the symbols q1.., qd1.., qdd1... Returns symengine expressions (see the module docstring)."""
+    require_serial(robot, "the regressor")
     n = robot.n
     js = joint_symbols(n).symengine()
     q = list(q) if q is not None else js[0]
@@ -167,6 +168,7 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
     to the canonical form."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"regressor() expects a Manipulator, got {type(robot).__name__}")
+    require_serial(robot, "regressor()")
     params_.check_no_clash(robot, coulomb)
     Y = symbolic_regressor(robot, coulomb, tidy=tidy)
     load = _tip_load(robot)
@@ -246,6 +248,7 @@ def numeric_regressor(
     geometry symbols (inertial symbols are not needed). Y @ p + load equals
     :func:`robodyn.numeric.inverse_dynamics` to rounding."""
 
+    require_serial(robot, "numeric_regressor()")
     binding = _geometry_binding(robot, params)
     model = build(robot, binding, check_bodies=False)  # inertial symbols are placeholders (0) here
     n = robot.n

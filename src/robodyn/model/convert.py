@@ -66,19 +66,19 @@ def _conjugate(placement: sympy.MatrixBase, a: sympy.Expr, alpha: sympy.Expr, in
 
 
 def to_modified(robot: Manipulator) -> Manipulator:
-    """A standard-DH arm described in modified DH (same dynamics, same joint coordinates)."""
+    """A standard-DH arm described in modified DH (same dynamics, same joint coordinates). On a tree, the
+    row of link i takes alpha and a from its parent's standard row (its B_i = C_parent(i))."""
     if robot.convention == "modified":
         return robot
     links = []
-    previous = (sympy.Integer(0), sympy.Integer(0))
-    for link in robot.links:
-        R, p = _C(link.a, link.alpha)
+    for link, p in zip(robot.links, robot.parents, strict=True):
+        previous = (robot.links[p].a, robot.links[p].alpha) if p >= 0 else (sympy.Integer(0), sympy.Integer(0))
+        R, p_vec = _C(link.a, link.alpha)
         fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
-        fields.update(_move(link, R, p), a=previous[0], alpha=previous[1])
+        fields.update(_move(link, R, p_vec), a=previous[0], alpha=previous[1])
         if link.has_placement:
             fields["placement"] = _conjugate(link.placement, previous[0], previous[1], inverse=False)
         links.append(Link(**fields))
-        previous = (link.a, link.alpha)
     R, p = _C(robot.links[-1].a, robot.links[-1].alpha)
     f = R * sympy.Matrix(robot.tip_force)
     moment = R * sympy.Matrix(robot.tip_moment) + p.cross(f)
@@ -95,34 +95,40 @@ def to_modified(robot: Manipulator) -> Manipulator:
 
 
 def to_standard(robot: Manipulator) -> Manipulator:
-    """A modified-DH arm described in standard DH; needs alpha_0 = a_0 = 0."""
+    """A modified-DH arm described in standard DH; needs alpha_0 = a_0 = 0 (or a placement to carry them).
+
+    Link i's standard row takes alpha and a from its (first) child's modified row, C_i = B_child. A child j
+    whose B_j is not its parent's C (a second branch of a tree) gets the placement C_parent^-1 P_j B_j, which
+    for B_j = C_parent is the conjugation of the module docstring."""
     if robot.convention == "standard":
         return robot
-    first = robot.links[0]
-    if (first.a != 0 or first.alpha != 0) and robot.has_placements:
-        # a placement can carry B_1 = Rot(x, alpha_0) Trans(x, a_0): standard A_1 = (P_1 B_1) S_1 C_1
-        R, p = _C(first.a, first.alpha)
-        fields = {f.name: getattr(first, f.name) for f in dataclasses.fields(first)}
-        fields.update(placement=(sympy.Matrix(first.placement) * _homogeneous(R, p)).applyfunc(sympy.expand),
-                      a=0, alpha=0)
-        shifted = Link(**fields)  # row 2's conjugation uses B_2 only, so only row 1 changes
-        robot = dataclasses.replace(robot, links=(shifted, *robot.links[1:]))
-        first = shifted
-    if first.a != 0 or first.alpha != 0:
-        raise ModelError(
-            "standard DH cannot place joint 1 away from the base frame: alpha_0 and a_0 must be 0",
-            link=1,
-            field="a" if first.a != 0 else "alpha",
-        )
+    parents = robot.parents
+    first_child = {p: k for k, p in reversed(list(enumerate(parents)))}
+    zero = sympy.Integer(0)
     links = []
     for k, link in enumerate(robot.links):
-        nxt = robot.links[k + 1] if k + 1 < robot.n else None
-        a, alpha = (nxt.a, nxt.alpha) if nxt is not None else (sympy.Integer(0), sympy.Integer(0))
-        R, p = _C(a, alpha)
+        p = parents[k]
+        C_parent = (robot.links[first_child[p]].a, robot.links[first_child[p]].alpha) if p >= 0 else (zero, zero)
+        own = (link.a, link.alpha)
+        if p < 0 and own != (zero, zero) and not link.has_placement:
+            raise ModelError(
+                "standard DH cannot place a joint on the base away from the base frame: alpha_0 and a_0 must be 0",
+                link=k + 1,
+                field="a" if link.a != 0 else "alpha",
+            )
+        child = first_child.get(k)
+        a, alpha = (robot.links[child].a, robot.links[child].alpha) if child is not None else (zero, zero)
+        R, p_vec = _C(a, alpha)
         fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
-        fields.update(_move(link, R.T, -(R.T * p)), a=a, alpha=alpha)
-        if link.has_placement:
-            fields["placement"] = _conjugate(link.placement, link.a, link.alpha, inverse=True)
+        fields.update(_move(link, R.T, -(R.T * p_vec)), a=a, alpha=alpha)
+        if own == C_parent:
+            if link.has_placement:
+                fields["placement"] = _conjugate(link.placement, link.a, link.alpha, inverse=True)
+        else:  # standard A_k = (C_parent^-1 P_k B_k) S_k C_k
+            R_parent, p_parent = _C(*C_parent)
+            C_inverse = _homogeneous(R_parent.T, -(R_parent.T * p_parent))
+            fields["placement"] = (C_inverse * sympy.Matrix(link.placement) * _homogeneous(*_C(*own))).applyfunc(
+                sympy.expand)
         links.append(Link(**fields))
     return dataclasses.replace(robot, links=tuple(links), convention="standard")
 

@@ -130,8 +130,13 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
     out["convention"] = robot.convention
     out["gravity"] = _vector(robot.gravity)
     links = []
-    for link in robot.links:
+    for k, link in enumerate(robot.links):
         row: dict[str, Any] = {"joint": link.joint}
+        if link.name:
+            row["name"] = link.name
+        if robot.is_tree:
+            p = robot.parents[k]
+            row["parent"] = robot.links[p].name or p + 1 if p >= 0 else 0
         for key in ("a", "alpha", "d", "theta"):
             row[key] = format_expression(getattr(link, key))
         row.update(_body(link))

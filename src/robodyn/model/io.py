@@ -18,6 +18,12 @@
         armature: 0               # optional reflected rotor inertia G^2 Jm
         placement: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]  # optional fixed
                                   # transform before the DH transform: A = placement * A_DH
+        name: shoulder            # optional: names the joint (for parent, messages)
+        parent: 0                 # optional: the link it hangs on, a name or its number from 1
+                                  # (0 or base: the base); default: the link above it in the list
+
+A ``parent`` makes the arm a kinematic tree (:class:`~robodyn.model.Manipulator`): list each link after its
+parent; the row then describes the transform from the parent's frame.
 
 Optional top-level keys: ``description``, ``source``, ``notes``, ``tip_load`` (``force``,
 ``moment``), ``payload`` (``mass``, ``com``, ``inertia``), ``tool`` (4x4).
@@ -60,7 +66,8 @@ TOP_KEYS = {
     "name", "convention", "gravity", "links", "description", "source", "notes",
     "tip_load", "payload", "tool",
 }
-LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement"}
+LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement",
+             "name", "parent"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
 BODY_KEYS = {"mass", "com", "inertia"}
 
@@ -199,6 +206,19 @@ def angeles_to_modified(row: Mapping[str, Any]) -> dict[str, Any]:
     return converted
 
 
+def _file_parent(value: Any, k: int) -> int | str:
+    """A model file's ``parent`` of link k (from 1): a name as it is, a link number from 1 (0: the base) as a
+    0-based index (-1: the base), as :class:`~robodyn.model.Manipulator` takes them."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelError(f"expected a link name or number (0: the base), got {value!r:.40}", link=k, field="parent")
+    if not 0 <= value < k:
+        raise ModelError(f"{value} is not the number of a link listed before this one (0: the base)", link=k,
+                         field="parent")
+    return value - 1
+
+
 def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     """Build a Manipulator from the model-file structure."""
     data = _require_mapping(data, "document")
@@ -214,12 +234,14 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     angeles = convention == "angeles"
     allowed = ANGELES_LINK_KEYS if angeles else LINK_KEYS
     links = []
+    parents: list[Any] = []
     for k, row in enumerate(rows, start=1):
         row = _require_mapping(row, "links", link=k)
         _check_keys(row, allowed, link=k, what="link")
         if "joint" not in row:
             raise ModelError("missing (R or P)", link=k, field="joint")
         fields = angeles_to_modified(row) if angeles else dict(row)
+        parents.append(_file_parent(fields.pop("parent", k - 1), k))
         try:
             with prefixed_warnings(f"link {k}"):
                 links.append(Link(**fields))
@@ -231,6 +253,8 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
         "description": str(data.get("description", "")),
         "source": str(data.get("source", "")),
     }
+    if any(p != k - 1 for k, p in enumerate(parents)):
+        kwargs["parent"] = parents
     if "gravity" in data:
         kwargs["gravity"] = data["gravity"]
     if "tool" in data:

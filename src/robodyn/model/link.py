@@ -14,7 +14,7 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.model.expr import to_expr
+from robodyn.model.expr import check_name, to_expr
 from robodyn.model.inertia import as_inertia, as_vector3, check_inertia
 
 JOINT_TYPES = {"R": "R", "P": "P", "REVOLUTE": "R", "PRISMATIC": "P"}
@@ -61,7 +61,9 @@ class Link(RigidBody):
     (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
     are those of :class:`RigidBody`; ``damping`` and ``armature`` are optional. ``placement``
     (optional) is a fixed homogeneous transform applied before the row's DH transform,
-    A = placement * A_DH (identity when absent).
+    A = placement * A_DH (identity when absent). ``name`` (optional, a name of the
+    :data:`~robodyn.model.expr.IDENTIFIER` grammar) labels the joint: other links name it as their ``parent``,
+    a URDF import keeps the joint's name there, and messages use it.
     """
 
     joint: str = "R"
@@ -72,8 +74,11 @@ class Link(RigidBody):
     damping: Any = 0
     armature: Any = 0
     placement: Any = None
+    name: str = ""
 
     def __post_init__(self) -> None:
+        if self.name != "":
+            object.__setattr__(self, "name", check_name(self.name, "name"))
         kind = JOINT_TYPES.get(str(self.joint).strip().upper()) if isinstance(self.joint, str) else None
         if kind is None:
             raise ModelError(f"unknown joint type {self.joint!r} (expected R or P)", field="joint")

@@ -16,6 +16,11 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
   is the rotor inertia reflected to the joint, G^2 Jm, added to M_ii.
 - ``placement`` (optional, 4x4) is a fixed transform P_i applied before the DH transform of its row,
   A_i = P_i A_i^DH, for joints that no DH row can place (URDF imports): see :mod:`robodyn.model.dh`.
+- ``parent`` (optional) makes the arm a kinematic tree: ``parent[i]`` is the link that link i is attached to
+  (0-based, -1 the base; or a link ``name``), and A_i maps the frame of link parent[i] to the frame of link i,
+  in either convention. Links are listed after their parent (Featherstone's regular numbering, which makes
+  every recursion one pass over the list). Absent, link i hangs on link i-1: a serial chain. The tip load and
+  the payload act on the last link of the list. A floating base is not modelled: the root is fixed.
 """
 
 from __future__ import annotations
@@ -42,6 +47,66 @@ CONVENTIONS = ("standard", "modified")
 #: files and URDF. Symbolic derivation grows quickly with n (a 60-joint chain takes about a minute with
 #: Newton-Euler); 200 is far beyond any arm and still refuses a file made to exhaust memory.
 MAX_LINKS = 200
+
+
+def _parent_index(entry: object, k: int, names: dict[str, int], n: int) -> int:
+    """One ``parent`` entry of link k (0-based): an index (-1 the base) or a link name ("base" the base)."""
+    if isinstance(entry, str):
+        if entry == "base":
+            return -1
+        if entry not in names:
+            known = ", ".join(sorted(names)) or "none: give the links names, or use indices"
+            raise ModelError(f"no link is named {shown(entry)} (names: {known})", link=k + 1, field="parent")
+        return names[entry]
+    if isinstance(entry, bool) or not isinstance(entry, int) or not -1 <= entry < n:
+        raise ModelError(f"{shown(entry)} is not a link index (0 to {n - 1}, or -1 for the base) or a link name",
+                         link=k + 1, field="parent")
+    return entry
+
+
+def _parents(value: object, links: tuple[Link, ...]) -> tuple[int, ...] | None:
+    """``parent`` resolved to 0-based indices (-1 the base), checked; None for a serial chain."""
+    names: dict[str, int] = {}
+    for k, link in enumerate(links):
+        if link.name in names:
+            raise ModelError(f"the name {link.name!r} is also link {names[link.name] + 1}'s", link=k + 1,
+                             field="name")
+        if link.name:
+            names[link.name] = k
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ModelError("expected one parent per link", field="parent")
+    entries = list(value)
+    if len(entries) != len(links):
+        raise ModelError(f"{len(entries)} parents for {len(links)} links", field="parent")
+    parents = tuple(_parent_index(e, k, names, len(links)) for k, e in enumerate(entries))
+    for k, p in enumerate(parents):
+        if p >= k:
+            raise ModelError(_order_problem(parents, k), link=k + 1, field="parent")
+    return None if parents == tuple(range(-1, len(links) - 1)) else parents
+
+
+def _order_problem(parents: tuple[int, ...], k: int) -> str:
+    """Why link k's parent (not listed before it) is refused: a cycle, or the order of the list."""
+    if parents[k] == k:
+        return "a link cannot be its own parent"
+    seen, j = [k], parents[k]
+    while j >= 0 and j not in seen:
+        seen.append(j)
+        j = parents[j]
+    if j == k:
+        return "the parents form a cycle: links " + " -> ".join(str(i + 1) for i in (*seen, k))
+    return (f"the parent is link {parents[k] + 1}, listed after this one: list every link after its parent "
+            "(the base's children first)")
+
+
+def require_serial(robot: Manipulator, what: str) -> None:
+    """A one-line :class:`ModelError` when ``robot`` is a tree and ``what`` handles serial chains only."""
+    if robot.is_tree:
+        branch = next(p for p in range(-1, robot.n) if len(robot.children(p)) > 1)
+        where = "the base" if branch < 0 else f"link {robot.label(branch)}"
+        raise ModelError(f"{what} handles serial chains only, and {robot.name} is a tree (it branches at {where})")
 
 
 def _text(value: object, field_name: str) -> str:
@@ -78,6 +143,7 @@ class Manipulator:
     tip_moment: Any = ZERO3
     payload: Payload | None = None
     tool: Any = None
+    parent: Any = None
     strict: InitVar[bool] = False
 
     def __post_init__(self, strict: bool) -> None:
@@ -90,6 +156,7 @@ class Manipulator:
             if not isinstance(link, Link):
                 raise ModelError(f"expected a Link, got {type(link).__name__}", link=k)
         object.__setattr__(self, "links", links)
+        object.__setattr__(self, "parent", _parents(self.parent, links))
         if self.convention not in CONVENTIONS:
             raise ModelError(
                 f"unknown convention {self.convention!r} (expected one of {', '.join(CONVENTIONS)})",
@@ -144,6 +211,32 @@ class Manipulator:
     def n(self) -> int:
         """Number of joints."""
         return len(self.links)
+
+    @property
+    def parents(self) -> tuple[int, ...]:
+        """parents[i]: the link that link i hangs on (0-based, -1 the base); i - 1 for a serial chain."""
+        return self.parent if self.parent is not None else tuple(range(-1, self.n - 1))
+
+    @property
+    def is_tree(self) -> bool:
+        """True if some link does not hang on the link before it (a branched tree)."""
+        return self.parent is not None
+
+    def children(self, k: int) -> tuple[int, ...]:
+        """The links that hang on link k (0-based; -1: on the base)."""
+        return tuple(i for i, p in enumerate(self.parents) if p == k)
+
+    def ancestors(self, k: int) -> tuple[int, ...]:
+        """Link k and the links between it and the base, from k down (Featherstone's kappa(k) reversed)."""
+        out = []
+        while k >= 0:
+            out.append(k)
+            k = self.parents[k]
+        return tuple(out)
+
+    def label(self, k: int) -> str:
+        """How messages name link k (0-based): its ``name``, else its number from 1."""
+        return self.links[k].name or str(k + 1)
 
     @property
     def joint_types(self) -> str:

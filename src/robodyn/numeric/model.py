@@ -30,7 +30,7 @@ import sympy
 from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.inertia import check_inertia
-from robodyn.model.manipulator import Manipulator, RigidBody
+from robodyn.model.manipulator import Manipulator, RigidBody, require_serial
 from robodyn.model.params import check_names, symbol_values
 
 #: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
@@ -205,6 +205,7 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     ``check_bodies=False`` skips :func:`check_bound_bodies` (for placeholder values, as the regressor's)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
+    require_serial(robot, "the numeric engine")
     floats = bound_floats(robot, params)
     if check_bodies:
         check_bound_bodies(robot, floats)

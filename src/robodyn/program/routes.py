@@ -31,7 +31,7 @@ from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
 from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
 from robodyn.identification.regressor import geometry_symbols
-from robodyn.model.manipulator import Manipulator
+from robodyn.model.manipulator import Manipulator, require_serial
 from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
 from robodyn.program.core import Assignment, Program
@@ -52,6 +52,7 @@ class Context:
     """
 
     def __init__(self, robot: Manipulator, base: Any = None) -> None:
+        require_serial(robot, "the program builder")
         self.robot = robot
         self.base = base
         q, qd, qdd = joint_symbols(robot.n).symengine()

@@ -345,12 +345,12 @@ def joint_accelerations(
 
     ``robot``: either DH convention (converted to modified DH, the frames of the algorithm); gravity, the
     tip load (on the last body, in the robot's last frame), damping, armature and the payload are the
-    model's. ``parent[i]``: the parent of body i (0-based, -1 the base, parent[i] < i); a serial chain when
-    None.
+    model's. ``parent[i]``: the parent of body i (0-based, -1 the base, parent[i] < i); the robot's own
+    (:attr:`~robodyn.Manipulator.parents`) when None.
     """
     arm = _modified(robot)
     n = arm.n
-    parent = serial_parents(n) if parent is None else tuple(parent)
+    parent = arm.parents if parent is None else tuple(parent)
     if len(parent) != n or any(not -1 <= p < i for i, p in enumerate(parent)):
         raise DerivationError(f"parent must list, for each of the {n} bodies, an earlier body or -1 (the base)")
 
