@@ -80,7 +80,7 @@ def test_bad_parents_are_one_line_errors(parent, words):
 def test_duplicate_link_names_are_refused():
     links = rows(None, None)
     links[1]["name"] = "j1"
-    with pytest.raises(ModelError, match="link 2.*name.*also link 1"):
+    with pytest.raises(ModelError, match=r"link 2.*name.*also link 1"):
         rd.Manipulator.from_dh(links)
 
 
@@ -154,7 +154,7 @@ def test_conventions_describe_the_same_tree(start):
 
 def test_what_does_not_handle_trees_yet_says_so_in_one_line():
     robot = rd.load(TREE)
-    with pytest.raises(ModelError, match="handles serial chains only.*branches at link torso"):
+    with pytest.raises(ModelError, match=r"handles serial chains only.*branches at link torso"):
         rd.derive(robot)
     result = CliRunner().invoke(app, ["derive", str(TREE)])
     assert result.exit_code == 2
