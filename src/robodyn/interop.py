@@ -8,8 +8,8 @@
 The model is built from the DH table alone (not from robodyn's compiled arrays, so that comparing the two is a
 real check): link i's transform A_i = P_i B_i Rot(z, theta_i) Trans(z, d_i) C_i (:mod:`robodyn.model.dh`:
 standard DH B = I, C = Trans(x, a) Rot(x, alpha); modified DH B = Rot(x, alpha) Trans(x, a), C = I; P_i the
-optional fixed placement) becomes a joint placement C_{i-1} P_i B_i Rot(z, theta0_i) Trans(z, d0_i) followed by
-a revolute (RZ) or prismatic (PZ) joint; link i's inertia, given in link frame i, is moved onto the joint frame
+optional fixed placement) becomes a joint placement C_p P_i B_i Rot(z, theta0_i) Trans(z, d0_i) (p the link's
+parent, :attr:`~robodyn.Manipulator.parents`: trees too) followed by a revolute (RZ) or prismatic (PZ) joint; link i's inertia, given in link frame i, is moved onto the joint frame
 by C_i, and a payload is appended to the last joint's body.
 
 Conventions: Pinocchio's ``model.gravity`` is the acceleration of gravity, like robodyn's. The armature goes
@@ -55,17 +55,19 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     model = pin.Model()
     model.name = robot.name
     model.gravity = pin.Motion(floats.array(robot.gravity, (3,)), np.zeros(3))
-    parent, C_prev = 0, pin.SE3.Identity()
-    armature, damping = [], []
+    armature, damping, C_of = [], [], []
     for i, link in enumerate(robot.links):
         B, C = map(se3, link_transforms(floats, robot.convention, link))
         joint = pin.JointModelRZ() if link.revolute else pin.JointModelPZ()
-        parent = model.addJoint(parent, joint, C_prev * B * se3(joint_screw(floats, link)), f"joint{i + 1}")
+        p = robot.parents[i]  # Pinocchio's joint ids: 0 the universe, link k is joint k + 1
+        C_parent = C_of[p] if p >= 0 else pin.SE3.Identity()
+        joint_id = model.addJoint(p + 1, joint, C_parent * B * se3(joint_screw(floats, link)),
+                                  link.name or f"joint{i + 1}")
         for body in robot.bodies(i):
-            model.appendBodyToJoint(parent, C.act(inertia(body)), pin.SE3.Identity())
+            model.appendBodyToJoint(joint_id, C.act(inertia(body)), pin.SE3.Identity())
         armature.append(floats.scalar(link.armature))
         damping.append(floats.scalar(link.damping))
-        C_prev = C
+        C_of.append(C)
     model.armature = np.array(armature)
     model.damping = np.array(damping)
     return model
