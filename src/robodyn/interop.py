@@ -9,8 +9,9 @@ The model is built from the DH table alone (not from robodyn's compiled arrays, 
 real check): link i's transform A_i = P_i B_i Rot(z, theta_i) Trans(z, d_i) C_i (:mod:`robodyn.model.dh`:
 standard DH B = I, C = Trans(x, a) Rot(x, alpha); modified DH B = Rot(x, alpha) Trans(x, a), C = I; P_i the
 optional fixed placement) becomes a joint placement C_p P_i B_i Rot(z, theta0_i) Trans(z, d0_i) (p the link's
-parent, :attr:`~robodyn.Manipulator.parents`: trees too) followed by a revolute (RZ) or prismatic (PZ) joint; link i's inertia, given in link frame i, is moved onto the joint frame
-by C_i, and a payload is appended to the last joint's body.
+parent, :attr:`~robodyn.Manipulator.parents`: trees too) followed by a revolute (RZ) or prismatic (PZ) joint;
+link i's inertia, given in link frame i, is moved onto the joint frame by C_i, and a payload is appended to the
+last joint's body.
 
 Conventions: Pinocchio's ``model.gravity`` is the acceleration of gravity, like robodyn's. The armature goes
 into ``model.armature`` (Pinocchio adds it to the diagonal of M in crba and aba, and armature * qdd to rnea);
