@@ -78,6 +78,25 @@ def random_robot(
     return rd.Manipulator.from_dh(rows, convention=convention, gravity=gravity, name=f"random{seed}", **kwargs)
 
 
+def random_tree(seed: int, n: int, convention: str, *, extras: bool = True) -> rd.Manipulator:
+    """A random kinematic tree: the links of :func:`random_robot`, each hung on a random earlier link or the
+    base (at least one branch), a third of them with a random fixed placement."""
+    chain = random_robot(seed, n, convention, extras=extras)
+    rng = np.random.default_rng(seed + 10_000)
+    parents = [-1] + [int(rng.integers(-1, i)) for i in range(1, n)]
+    if parents == list(range(-1, n - 1)):
+        parents[-1] = -1 if n < 3 else n - 3
+    links = []
+    for link in chain.links:
+        if rng.random() < 1 / 3:
+            T = np.eye(4)
+            T[:3, :3] = random_rotation(rng)
+            T[:3, 3] = rng.uniform(-0.4, 0.4, 3)
+            link = link.replace(placement=T.tolist())
+        links.append(link)
+    return chain.replace(links=tuple(links), parent=tuple(parents), name=f"tree{seed}")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_compile_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Libraries compiled by the tests go to a temporary cache, not the user's ~/.cache/robodyn."""

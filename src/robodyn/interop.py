@@ -10,6 +10,9 @@ real check): link i's transform A_i = P_i B_i Rot(z, theta_i) Trans(z, d_i) C_i 
 standard DH B = I, C = Trans(x, a) Rot(x, alpha); modified DH B = Rot(x, alpha) Trans(x, a), C = I; P_i the
 optional fixed placement) becomes a joint placement C_p P_i B_i Rot(z, theta0_i) Trans(z, d0_i) (p the link's
 parent, :attr:`~robodyn.Manipulator.parents`: trees too) followed by a revolute (RZ) or prismatic (PZ) joint;
+Pinocchio needs each subtree's joints consecutive, so the joints are added in
+:meth:`~robodyn.Manipulator.depth_first` order: Pinocchio's q[k] is the robot's q[robot.depth_first()[k]] (the same
+order for a chain and for a tree listed depth first, as URDF imports and tests/data/torso_two_arms.yaml are);
 link i's inertia, given in link frame i, is moved onto the joint frame by C_i, and a payload is appended to the
 last joint's body.
 
@@ -56,19 +59,20 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     model = pin.Model()
     model.name = robot.name
     model.gravity = pin.Motion(floats.array(robot.gravity, (3,)), np.zeros(3))
-    armature, damping, C_of = [], [], []
-    for i, link in enumerate(robot.links):
+    armature, damping, C_of, joint_of = [], [], {}, {-1: 0}  # joint_of: link -> Pinocchio's joint id
+    for i in robot.depth_first():
+        link = robot.links[i]
         B, C = map(se3, link_transforms(floats, robot.convention, link))
         joint = pin.JointModelRZ() if link.revolute else pin.JointModelPZ()
-        p = robot.parents[i]  # Pinocchio's joint ids: 0 the universe, link k is joint k + 1
+        p = robot.parents[i]
         C_parent = C_of[p] if p >= 0 else pin.SE3.Identity()
-        joint_id = model.addJoint(p + 1, joint, C_parent * B * se3(joint_screw(floats, link)),
-                                  link.name or f"joint{i + 1}")
+        joint_of[i] = model.addJoint(joint_of[p], joint, C_parent * B * se3(joint_screw(floats, link)),
+                                     link.name or f"joint{i + 1}")
         for body in robot.bodies(i):
-            model.appendBodyToJoint(joint_id, C.act(inertia(body)), pin.SE3.Identity())
+            model.appendBodyToJoint(joint_of[i], C.act(inertia(body)), pin.SE3.Identity())
         armature.append(floats.scalar(link.armature))
         damping.append(floats.scalar(link.damping))
-        C_of.append(C)
+        C_of[i] = C
     model.armature = np.array(armature)
     model.damping = np.array(damping)
     return model

@@ -234,6 +234,17 @@ class Manipulator:
             k = self.parents[k]
         return tuple(out)
 
+    def depth_first(self) -> tuple[int, ...]:
+        """The links in depth-first order (each subtree consecutive, children in list order): the robot's own
+        order for a chain and for any tree listed so (Pinocchio requires it, :func:`robodyn.interop.to_pinocchio`)."""
+        order: list[int] = []
+        stack = list(reversed(self.children(-1)))
+        while stack:
+            k = stack.pop()
+            order.append(k)
+            stack.extend(reversed(self.children(k)))
+        return tuple(order)
+
     def label(self, k: int) -> str:
         """How messages name link k (0-based): its ``name``, else its number from 1."""
         return self.links[k].name or str(k + 1)

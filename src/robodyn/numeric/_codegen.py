@@ -170,25 +170,15 @@ def _trace(model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip:
     q = [T.input(f"q[{i}]") for i in range(n)]
     qd = [T.input(f"qd[{i}]") for i in range(n)] if has_qd else [0.0] * n
     qdd = [T.input(f"qdd[{i}]") for i in range(n)] if has_qdd else [0.0] * n
-    cos_sin: list[tuple[Value, Value]] = []
     zero = [0.0, 0.0, 0.0]
-    w, v, wd = list(zero), list(zero), list(zero)
-    a = [float(x) for x in (-model.gravity if gravity else np.zeros(3))]
+    base = (list(zero), list(zero), list(zero), [float(x) for x in (-model.gravity if gravity else np.zeros(3))])
+    states = []  # per link: w, v, wd, a
     frames = []
     forces = []
     for i in range(n):
-        E = _snap(model.E[i])
-        pK = _snap(model.p[i])
-        if model.revolute[i]:
-            c: Value = T.node("cos", q[i], float(model.theta0[i]))
-            s: Value = T.node("sin", q[i], float(model.theta0[i]))
-            p: list[Value] = [float(x) for x in pK + E[:, 2] * model.d0[i]]
-        else:
-            c, s = (float(x) for x in _snap(np.array([np.cos(model.theta0[i]), np.sin(model.theta0[i])])))
-            d = T.add(q[i], float(model.d0[i]))
-            p = [T.add(float(pK[r]), T.mul(float(E[r, 2]), d)) for r in range(3)]
-        cos_sin.append((c, s))
-        frames.append((E, c, s, p))
+        w, v, wd, a = states[model.parent[i]] if model.parent[i] >= 0 else base
+        E, c, s, p = frame = _frame(T, model, i, q[i])
+        frames.append(frame)
 
         def to_child(x: list[Value], E=E, c=c, s=s) -> list[Value]:
             y = T.matvec(E.T, x)
@@ -207,6 +197,7 @@ def _trace(model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip:
             v = [v[0], v[1], T.add(v[2], rate)]
             a = T.vadd(a, [T.mul(w[1], rate), T.neg(T.mul(w[0], rate)), 0.0])
             a = [a[0], a[1], T.add(a[2], qdd[i])]
+        states.append((w, v, wd, a))
         m, h, I_o = _body(model, i)
         ang = T.vadd(T.matvec(I_o, w), T.cross(h, v))
         linear = T.vadd(T.scale(m, v), T.cross(w, h))
@@ -214,18 +205,21 @@ def _trace(model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip:
         force = T.vadd(T.vadd(T.scale(m, a), T.cross(wd, h)), T.cross(w, linear))
         forces.append((moment, force))
 
-    nm: list[Value] = [float(x) for x in model.tip_moment] if tip and model.has_tip_load else list(zero)
-    f: list[Value] = [float(x) for x in model.tip_force] if tip and model.has_tip_load else list(zero)
+    acc = list(forces)  # per link: (moment, force) of the links it carries, the tip load on the last
+    if tip and model.has_tip_load:
+        acc[-1] = (T.vadd([float(x) for x in model.tip_moment], acc[-1][0]),
+                   T.vadd([float(x) for x in model.tip_force], acc[-1][1]))
     tau: list[Value] = [0.0] * n
     for i in reversed(range(n)):
-        nm, f = T.vadd(nm, forces[i][0]), T.vadd(f, forces[i][1])
+        nm, f = acc[i]
         t = nm[2] if model.revolute[i] else f[2]
         if joint_terms:
             t = T.add(t, T.mul(float(model.damping[i]), qd[i]))
             t = T.add(t, T.mul(float(model.armature[i]), qdd[i]))
         tau[i] = t
-        if i == 0:
-            break
+        lam = model.parent[i]
+        if lam < 0:
+            continue
         E, c, s, p = frames[i]
 
         def to_parent(x: list[Value], E=E, c=c, s=s) -> list[Value]:
@@ -234,6 +228,7 @@ def _trace(model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip:
 
         nm, f = to_parent(nm), to_parent(f)
         nm = T.vadd(nm, T.cross(p, f))
+        acc[lam] = (T.vadd(nm, acc[lam][0]), T.vadd(f, acc[lam][1]))
     return T, tau
 
 
@@ -345,23 +340,25 @@ def _to_parent(T: _Tracer, frame, x: list[Value]) -> list[Value]:
 
 
 def _trace_crba(model: NumericModel):
-    """M(q) of the composite rigid body algorithm (as :func:`robodyn.numeric.crba.crba`), row-major n*n."""
+    """M(q) of the composite rigid body algorithm (as :func:`robodyn.numeric.crba.crba`), row-major n*n; on a
+    tree each composite is carried into its parent's, and column i walks up the ancestors of i only."""
     T = _Tracer()
     n = model.n
     q = [T.input(f"q[{i}]") for i in range(n)]
     frames = [_frame(T, model, i, q[i]) for i in range(n)]
     composites = [None] * n
-    m: float = 0.0
-    h: list[Value] = [0.0, 0.0, 0.0]
-    I_o: list[list[Value]] = [[0.0] * 3 for _ in range(3)]
+    empty = (0.0, [0.0, 0.0, 0.0], [[0.0] * 3 for _ in range(3)])
+    carried: list = [None] * n  # per link: the composite of its children, in its frame
     for i in reversed(range(n)):
+        m, h, I_o = carried[i] or empty
         mi, hi, Ii = _body(model, i)
         m = m + mi
         h = T.vadd(h, hi)
         I_o = [[T.add(I_o[a][b], float(Ii[a, b])) for b in range(3)] for a in range(3)]
         composites[i] = (m, h, I_o)
-        if i == 0:
-            break
+        lam = model.parent[i]
+        if lam < 0:
+            continue
         frame = frames[i]
         p = frame[3]
         r = _to_parent(T, frame, h)
@@ -377,6 +374,10 @@ def _trace_crba(model: NumericModel):
                 upper[a, b] = upper[b, a] = T.add(e, diag) if a == b else e
         I_o = [[upper[a, b] for b in range(3)] for a in range(3)]
         h = T.vadd(r, T.scale(m, p))
+        if carried[lam] is not None:  # a second child: add the composites
+            m0, h0, I0 = carried[lam]
+            m, h, I_o = m0 + m, T.vadd(h0, h), [[T.add(I0[a][b], I_o[a][b]) for b in range(3)] for a in range(3)]
+        carried[lam] = (m, h, I_o)
     M: list[Value] = [0.0] * (n * n)
     for i in range(n):
         mc, hc, Ic = composites[i]
@@ -385,10 +386,12 @@ def _trace_crba(model: NumericModel):
         else:
             nm, f = [hc[1], T.neg(hc[0]), 0.0], [0.0, 0.0, float(mc)]
         M[i * n + i] = T.add(nm[2] if model.revolute[i] else f[2], float(model.armature[i]))
-        for j in range(i, 0, -1):
+        j = i
+        while model.parent[j] >= 0:  # up the ancestors: M_ij = 0 for the other links
             nm, f = _to_parent(T, frames[j], nm), _to_parent(T, frames[j], f)
             nm = T.vadd(nm, T.cross(frames[j][3], f))
-            M[i * n + j - 1] = M[(j - 1) * n + i] = nm[2] if model.revolute[j - 1] else f[2]
+            j = model.parent[j]
+            M[i * n + j] = M[j * n + i] = nm[2] if model.revolute[j] else f[2]
     return T, M
 
 

@@ -1,10 +1,14 @@
 """The joint-space inertia matrix by the composite rigid body algorithm, vectorised over a batch.
 
 Walker and Orin (1982) method 3 as Featherstone writes it (Rigid Body Dynamics Algorithms, 2008,
-table 6.2), for a serial chain in joint frames (see :mod:`robodyn.numeric.model`):
+table 6.2), over the parent array lambda (``model.parent``; i - 1 on a chain) in joint frames (see
+:mod:`robodyn.numeric.model`):
 
-    I^c_i = I_i + X_{i+1}^T I^c_{i+1} X_{i+1}          (composite inertia of links i..n-1)
-    F = I^c_i s_i,  M_ii = s_i . F,  then for j = i, i-1, ..., 1: F = X_j^* F, M_{i,j-1} = s_{j-1} . F
+    I^c_i = I_i + sum over the children j of i of X_j^T I^c_j X_j      (composite inertia of the subtree of i)
+    F = I^c_i s_i,  M_ii = s_i . F,  then for j = i, lambda(i), ... while lambda(j) >= 0:
+        F = X_j^* F,  M_{i,lambda(j)} = s_{lambda(j)} . F
+
+and M_ik = 0 when neither of i, k is an ancestor of the other (branch-induced sparsity).
 
 A composite inertia is kept as its three parameters (m, h = m c, I_o about the origin); moving it to
 the parent frame (rotation R, origin p) gives h' = R h + m p and
@@ -45,17 +49,18 @@ def _to_parent(
 def _composites(
     model: NumericModel, X: list[JointTransform], N: int
 ) -> list[tuple[float, np.ndarray, np.ndarray]]:
-    """Composite inertias (m, h (3, N), I_o (3, 3, N)) of links i..n-1 in joint frame i."""
+    """Composite inertias (m, h (3, N), I_o (3, 3, N)) of the subtree of each link i in joint frame i."""
     n = model.n
-    out: list[tuple[float, np.ndarray, np.ndarray]] = [None] * n  # type: ignore[list-item]
-    m, h, I_o = 0.0, np.zeros((3, N)), np.zeros((3, 3, N))
-    for i in reversed(range(n)):
-        m = m + float(model.mass[i])
-        h = h + model.first_moment[i][:, None]
-        I_o = I_o + model.inertia_origin[i][:, :, None]
-        out[i] = (m, h, I_o)
-        if i > 0:
+    out: list[tuple[float, np.ndarray, np.ndarray]] = [
+        (float(model.mass[i]), np.repeat(model.first_moment[i][:, None], N, axis=1),
+         np.repeat(model.inertia_origin[i][:, :, None], N, axis=2)) for i in range(n)]
+    for i in reversed(range(n)):  # every child j > i is complete when i is reached
+        lam = model.parent[i]
+        if lam >= 0:
+            m, h, I_o = out[i]
             h, I_o = _to_parent(X[i], m, h, I_o)
+            m0, h0, I0 = out[lam]
+            out[lam] = (m0 + m, h0 + h, I0 + I_o)
     return out
 
 
@@ -88,12 +93,14 @@ def crba_reference(model: NumericModel, q: np.ndarray) -> np.ndarray:
     n, N = q.shape
     X = transforms(model, q)
     composites = _composites(model, X, N)
-    M = np.empty((N, n, n))
+    M = np.zeros((N, n, n))
     for i in range(n):
         F = _column_force(bool(model.revolute[i]), *composites[i])
         M[:, i, i] = F[2, 0 if model.revolute[i] else 1] + model.armature[i]
-        for j in range(i, 0, -1):
+        j = i
+        while model.parent[j] >= 0:
             F = X[j].to_parent(F)
             F[:, 0] += cross(X[j].p, F[:, 1])
-            M[:, i, j - 1] = M[:, j - 1, i] = F[2, 0 if model.revolute[j - 1] else 1]
+            j = model.parent[j]
+            M[:, i, j] = M[:, j, i] = F[2, 0 if model.revolute[j] else 1]
     return M

@@ -4,12 +4,13 @@ time derivative, and the potential energy of gravity.
 Frames are the *joint frames* of :mod:`robodyn.numeric.model` (joint i moves about/along the z axis of
 joint frame i, whose origin lies on the axis), chained as
 
-    X_i = X_{i-1} K_i S_i(q_i),   K_i = (E_i, p_i),   S_i = Rot(z, theta_i) Trans(z, d_i),
+    X_i = X_lambda(i) K_i S_i(q_i),   K_i = (E_i, p_i),   S_i = Rot(z, theta_i) Trans(z, d_i),
 
-so that link frame n is X_n C_n (C_n = Trans(x, a_n) Rot(x, alpha_n) in standard DH, the identity in
-modified DH) and the tool frame is X_n C_n T_tool. The geometric Jacobian has rows (v; omega) in the base
-frame like :func:`robodyn.kinematics.jacobian`: column i is (z_i x (p - o_i); z_i) for a revolute joint and
-(z_i; 0) for a prismatic one.
+(lambda(i) the parent of link i: i - 1 on a chain), so that link frame n is X_n C_n (C_n = Trans(x, a_n)
+Rot(x, alpha_n) in standard DH, the identity in modified DH) and the tool frame is X_n C_n T_tool. The
+geometric Jacobian has rows (v; omega) in the base frame like :func:`robodyn.kinematics.jacobian`: column i is
+(z_i x (p - o_i); z_i) for a revolute joint and (z_i; 0) for a prismatic one, for the joints that carry the
+last link (on a tree the columns of the other branches are zero).
 
 Shapes: ``q`` of shape (n,) gives results for one state; (N, n) gives a leading batch axis.
 """
@@ -58,8 +59,10 @@ def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
     N, n = q.shape
     R = np.empty((N, n, 3, 3))
     o = np.empty((N, n, 3))
-    R_prev, o_prev = np.broadcast_to(np.eye(3), (N, 3, 3)), np.zeros((N, 3))
+    R_base, o_base = np.broadcast_to(np.eye(3), (N, 3, 3)), np.zeros((N, 3))
     for i in range(n):
+        lam = model.parent[i]
+        R_prev, o_prev = (R[:, lam], o[:, lam]) if lam >= 0 else (R_base, o_base)
         E, p = model.E[i], model.p[i]
         if model.revolute[i]:
             theta, d = model.theta0[i] + q[:, i], np.full(N, model.d0[i])
@@ -68,7 +71,6 @@ def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
         RE = R_prev @ E
         o[:, i] = o_prev + R_prev @ p + RE[:, :, 2] * d[:, None]
         R[:, i] = RE @ _rz(theta)
-        R_prev, o_prev = R[:, i], o[:, i]
     return Frames(R, o)
 
 
@@ -97,16 +99,26 @@ def tool_pose(
 
 
 def _columns(model: NumericModel, frames: Frames, p: np.ndarray) -> np.ndarray:
-    """Geometric Jacobian (N, 6, n) of the point p (N, 3) from the joint frames."""
+    """Geometric Jacobian (N, 6, n) of the point p (N, 3) of the last link, from the joint frames (the columns
+    of joints that do not carry the last link are zero)."""
     z = frames.axes
     J = np.zeros((z.shape[0], 6, model.n))
-    for i in range(model.n):
+    for i in _carrying_last(model):
         if model.revolute[i]:
             J[:, :3, i] = np.cross(z[:, i], p - frames.o[:, i])
             J[:, 3:, i] = z[:, i]
         else:
             J[:, :3, i] = z[:, i]
     return J
+
+
+def _carrying_last(model: NumericModel) -> list[int]:
+    """The joints that move the last link: it and its ancestors, base first."""
+    out, k = [], model.n - 1
+    while k >= 0:
+        out.append(k)
+        k = model.parent[k]
+    return out[::-1]
 
 
 def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
@@ -123,9 +135,10 @@ def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None) ->
 def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Params | None = None) -> np.ndarray:
     """dJ/dt at (q, qd), analytic: (6, n) or (N, 6, n).
 
-    Joint axis i turns with the links before it, zdot_i = omega_{i-1} x z_i (omega_{i-1} = sum_{j<i} z_j qd_j
-    over revolute j); its origin moves with velocity odot_i = sum_{j<i} J_j(o_i) qd_j; the tool point with
-    pdot = J qd. Differentiating the columns: d/dt (z x (p - o)) = zdot x (p - o) + z x (pdot - odot).
+    Joint axis i turns with its parent link, zdot_i = omega_lambda(i) x z_i (omega_k: the sum of z_j qd_j over
+    the revolute joints j carrying link k); its origin moves with velocity odot_i = sum_{j carrying lambda(i)}
+    J_j(o_i) qd_j; the tool point with pdot = J qd. Differentiating the columns:
+    d/dt (z x (p - o)) = zdot x (p - o) + z x (pdot - odot).
     """
     model = compile_model(robot, params)
     single, qb = _batch(q, model.n)
@@ -136,20 +149,24 @@ def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Para
     J = _columns(model, frames, p)
     z, o = frames.axes, frames.o
     pdot = np.einsum("nij,nj->ni", J[:, :3], qdb)
-    omega = np.zeros_like(p)  # angular velocity of the link before joint i
-    odot = np.zeros_like(p)
+    omega = np.zeros((model.n, *p.shape))  # angular velocity of each link
+    odot = np.zeros((model.n, *p.shape))  # velocity of each joint origin o_i as a point of the parent link
     Jdot = np.zeros_like(J)
+    carrying = set(_carrying_last(model))
     for i in range(model.n):
-        if i > 0:  # velocity of o_i as a point of link i-1
-            prev = i - 1
-            odot = odot + np.cross(omega, o[:, i] - o[:, prev])
-            if not model.revolute[prev]:
-                odot = odot + z[:, prev] * qdb[:, prev, None]
-        zdot = np.cross(omega, z[:, i])
+        lam = model.parent[i]
+        omega_parent = omega[lam] if lam >= 0 else np.zeros_like(p)
+        if lam >= 0:  # o_i moves with link lambda(i): o_lam's velocity there, and the rotation about it
+            odot[i] = odot[lam] + np.cross(omega_parent, o[:, i] - o[:, lam])
+            if not model.revolute[lam]:
+                odot[i] = odot[i] + z[:, lam] * qdb[:, lam, None]
+        zdot = np.cross(omega_parent, z[:, i])
+        omega[i] = omega_parent + z[:, i] * qdb[:, i, None] if model.revolute[i] else omega_parent
+        if i not in carrying:
+            continue
         if model.revolute[i]:
-            Jdot[:, :3, i] = np.cross(zdot, p - o[:, i]) + np.cross(z[:, i], pdot - odot)
+            Jdot[:, :3, i] = np.cross(zdot, p - o[:, i]) + np.cross(z[:, i], pdot - odot[i])
             Jdot[:, 3:, i] = zdot
-            omega = omega + z[:, i] * qdb[:, i, None]
         else:
             Jdot[:, :3, i] = zdot
     return Jdot[0] if single else Jdot

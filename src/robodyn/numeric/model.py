@@ -4,9 +4,10 @@ Every link transform is split as in :mod:`robodyn.model.dh`, A_i = B_i S_i(q_i) 
 screw S_i = Rot(z, theta_i) Trans(z, d_i) (a link's fixed ``placement`` P_i is part of B_i: P_i B_i).
 The numeric engine works in *joint frames*: joint frame i
 is the frame after B_i S_i, so joint i moves about/along its z axis and its origin lies on the axis
-(Featherstone's convention, and Pinocchio's). Joint frame i seen from joint frame i-1 is
+(Featherstone's convention, and Pinocchio's). Joint frame i seen from joint frame lambda(i) of its parent
+(``parent[i]``: i - 1 on a chain, any earlier link on a tree) is
 
-    K_i S_i(q_i),   K_i = C_{i-1} B_i   (C_{-1} = I: joint frame 0 is the base frame),
+    K_i S_i(q_i),   K_i = C_lambda(i) B_i   (C_{-1} = I: joint frame -1 is the base frame),
 
 a constant placement K_i followed by the joint motion. Link frame i is joint frame i times C_i, so the
 inertial data (given in link frames) and the tip load (given in the last link frame) are moved into
@@ -30,7 +31,7 @@ import sympy
 from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.inertia import check_inertia
-from robodyn.model.manipulator import Manipulator, RigidBody, require_serial
+from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.model.params import check_names, symbol_values
 
 #: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
@@ -43,6 +44,7 @@ class NumericModel:
 
     Per joint i (0-based): ``revolute[i]``, the joint offsets ``theta0[i]``, ``d0[i]`` (the variable adds
     to theta for R, to d for P), the placement K_i as rotation ``E[i]`` (3x3) and translation ``p[i]``,
+    ``parent[i]`` the link it hangs on (-1 the base; i - 1 on a chain),
     the inertia of every body moving with link i in joint frame i as ``mass[i]``, ``first_moment[i]``
     (m c) and ``inertia_origin[i]`` (about the joint frame origin), ``damping[i]`` and ``armature[i]``.
     ``gravity`` is the acceleration of gravity in the base frame; ``tip_force``/``tip_moment`` the load
@@ -63,6 +65,7 @@ class NumericModel:
     gravity: np.ndarray
     tip_force: np.ndarray
     tip_moment: np.ndarray
+    parent: tuple[int, ...]
 
     @property
     def n(self) -> int:
@@ -205,24 +208,25 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     ``check_bodies=False`` skips :func:`check_bound_bodies` (for placeholder values, as the regressor's)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
-    require_serial(robot, "the numeric engine")
     floats = bound_floats(robot, params)
     if check_bodies:
         check_bound_bodies(robot, floats)
     n = robot.n
     E, p = np.zeros((n, 3, 3)), np.zeros((n, 3))
     mass, first, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
-    C_prev: tuple[np.ndarray, np.ndarray] = (np.eye(3), np.zeros(3))
+    base: tuple[np.ndarray, np.ndarray] = (np.eye(3), np.zeros(3))
+    C_of: list[tuple[np.ndarray, np.ndarray]] = []
     for i, link in enumerate(robot.links):
         B, C = map(_pair, link_transforms(floats, robot.convention, link))
-        E[i], p[i] = _compose(C_prev, B)
+        lam = robot.parents[i]
+        E[i], p[i] = _compose(C_of[lam] if lam >= 0 else base, B)
         for body in robot.bodies(i):
             m, h, I_o = _body_in_joint_frame(floats, body, C)
             mass[i] += m
             first[i] += h
             inertia[i] += I_o
-        C_prev = C
-    R_tip, t_tip = C_prev
+        C_of.append(C)
+    R_tip, t_tip = C_of[-1]
     tip_force = R_tip @ floats.array(robot.tip_force, (3,))
     tip_moment = R_tip @ floats.array(robot.tip_moment, (3,)) + np.cross(t_tip, tip_force)
     return NumericModel(
@@ -240,6 +244,7 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
         gravity=floats.array(robot.gravity, (3,)),
         tip_force=tip_force,
         tip_moment=tip_moment,
+        parent=robot.parents,
     )
 
 

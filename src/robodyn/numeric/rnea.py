@@ -11,6 +11,7 @@ Forward pass, joint i with motion subspace s_i = (z, 0) for R and (0, z) for P:
     v_i = X_i v_{i-1} + s_i qd_i,   a_i = X_i a_{i-1} + s_i qdd_i + v_i x s_i qd_i,
     f_i = I_i a_i + v_i x* I_i v_i
 
+On a tree every i - 1 is lambda(i), the parent of link i (Featherstone's table 5.1 is written so).
 Backward pass: f_{i-1} += X_i^* f_i, tau_i = s_i . f_i (+ b_i qd_i + armature_i qdd_i). The tip load
 (Fu's f_{n+1}, n_{n+1}) is added to the last link's force. Only loops over links; every operation
 acts on whole batches.
@@ -51,11 +52,15 @@ def _forward(
     base_acceleration: np.ndarray,
     N: int,
 ) -> list[np.ndarray]:
-    """Velocities and accelerations outwards, and each link's net spatial force (3, 2, N)."""
-    state = np.zeros((3, 4, N))  # omega, v, omega_dot, a of the base
-    state[:, 3] = base_acceleration[:, None]
+    """Velocities and accelerations outwards (from each link's parent), and each link's net spatial force
+    (3, 2, N)."""
+    base = np.zeros((3, 4, N))  # omega, v, omega_dot, a of the base
+    base[:, 3] = base_acceleration[:, None]
+    states: list[np.ndarray] = []
     forces = []
     for i, Xi in enumerate(X):
+        lam = model.parent[i]
+        state = states[lam] if lam >= 0 else base
         shifted = state.copy()
         shifted[:, 1::2] += cross(state[:, 0::2], Xi.p[:, None])  # v + omega x p, a + omega_dot x p
         state = Xi.to_child(shifted)
@@ -69,24 +74,27 @@ def _forward(
                 state[:, 3] += cross_z(state[:, 0], rate)
         if qdd is not None:
             state[2, 2 if model.revolute[i] else 3] += qdd[i]
+        states.append(state)
         forces.append(_body_force(model, i, state))
     return forces
 
 
 def _backward(model: NumericModel, X: list[JointTransform], forces: list[np.ndarray], tip: bool) -> np.ndarray:
-    """Forces inwards and their projections on the joint axes: tau of shape (n, N)."""
+    """Forces inwards (each link's into its parent's) and their projections on the joint axes: tau (n, N)."""
     n_links = model.n
     N = forces[0].shape[2]
     tau = np.empty((n_links, N))
-    acc = np.zeros((3, 2, N))  # moment about the origin, force
+    acc = [f.copy() for f in forces]  # per link: moment about the origin, force, of the links it carries
     if tip:
-        acc[:, 0] += model.tip_moment[:, None]
-        acc[:, 1] += model.tip_force[:, None]
+        acc[-1][:, 0] += model.tip_moment[:, None]
+        acc[-1][:, 1] += model.tip_force[:, None]
     for i in reversed(range(n_links)):
-        acc += forces[i]
-        tau[i] = acc[2, 0] if model.revolute[i] else acc[2, 1]
-        acc = X[i].to_parent(acc)
-        acc[:, 0] += cross(X[i].p, acc[:, 1])
+        tau[i] = acc[i][2, 0] if model.revolute[i] else acc[i][2, 1]
+        lam = model.parent[i]
+        if lam >= 0:
+            f = X[i].to_parent(acc[i])
+            f[:, 0] += cross(X[i].p, f[:, 1])
+            acc[lam] += f
     return tau
 
 
