@@ -156,5 +156,5 @@ def test_kane_refuses_trees_in_one_line():
     from robodyn.numeric.kane import kane_inverse_dynamics
 
     robot = rd.load(TREE)
-    with pytest.raises(ModelError, match="Kane's algorithm.*serial chains only"):
+    with pytest.raises(ModelError, match=r"Kane's algorithm.*serial chains only"):
         kane_inverse_dynamics(robot, np.zeros(7), np.zeros(7), np.zeros(7), params=PARAMS)
