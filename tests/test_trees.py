@@ -159,3 +159,10 @@ def test_what_does_not_handle_trees_yet_says_so_in_one_line():
     result = CliRunner().invoke(app, ["derive", str(TREE)])
     assert result.exit_code == 2
     assert "serial chains only" in result.output and "Traceback" not in result.output
+
+
+def test_base_is_not_a_link_name():
+    links = rows(None, None)
+    links[1]["name"] = "base"
+    with pytest.raises(ModelError, match="'base' names the base"):
+        rd.Manipulator.from_dh(links)

@@ -95,7 +95,8 @@ def to_modified(robot: Manipulator) -> Manipulator:
 
 
 def to_standard(robot: Manipulator) -> Manipulator:
-    """A modified-DH arm described in standard DH; needs alpha_0 = a_0 = 0 (or a placement to carry them).
+    """A modified-DH arm described in standard DH; needs alpha_0 = a_0 = 0 on the links on the base, unless the arm
+    has placements (one then carries them).
 
     Link i's standard row takes alpha and a from its (first) child's modified row, C_i = B_child. A child j
     whose B_j is not its parent's C (a second branch of a tree) gets the placement C_parent^-1 P_j B_j, which
@@ -110,7 +111,7 @@ def to_standard(robot: Manipulator) -> Manipulator:
         p = parents[k]
         C_parent = (robot.links[first_child[p]].a, robot.links[first_child[p]].alpha) if p >= 0 else (zero, zero)
         own = (link.a, link.alpha)
-        if p < 0 and own != (zero, zero) and not link.has_placement:
+        if p < 0 and own != (zero, zero) and not robot.has_placements:
             raise ModelError(
                 "standard DH cannot place a joint on the base away from the base frame: alpha_0 and a_0 must be 0",
                 link=k + 1,

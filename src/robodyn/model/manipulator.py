@@ -68,6 +68,8 @@ def _parents(value: object, links: tuple[Link, ...]) -> tuple[int, ...] | None:
     """``parent`` resolved to 0-based indices (-1 the base), checked; None for a serial chain."""
     names: dict[str, int] = {}
     for k, link in enumerate(links):
+        if link.name == "base":
+            raise ModelError("'base' names the base (as a parent): choose another name", link=k + 1, field="name")
         if link.name in names:
             raise ModelError(f"the name {link.name!r} is also link {names[link.name] + 1}'s", link=k + 1,
                              field="name")
