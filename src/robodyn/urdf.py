@@ -43,8 +43,9 @@ from __future__ import annotations
 import io
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.model.expr import MAX_MAGNITUDE, check_name, to_identifier
+from robodyn.model.expr import MAX_MAGNITUDE, MAX_NAME_LENGTH, check_name, to_identifier
 from robodyn.model.files import atomic_write, read_limited
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator, require_serial
@@ -311,13 +312,17 @@ def _inertial(link: Any, shown: str) -> _Body:
 
 
 @dataclass
-class _Chain:
-    joints: list[Any]  # the moving joints, base to tip
-    groups: list[list[tuple[str, np.ndarray]]]  # per group (0 = base): (link name, transform from group root)
+class _Tree:
+    joints: list[Any]  # the moving joints, depth-first in file order
+    parents: list[int]  # per moving joint: the index of the nearest moving ancestor joint, -1 the base
+    groups: list[list[tuple[str, np.ndarray]]]  # per group (0 = base, k + 1 = joints[k]'s): (link name,
+    # transform from the group's root link)
 
 
-def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
-    links = {}
+def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tuple[str, dict[str, list[Any]]]:
+    """The root link and, per link, the joints leaving it (file order), after checking names, joint types and
+    that the links form one tree."""
+    links: dict[str, Any] = {}
     for link in robot.links:
         if link.name in links:
             raise ModelError("defined twice", file=shown, link=f"link '{link.name}'")
@@ -334,8 +339,8 @@ def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
             raise ModelError(f"unknown joint type {joint.type!r} (expected one of {', '.join(SUPPORTED)})",
                              file=shown, link=where, field="type")
         if joint.type in ("floating", "planar"):
-            raise ModelError(f"{joint.type} joints are not supported (serial chains of {', '.join(SUPPORTED)} "
-                             "joints only)", file=shown, link=where, field="type")
+            raise ModelError(f"{joint.type} joints are not supported (robodyn's base is fixed; joints "
+                             f"{', '.join(SUPPORTED)} only)", file=shown, link=where, field="type")
         for end in (joint.parent, joint.child):
             if end not in links:
                 raise ModelError(f"refers to link {end!r}, which is not defined", file=shown, link=where)
@@ -351,48 +356,71 @@ def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
     if len(roots) != 1:
         detail = "no root (the joints form a loop)" if not roots else f"several roots: {', '.join(roots)}"
         raise ModelError(f"not one tree: {detail}", file=shown)
+    return roots[0], children
+
+
+def _tree(robot: Any, lock: Mapping[str, float], shown: str) -> _Tree:
+    """Merge the links fixed to one another (fixed and locked joints) into groups and list the moving joints
+    between the groups depth-first, each joint's subtree before its next sibling, siblings in file order."""
+    root, children = _links_and_joints(robot, lock, shown)
+    order = {id(joint): k for k, joint in enumerate(robot.joints)}
 
     def moving(joint: Any) -> bool:
         return joint.type != "fixed" and joint.name not in lock
 
-    def group(start: str) -> tuple[list[tuple[str, np.ndarray]], list[tuple[str, Any]]]:
-        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them."""
+    def group(start: str) -> tuple[list[tuple[str, np.ndarray]], list[Any]]:
+        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them, in file order."""
         members, leaving, stack = [], [], [(start, np.eye(4))]
         while stack:
             name, T = stack.pop()
             members.append((name, T))
             for joint in children[name]:
                 if moving(joint):
-                    leaving.append((name, joint))
+                    leaving.append(joint)
                 else:
                     stack.append((joint.child, T @ _joint_motion(joint, lock.get(joint.name, 0.0), shown)))
-        return members, leaving
+        return members, sorted(leaving, key=lambda joint: order[id(joint)])
 
-    chain = _Chain([], [])
-    start = roots[0]
-    while True:
-        members, leaving = group(start)
-        chain.groups.append(members)
-        if not leaving:
-            break
-        if len(leaving) > 1:
-            parents = sorted({name for name, _ in leaving})
-            joints = ", ".join(repr(j.name) for _, j in leaving)
-            raise ModelError(
-                f"the chain branches here: moving joints {joints} all attach to it; robodyn models serial "
-                "chains only (lock= the joints of the other branches, e.g. a gripper's fingers)",
-                file=shown, link=f"link {' and '.join(repr(p) for p in parents)}",
-            )
-        if getattr(leaving[0][1], "mimic", None) is not None:
-            raise ModelError("mimic joints are not supported (lock= it)", file=shown,
-                             link=f"joint '{leaving[0][1].name}'", field="mimic")
-        chain.joints.append(leaving[0][1])
-        start = leaving[0][1].child
-    if not chain.joints:
+    tree = _Tree([], [], [])
+    members, leaving = group(root)
+    tree.groups.append(members)
+    stack = [(joint, -1) for joint in reversed(leaving)]
+    while stack:
+        joint, parent = stack.pop()
+        if getattr(joint, "mimic", None) is not None:
+            raise ModelError(f"mimic joints are not supported (it follows joint {joint.mimic.joint!r}): lock= it",
+                             file=shown, link=f"joint '{joint.name}'", field="mimic")
+        tree.joints.append(joint)
+        tree.parents.append(parent)
+        members, leaving = group(joint.child)
+        tree.groups.append(members)
+        stack.extend((child, len(tree.joints) - 1) for child in reversed(leaving))
+    reached = {name for members in tree.groups for name, _ in members}
+    loop = [link.name for link in robot.links if link.name not in reached]
+    if loop:
+        raise ModelError(f"not one tree: links {', '.join(map(repr, loop[:3]))} are not connected to the root "
+                         f"{root!r} (their joints form a loop)", file=shown)
+    if not tree.joints:
         raise ModelError("no moving joint (revolute, continuous or prismatic)", file=shown)
-    if len(chain.joints) > MAX_LINKS:
-        raise ModelError(f"{len(chain.joints)} moving joints: at most {MAX_LINKS} are accepted", file=shown)
-    return chain
+    if len(tree.joints) > MAX_LINKS:
+        raise ModelError(f"{len(tree.joints)} moving joints: at most {MAX_LINKS} are accepted", file=shown)
+    return tree
+
+
+def distinct_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
+    """Each of ``names`` as a name of robodyn's grammar (:func:`~robodyn.model.expr.to_identifier`, prefix
+    ``joint``), made unique in order: a name already given (or in ``taken``) gets ``_2``, ``_3``... appended."""
+    used = set(taken)
+    out = []
+    for name in names:
+        base = to_identifier(name, prefix="joint")
+        candidate, k = base, 2
+        while candidate in used:
+            suffix = f"_{k}"
+            candidate, k = base[:MAX_NAME_LENGTH - len(suffix)] + suffix, k + 1
+        used.add(candidate)
+        out.append(candidate)
+    return out
 
 
 def _joint_motion(joint: Any, value: float, shown: str) -> np.ndarray:
@@ -441,58 +469,87 @@ def read_urdf(
     gravity: Any = (0, 0, -9.81),
     snap: bool = True,
 ) -> Manipulator:
-    """A serial manipulator from a URDF file (see the module docstring). ``lock`` fixes the named moving
-    joints at the given positions; ``gravity`` is the acceleration of gravity in the root link's frame."""
+    """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
+    named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
+    root link's frame.
+
+    The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
+    before its next sibling, siblings in the order of the file; link i's ``parent`` is the nearest moving joint
+    above it (-1: the base)."""
     path = Path(path)
     shown = str(path)
+    locked = _lock_values(lock or {}, shown)
     robot = _parse(path, shown)
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _build(robot, path, shown, strict, dict(lock or {}), gravity, snap)
+        return _build(robot, path, shown, strict, locked, gravity, snap)
+
+
+def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
+    """``lock`` checked: joint names (text) to finite real numbers."""
+    if not isinstance(lock, Mapping):
+        raise ModelError(f"lock must map joint names to positions, got {type(lock).__name__}", file=shown)
+    out = {}
+    for name, value in lock.items():
+        if not isinstance(name, str):
+            raise ModelError(f"lock: a joint name must be text, got {type(name).__name__}", file=shown)
+        where = f"joint {name!r}"
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise ModelError(f"expected a number, got {type(value).__name__}", file=shown, link=where, field="lock")
+        out[name] = float(_floats(value, 1, where, shown, "lock")[0])
+    return out
+
+
+def _link(joint: Any, P: np.ndarray, body: _Body, name: str, snap: bool, shown: str) -> Link:
+    """The row of a moving joint: placed by P (a DH row when it has that form), carrying ``body``."""
+    mass, com, inertia = body.com_form()
+    fields: dict[str, Any] = {
+        "joint": "P" if joint.type == "prismatic" else "R", "name": name,
+        "mass": mass, "com": com.tolist(), "inertia": inertia.tolist(), "damping": _damping(joint, shown),
+    }
+    row = dh_row(P, snap)
+    if row is None:
+        fields["placement"] = _placement(P, snap)
+    else:
+        fields.update(row)
+    try:
+        return Link(**fields)
+    except ModelError as exc:
+        raise ModelError(exc.problem, file=shown, link=f"link '{joint.child}'", field=exc.field) from None
 
 
 def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
            snap: bool) -> Manipulator:
-    chain = _chain(robot, lock, shown)
+    tree = _tree(robot, lock, shown)
     links_by_name = {link.name: link for link in robot.links}
+    names = distinct_names([joint.name for joint in tree.joints], taken=("base",))  # "base": a model file's base
     rows: list[Link] = []
-    R_prev = np.eye(3)
-    for k, joint in enumerate(chain.joints):
+    R_axis: list[np.ndarray] = []  # per link: R_a, its frame's rotation from the URDF child link frame
+    for k, joint in enumerate(tree.joints):
         where = f"joint '{joint.name}'"
-        axis = _axis(joint, shown)
-        Ra = axis_rotation(axis)
-        parent_T = dict(chain.groups[k])[joint.parent]
-        P = homogeneous(R_prev.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
+        Ra = axis_rotation(_axis(joint, shown))
+        p = tree.parents[k]
+        R_parent = R_axis[p] if p >= 0 else np.eye(3)
+        parent_T = dict(tree.groups[p + 1])[joint.parent]
+        P = homogeneous(R_parent.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
         P = P @ homogeneous(Ra, np.zeros(3))
         body = _Body()
-        for name, T in chain.groups[k + 1]:
+        for name, T in tree.groups[k + 1]:
             body = body + _inertial(links_by_name[name], shown).moved(homogeneous(Ra.T, np.zeros(3)) @ T)
-        mass, com, inertia = body.com_form()
-        fields: dict[str, Any] = {
-            "joint": "P" if joint.type == "prismatic" else "R",
-            "mass": mass, "com": com.tolist(), "inertia": inertia.tolist(), "damping": _damping(joint, shown),
-        }
-        row = dh_row(P, snap)
-        if row is None:
-            fields["placement"] = _placement(P, snap)
-        else:
-            fields.update(row)
-        try:
-            rows.append(Link(**fields))
-        except ModelError as exc:
-            raise ModelError(exc.problem, file=shown, link=f"link '{joint.child}'", field=exc.field) from None
-        R_prev = Ra
+        rows.append(_link(joint, P, body, names[k], snap, shown))
+        R_axis.append(Ra)
     for k, row in enumerate(rows):  # name the URDF link in inertia errors
         try:
-            row.check(f"link '{chain.joints[k].child}'", strict)
+            row.check(f"link '{tree.joints[k].child}'", strict)
         except ModelError as exc:
-            raise ModelError(exc.problem, file=shown, link=f"link '{chain.joints[k].child}'", field=exc.field) from None
+            raise ModelError(exc.problem, file=shown, link=f"link '{tree.joints[k].child}'", field=exc.field) from None
+    shape = "" if tree.parents == list(range(-1, len(rows) - 1)) else "a tree of "
     try:
         return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=to_identifier(robot.name),
-                           description=f"imported from {path.name} (robot {robot.name!r}, {len(rows)} moving "
-                                       f"joints: {', '.join(j.name for j in chain.joints)})",
-                           source=shown, strict=strict)
+                           description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(rows)} moving "
+                                       f"joints: {', '.join(j.name for j in tree.joints)})",
+                           source=shown, strict=strict, parent=tree.parents)
     except ModelError as exc:
         raise exc.located(file=shown) from None
 
