@@ -388,7 +388,8 @@ def _tree(robot: Any, lock: Mapping[str, float], shown: str) -> _Tree:
     while stack:
         joint, parent = stack.pop()
         if getattr(joint, "mimic", None) is not None:
-            raise ModelError(f"mimic joints are not supported (it follows joint {joint.mimic.joint!r}): lock= it",
+            raise ModelError(f"mimic joints are not supported (it follows joint {joint.mimic.joint!r}): lock it "
+                             "(lock= or --lock)",
                              file=shown, link=f"joint '{joint.name}'", field="mimic")
         tree.joints.append(joint)
         tree.parents.append(parent)
