@@ -1,41 +1,52 @@
-"""URDF import and export for serial chains.
+"""URDF import and export for serial chains and kinematic trees.
 
 ``rd.load("arm.urdf")`` (or :func:`read_urdf`) reads a URDF file with `yourdfpy
 <https://github.com/clemense/yourdfpy>`_ (a maintained URDF library; meshes are never loaded) and builds a
 :class:`~robodyn.model.manipulator.Manipulator`:
 
 - joints ``revolute``, ``continuous`` (the same for dynamics; limits are ignored), ``prismatic`` and ``fixed``;
-  any joint ``origin`` and ``axis``. ``lock={"finger_joint": 0.0}`` turns moving joints into fixed ones at the
-  given position (a gripper on an arm).
+  any joint ``origin`` and ``axis``. ``lock={"finger_joint": 0.0}`` (``--lock finger_joint=0`` on the command
+  line) turns moving joints into fixed ones at the given position (rad or m).
 - A fixed joint merges its child's inertia into its parent (masses, centres of mass and tensors combine
   exactly by the parallel-axis theorem); whatever is fixed to the root is the base and carries no dynamics.
-- After merging, the moving joints must form one chain: a branched tree gets a one-line
-  :class:`~robodyn.errors.ModelError` naming the link where it branches; a link with two parents (a closed
-  chain) or a second root likewise.
+- After merging, each moving joint is a link of the robot, and its ``parent`` is the link of the nearest moving
+  joint above it (the base when there is none): a serial chain, or a kinematic tree (legs, arms and fingers of a
+  humanoid). The links are listed depth-first from the root, each joint followed by its whole subtree before its
+  next sibling, siblings in the order of the file (so a parent always comes before its children). A link with
+  two parents (a closed chain), a second root, or links not connected to the root (a loop) is a one-line
+  :class:`~robodyn.errors.ModelError`.
 - Frames: robodyn's frame of link k is the URDF child link frame of joint k, rotated (by R_a, about the origin)
-  so that the joint axis is its z axis (R_a = I when the axis is +z). The fixed transform from frame k-1 to
-  frame k at q = 0, P_k = R_{a,k-1}^T T(parent <- joint origin) R_{a,k}, becomes a modified-DH row (alpha,
-  a, theta, d) when it has that form (R e_x . e_z = 0 and its translation lies in the plane of x and the new z
-  axis) and is otherwise kept exactly as the row's ``placement`` (A_k = P_k Rot(z, q) or Trans(z, q)); nothing
-  is approximated. Angles within 1e-9 rad of a multiple of 90 degrees, and rotation entries within 1e-9 of 0 or
-  +-1, are read as exact (URDF files write pi/2 as 1.5707963 or 1.57079632679); ``snap=False`` keeps the
-  literal numbers.
+  so that the joint axis is its z axis (R_a = I when the axis is +z). The fixed transform from the frame of
+  link p = parent(k) to frame k at q = 0, P_k = R_{a,p}^T T(p's child link <- joint origin) R_{a,k} (R_{a,p} = I
+  and the root link's frame for the base), becomes a modified-DH row (alpha, a, theta, d) when it has that form
+  (R e_x . e_z = 0 and its translation lies in the plane of x and the new z axis) and is otherwise kept exactly
+  as the row's ``placement`` (A_k = P_k Rot(z, q) or Trans(z, q)); nothing is approximated. Angles within 1e-9
+  rad of a multiple of 90 degrees, and rotation entries within 1e-9 of 0 or +-1, are read as exact (URDF files
+  write pi/2 as 1.5707963 or 1.57079632679); ``snap=False`` keeps the literal numbers.
 - ``<dynamics damping>`` becomes the link's viscous ``damping``; ``friction`` (Coulomb) has no robodyn
   counterpart and is ignored with a warning. Gravity is ``(0, 0, -9.81)`` unless given.
 - Names: the robot's name is the ``<robot name>`` mapped to robodyn's name grammar
-  (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); the original name and the
-  joint names are kept only as data, in the ``description`` (free text, never printed into code). URDF link and
-  joint names appear nowhere else but in error messages, quoted.
+  (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); each link's ``name`` is its
+  joint's URDF name mapped the same way (prefix ``joint``; :func:`distinct_names`: two names that map to the
+  same identifier, or to ``base``, the base's name in model files, get ``_2``, ``_3``... in list order). The
+  original robot and joint names are kept as data in the ``description`` (free text, never printed into code).
+
+Not supported, each a one-line ModelError naming the joint: ``mimic`` joints (a joint that follows another,
+q_j = m q_i + c, would need coupled coordinates, which a Manipulator does not have; lock it, as a gripper's
+second finger usually is) and ``floating`` and ``planar`` joints (a floating base is out of scope: robodyn's
+base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once that joint is removed).
 
 Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
 types, mimic joints, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
 inertia attributes, numbers that do not parse or are not finite) are one-line ModelErrors naming the file, the
 joint or link and the attribute; NumPy's floating-point warnings are silenced while reading.
 
-:func:`to_urdf` (and :func:`write_urdf` for a file) writes a robot with numeric inertial data as URDF: links
-``base_link``, ``link1`` .. ``linkn`` (the numeric engine's joint frames: z along the joint axis), joints
-``joint1`` .. ``jointn`` (``continuous`` or ``prismatic``), and a fixed ``tool`` joint to ``tool0`` at the
-robot's last frame times its tool. URDF has no armature, tip load or gravity: they are left out with a warning.
+:func:`to_urdf` (and :func:`write_urdf` for a file) writes a robot (chain or tree) with numeric inertial data
+as URDF: the root link ``base_link``; per robodyn link a joint (``continuous`` or ``prismatic``) and its child
+link (the numeric engine's joint frame: z along the joint axis), both named after the link's ``name`` where it
+has one, else ``joint<i>`` and ``link<i>``, the joint's parent the URDF link of the robodyn parent; and a fixed
+``tool`` joint to ``tool0`` at the last link's frame times the robot's tool. URDF has no armature, tip load or
+gravity: they are left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names.
 """
 
 from __future__ import annotations
@@ -56,7 +67,7 @@ from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.expr import MAX_MAGNITUDE, MAX_NAME_LENGTH, check_name, to_identifier
 from robodyn.model.files import atomic_write, read_limited
 from robodyn.model.inertia import check_inertia
-from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator, require_serial
+from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
 from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms, rot_x, rot_z
 
 MAX_FILE_BYTES = 20_000_000
@@ -409,16 +420,21 @@ def _tree(robot: Any, lock: Mapping[str, float], shown: str) -> _Tree:
 
 
 def distinct_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
-    """Each of ``names`` as a name of robodyn's grammar (:func:`~robodyn.model.expr.to_identifier`, prefix
-    ``joint``), made unique in order: a name already given (or in ``taken``) gets ``_2``, ``_3``... appended."""
+    """Each of ``names`` (URDF joint names, any text) as a name of robodyn's grammar
+    (:func:`~robodyn.model.expr.to_identifier`, prefix ``joint``), made unique by :func:`_unique`."""
+    return _unique([to_identifier(name, prefix="joint") for name in names], taken)
+
+
+def _unique(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
+    """``names`` (identifiers) made unique in order: a name already given (or in ``taken``) gets ``_2``,
+    ``_3``... appended (shortened to fit :data:`~robodyn.model.expr.MAX_NAME_LENGTH`)."""
     used = set(taken)
     out = []
     for name in names:
-        base = to_identifier(name, prefix="joint")
-        candidate, k = base, 2
+        candidate, k = name, 2
         while candidate in used:
             suffix = f"_{k}"
-            candidate, k = base[:MAX_NAME_LENGTH - len(suffix)] + suffix, k + 1
+            candidate, k = name[:MAX_NAME_LENGTH - len(suffix)] + suffix, k + 1
         used.add(candidate)
         out.append(candidate)
     return out
@@ -574,9 +590,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
     from xml.etree import ElementTree as ET
 
-    require_serial(robot, "to_urdf()")
     floats = bound_floats(robot, params)
-    n = robot.n
     if any(floats.scalar(link.armature) != 0 for link in robot.links):
         warnings.warn(f"{robot.name}: URDF has no armature (reflected rotor inertia); not written", ModelWarning,
                       stacklevel=2)
@@ -587,25 +601,29 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     root.append(ET.Comment(f" written by robodyn from {name} ({robot.convention} DH); gravity "
                            f"{_fmt([floats.scalar(x) for x in robot.gravity])} is not part of URDF "))
     ET.SubElement(root, "link", name="base_link")
-    C_prev = np.eye(4)
+    # URDF names: a link's name where set (the joint and its child link), else joint<i> and link<i>
+    joint_names = _unique([link.name or f"joint{i + 1}" for i, link in enumerate(robot.links)], ("tool",))
+    link_names = _unique([link.name or f"link{i + 1}" for i, link in enumerate(robot.links)], ("base_link", "tool0"))
+    C_of: list[np.ndarray] = []  # per link: C_i, from the numeric engine's joint frame to frame i
     for i, link in enumerate(robot.links):
+        p = robot.parents[i]
         B, C = link_transforms(floats, robot.convention, link)
-        origin = C_prev @ B @ joint_screw(floats, link)
+        origin = (C_of[p] if p >= 0 else np.eye(4)) @ B @ joint_screw(floats, link)
         body = _Body()
         for b in robot.bodies(i):
             body = body + _Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),
                                          floats.array(b.inertia, (3, 3))).moved(C)
         mass, com, inertia = body.com_form()
-        element = ET.SubElement(root, "link", name=f"link{i + 1}")
+        element = ET.SubElement(root, "link", name=link_names[i])
         inertial = ET.SubElement(element, "inertial")
         ET.SubElement(inertial, "origin", xyz=_fmt(com), rpy="0.0 0.0 0.0")
         ET.SubElement(inertial, "mass", value=repr(float(mass)))
         entries = {f"i{'xyz'[r]}{'xyz'[c]}": repr(float(inertia[r, c])) for r, c in
                    ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))}
         ET.SubElement(inertial, "inertia", **entries)
-        joint = ET.SubElement(root, "joint", name=f"joint{i + 1}", type="continuous" if link.revolute else "prismatic")
-        ET.SubElement(joint, "parent", link="base_link" if i == 0 else f"link{i}")
-        ET.SubElement(joint, "child", link=f"link{i + 1}")
+        joint = ET.SubElement(root, "joint", name=joint_names[i], type="continuous" if link.revolute else "prismatic")
+        ET.SubElement(joint, "parent", link="base_link" if p < 0 else link_names[p])
+        ET.SubElement(joint, "child", link=link_names[i])
         ET.SubElement(joint, "origin", xyz=_fmt(origin[:3, 3]), rpy=_fmt(_rpy(origin[:3, :3])))
         ET.SubElement(joint, "axis", xyz="0.0 0.0 1.0")
         if not link.revolute:
@@ -613,11 +631,11 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
         damping = floats.scalar(link.damping)
         if damping:
             ET.SubElement(joint, "dynamics", damping=repr(float(damping)), friction="0.0")
-        C_prev = C
-    tool = C_prev @ floats.array(robot.tool, (4, 4))
+        C_of.append(C)
+    tool = C_of[-1] @ floats.array(robot.tool, (4, 4))
     ET.SubElement(root, "link", name="tool0")
     joint = ET.SubElement(root, "joint", name="tool", type="fixed")
-    ET.SubElement(joint, "parent", link=f"link{n}")
+    ET.SubElement(joint, "parent", link=link_names[-1])
     ET.SubElement(joint, "child", link="tool0")
     ET.SubElement(joint, "origin", xyz=_fmt(tool[:3, 3]), rpy=_fmt(_rpy(tool[:3, :3])))
     ET.indent(root)
