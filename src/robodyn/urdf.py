@@ -324,10 +324,13 @@ def _inertial(link: Any, shown: str) -> _Body:
 
 @dataclass
 class _Tree:
-    joints: list[Any]  # the moving joints, depth-first in file order
-    parents: list[int]  # per moving joint: the index of the nearest moving ancestor joint, -1 the base
-    groups: list[list[tuple[str, np.ndarray]]]  # per group (0 = base, k + 1 = joints[k]'s): (link name,
-    # transform from the group's root link)
+    """The moving joints (depth-first, siblings in file order), per joint the index of the nearest moving joint
+    above it (-1: the base), and the groups of links fixed to one another: groups[0] the base's, groups[k + 1]
+    the one joints[k] moves, each a list of (URDF link name, transform from the group's root link)."""
+
+    joints: list[Any]
+    parents: list[int]
+    groups: list[list[tuple[str, np.ndarray]]]
 
 
 def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tuple[str, dict[str, list[Any]]]:
