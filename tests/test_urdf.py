@@ -81,21 +81,21 @@ def test_ur5_from_example_robot_data_matches_pinocchio() -> None:
     assert not robot.links[0].has_placement and robot.links[2].has_placement
 
 
-def test_panda_branches_at_the_hand_and_loads_with_locked_fingers() -> None:
+def test_panda_mimic_finger_is_refused_and_loads_with_locked_fingers() -> None:
     path = _example_robot_data("panda_description/urdf/panda.urdf")
     with pytest.raises(rd.ModelError) as info:
         read_urdf(path)
     message = str(info.value)
-    assert "\n" not in message and "'panda_hand'" in message and "branches" in message
-    fingers = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03}
-    robot = read_urdf(path, lock=fingers)
-    assert robot.n == 7
+    assert "\n" not in message and "joint 'panda_finger_joint2'" in message and "mimic" in message
     full = pin.buildModelFromUrdf(str(path))
-    q_lock = pin.neutral(full)
-    for name, value in fingers.items():
-        q_lock[full.joints[full.getJointId(name)].idx_q] = value
-    reduced = pin.buildReducedModel(full, [full.getJointId(name) for name in fingers], q_lock)
-    assert _compare(robot, reduced) < TOL
+    for fingers in ({"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03}, {"panda_finger_joint2": 0.03}):
+        robot = read_urdf(path, lock=fingers)
+        assert robot.n == 9 - len(fingers) and not robot.is_tree  # finger 1 alone: the hand's one moving joint
+        q_lock = pin.neutral(full)
+        for name, value in fingers.items():
+            q_lock[full.joints[full.getJointId(name)].idx_q] = value
+        reduced = pin.buildReducedModel(full, [full.getJointId(name) for name in fingers], q_lock)
+        assert _compare(robot, reduced) < TOL
 
 
 URDF_HEAD = '<?xml version="1.0"?>\n<robot name="test_arm">\n'
@@ -249,10 +249,15 @@ MALFORMED = {
                      "<joint name='j2' type='revolute'><parent link='a'/><child link='c'/></joint>"
                      "<joint name='j3' type='revolute'><parent link='c'/><child link='b'/></joint></robot>",
                      "closed chain"),
-    "branch": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/>"
-               "<joint name='j1' type='revolute'><parent link='a'/><child link='b'/></joint>"
-               "<joint name='j2' type='prismatic'><parent link='a'/><child link='c'/></joint></robot>",
-               "link 'a'"),
+    "mimic": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/>"
+              "<joint name='j1' type='revolute'><parent link='a'/><child link='b'/></joint>"
+              "<joint name='j2' type='prismatic'><parent link='a'/><child link='c'/><mimic joint='j1'/></joint>"
+              "</robot>", "joint 'j2': field 'mimic': mimic joints are not supported (it follows joint 'j1')"),
+    "loop": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/><link name='d'/>"
+             "<joint name='j1' type='revolute'><parent link='a'/><child link='b'/></joint>"
+             "<joint name='j2' type='revolute'><parent link='c'/><child link='d'/></joint>"
+             "<joint name='j3' type='revolute'><parent link='d'/><child link='c'/></joint></robot>",
+             "not one tree: links 'c', 'd' are not connected to the root 'a'"),
     "no_joint": ("<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='fixed'>"
                  "<parent link='a'/><child link='b'/></joint></robot>", "no moving joint"),
     "entity": ("<?xml version='1.0'?><!DOCTYPE robot [<!ENTITY x 'y'>]><robot name='&x;'><link name='a'/></robot>",
@@ -307,10 +312,10 @@ def test_cli_reads_urdf_and_exits_2_on_a_malformed_one(tmp_path: Path) -> None:
     result = runner.invoke(app, ["show", str(good)])
     assert result.exit_code == 0, result.output
     bad = tmp_path / "bad.urdf"
-    bad.write_text(MALFORMED["branch"][0])
+    bad.write_text(MALFORMED["mimic"][0])
     result = runner.invoke(app, ["show", str(bad)])
     assert result.exit_code == 2
-    assert "branches" in result.output and len(result.output.strip().splitlines()) == 1
+    assert "mimic" in result.output and len(result.output.strip().splitlines()) == 1
     result = runner.invoke(app, ["show", str(tmp_path / "missing.urdf")])
     assert result.exit_code == 2 and "no such file" in result.output
     infinite = tmp_path / "infinite.urdf"

@@ -160,8 +160,25 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
             progress.stop()
 
 
-def _load(model: str, strict: bool) -> rd.Manipulator:
-    return rd.load(model, strict=strict)
+def _load(model: str, strict: bool, lock: list[str] | None = None) -> rd.Manipulator:
+    return rd.load(model, strict=strict, lock=_parse_lock(lock or []))
+
+
+def _parse_lock(items: list[str]) -> dict[str, float]:
+    """``--lock NAME=VALUE`` options: a URDF joint name and its position, a finite number (rad or m)."""
+    lock: dict[str, float] = {}
+    for item in items:
+        name, sep, value = (part.strip() for part in item.partition("="))
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not sep or not name or not math.isfinite(number):
+            raise UserError(f"--lock {item!r}: expected NAME=VALUE, a URDF joint name and a finite number")
+        if name in lock:
+            raise UserError(f"--lock {item!r}: joint {name!r} is given twice")
+        lock[name] = number
+    return lock
 
 
 def _write(text: str, output: Path | None) -> None:
@@ -212,6 +229,10 @@ def _write_each(writers: Iterable[tuple[Path | None, Callable[[Path], object]]])
 StrictOption = Annotated[
     bool, typer.Option("--strict", help="Treat doubtful inertia (triangle inequality) as an error.")
 ]
+LockOption = Annotated[
+    list[str] | None,
+    typer.Option("--lock", metavar="NAME=VALUE", help="A URDF model: fix joint NAME at VALUE (rad or m); repeatable."),
+]
 
 
 @app.command("list")
@@ -233,11 +254,12 @@ def list_robots() -> None:
 def show(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Show a robot's DH table and inertial data, with the conventions they follow."""
 
     def body() -> None:
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         out.print(f"[bold]{_shown(robot.name)}[/bold]: {_shown(robot.description)}")
         if robot.source:
             out.print(f"[dim]source: {_shown(robot.source)}[/dim]")
@@ -281,11 +303,12 @@ def derive(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Derive the equations of motion and print them in one of the community forms."""
 
     def body() -> None:
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         if method is Method.emdeg and fmt is Format.text and form is Form.tau:
             from robodyn.program import emdeg_text
 
@@ -308,13 +331,14 @@ def check(
     samples: Annotated[int, typer.Option(min=1, help="Random states for the numeric comparison.")] = 50,
     rtol: Annotated[float, typer.Option(help="Relative tolerance of the numeric comparison, in (0, 1).")] = 1e-10,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Derive with every available method and compare them; exit 1 if any disagree."""
 
     def body() -> int:
         if not 0 < rtol < 1:
             raise UserError(f"--rtol must be in (0, 1), got {rtol}")
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
         table = Table(title=_shown(f"{robot.name}: every method against {result.reference}"))
@@ -356,6 +380,7 @@ def count(
                                        "input.")] = False,
     fmt: Annotated[CountFormat, typer.Option("--format", "-f", help="text or json.")] = CountFormat.text,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Count the multiplications and additions per evaluation, beside the published figures."""
 
@@ -365,7 +390,7 @@ def count(
                                          ("--route", route, Route.auto)):
                 if given != default:
                     raise UserError(f"{flag} is for the straight-line program: leave out --method kane")
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         if method is CountMethod.kane:
             _count_kane(robot, fmt)
             return
@@ -420,6 +445,7 @@ def simplify_model(
     threshold: Annotated[float, typer.Option(help="A part is negligible below this fraction of the other.")] = 0.1,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Fu's empirical simplified model: classify every D_ij and h_i along a trajectory, plot them,
     and report the simplified model's worst torque error."""
@@ -428,7 +454,7 @@ def simplify_model(
 
     def body() -> None:
         _check_output_directory(output)
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         params = _parse_params(param or [], robot)
         if not 0 <= threshold < 1:
             raise UserError(f"--threshold must be in [0, 1), got {threshold}")
@@ -459,13 +485,14 @@ def torques(
     samples: Annotated[int, typer.Option(help="Samples of a built-in trajectory.")] = 101,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Joint torques and forces along a trajectory (Angeles, Ma and Rojas' example 1 and fig. 5):
     print the peak per joint, optionally write a CSV and a PNG."""
     from robodyn.torques import torque_history
 
     def body() -> None:
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         params = _parse_params(param or [], robot)
         if samples < 3:
             raise UserError(f"--samples must be at least 3, got {samples}")
@@ -554,13 +581,14 @@ def simulate(
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Write t, q, qd, qdd, tau, energies (CSV).")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Simulate the arm (forward dynamics integrated by scipy's solve_ivp): print the energy drift and the
     final state, optionally write a plot and a CSV."""
     from robodyn.simulation import simulate as run_simulation
 
     def body() -> None:
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         params = _parse_params(param or [], robot)
         if not 0 < t_end < math.inf:
             raise UserError(f"--t-end must be a positive, finite number of seconds, got {t_end}")
@@ -622,13 +650,14 @@ def linearize(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """The linearised state-space model x = (q, qd), u = tau: A, B, C, D (and the discrete-time Ad, Bd)."""
     from robodyn.linear import discretize
     from robodyn.linear import linearize as run_linearize
 
     def body() -> None:
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
@@ -667,13 +696,14 @@ def report(
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Include simulation and torque plots.")] = True,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for the plots.")] = None,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Write one self-contained HTML page: DH and inertia tables, the equations (MathML, rendered offline),
     operation counts, the cross-check of the formulations and plots."""
     from robodyn import report as reporting
 
     def body() -> None:
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         params = _parse_params(param or [], robot)
         _check_directory("--output", output)
         with delayed_progress(f"report on {robot.name}") as step:
@@ -721,6 +751,7 @@ def codegen(
     base: Annotated[bool, typer.Option("--base", help="The model in base parameters (identification): the "
                                        "parameter vector is the base parameters, for identified values.")] = False,
     strict: StrictOption = False,
+    lock: LockOption = None,
 ) -> None:
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
     bias, G and forward dynamics, each with its operation count (see README, Generated code)."""
@@ -732,7 +763,7 @@ def codegen(
         if unknown or not keys:
             raise UserError(f"--outputs {outputs!r}: choose from {', '.join(generator.KEYS)}")
         _check_output_directory(output)
-        robot = _load(model, strict)
+        robot = _load(model, strict, lock)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):
             try:
                 files = generator.generate(robot, lang.value, keys, base=base)

@@ -54,7 +54,10 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
         return pin.SE3(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))
 
     def inertia(body: RigidBody) -> Any:
-        return pin.Inertia(floats.scalar(body.mass), floats.array(body.com, (3,)), floats.array(body.inertia, (3, 3)))
+        out = pin.Inertia.Zero()  # not pin.Inertia(m, c, I): it refuses the rounding noise robodyn accepts (iCub)
+        out.mass, out.lever, out.inertia = (floats.scalar(body.mass), floats.array(body.com, (3,)),
+                                            floats.array(body.inertia, (3, 3)))
+        return out
 
     model = pin.Model()
     model.name = robot.name

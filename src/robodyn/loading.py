@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 from robodyn import library
@@ -14,11 +15,12 @@ from robodyn.urdf import read_urdf
 MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def load(model: str | Path, *, strict: bool = False) -> Manipulator:
+def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] | None = None) -> Manipulator:
     """Load a manipulator: a built-in name (``"puma560"``), a ``.yaml``/``.yml``/``.json`` model file, or a
-    ``.urdf`` file (a serial chain: see :mod:`robodyn.urdf`).
+    ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.urdf`).
 
-    ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error.
+    ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error. ``lock`` (URDF files
+    only) fixes the named joints at the given positions (rad or m), e.g. ``lock={"finger_joint": 0.0}``.
 
     A string that is a built-in name always loads the built-in robot, even where a file of that name
     exists in the working directory (a :class:`~robodyn.errors.ModelWarning` then says so); load such a
@@ -26,6 +28,8 @@ def load(model: str | Path, *, strict: bool = False) -> Manipulator:
     """
     text = str(model)
     path = Path(text)
+    if lock and path.suffix.lower() != ".urdf":
+        raise ModelError(f"a lock (lock= or --lock) applies to URDF files only, and {text!r} is not a .urdf file")
     exists = path_exists(path, text)  # a path that cannot be looked up: one ModelError
     if isinstance(model, str) and text in library.names():
         if exists:
@@ -35,7 +39,7 @@ def load(model: str | Path, *, strict: bool = False) -> Manipulator:
     if path.suffix.lower() == ".urdf":
         if not exists:
             raise ModelError("no such file", file=text)
-        return read_urdf(path, strict=strict)
+        return read_urdf(path, strict=strict, lock=lock)
     if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or exists:
         if not exists:
             raise ModelError("no such file", file=text)

@@ -1,41 +1,52 @@
-"""URDF import and export for serial chains.
+"""URDF import and export for serial chains and kinematic trees.
 
 ``rd.load("arm.urdf")`` (or :func:`read_urdf`) reads a URDF file with `yourdfpy
 <https://github.com/clemense/yourdfpy>`_ (a maintained URDF library; meshes are never loaded) and builds a
 :class:`~robodyn.model.manipulator.Manipulator`:
 
 - joints ``revolute``, ``continuous`` (the same for dynamics; limits are ignored), ``prismatic`` and ``fixed``;
-  any joint ``origin`` and ``axis``. ``lock={"finger_joint": 0.0}`` turns moving joints into fixed ones at the
-  given position (a gripper on an arm).
+  any joint ``origin`` and ``axis``. ``lock={"finger_joint": 0.0}`` (``--lock finger_joint=0`` on the command
+  line) turns moving joints into fixed ones at the given position (rad or m).
 - A fixed joint merges its child's inertia into its parent (masses, centres of mass and tensors combine
   exactly by the parallel-axis theorem); whatever is fixed to the root is the base and carries no dynamics.
-- After merging, the moving joints must form one chain: a branched tree gets a one-line
-  :class:`~robodyn.errors.ModelError` naming the link where it branches; a link with two parents (a closed
-  chain) or a second root likewise.
+- After merging, each moving joint is a link of the robot, and its ``parent`` is the link of the nearest moving
+  joint above it (the base when there is none): a serial chain, or a kinematic tree (legs, arms and fingers of a
+  humanoid). The links are listed depth-first from the root, each joint followed by its whole subtree before its
+  next sibling, siblings in the order of the file (so a parent always comes before its children). A link with
+  two parents (a closed chain), a second root, or links not connected to the root (a loop) is a one-line
+  :class:`~robodyn.errors.ModelError`.
 - Frames: robodyn's frame of link k is the URDF child link frame of joint k, rotated (by R_a, about the origin)
-  so that the joint axis is its z axis (R_a = I when the axis is +z). The fixed transform from frame k-1 to
-  frame k at q = 0, P_k = R_{a,k-1}^T T(parent <- joint origin) R_{a,k}, becomes a modified-DH row (alpha,
-  a, theta, d) when it has that form (R e_x . e_z = 0 and its translation lies in the plane of x and the new z
-  axis) and is otherwise kept exactly as the row's ``placement`` (A_k = P_k Rot(z, q) or Trans(z, q)); nothing
-  is approximated. Angles within 1e-9 rad of a multiple of 90 degrees, and rotation entries within 1e-9 of 0 or
-  +-1, are read as exact (URDF files write pi/2 as 1.5707963 or 1.57079632679); ``snap=False`` keeps the
-  literal numbers.
+  so that the joint axis is its z axis (R_a = I when the axis is +z). The fixed transform from the frame of
+  link p = parent(k) to frame k at q = 0, P_k = R_{a,p}^T T(p's child link <- joint origin) R_{a,k} (R_{a,p} = I
+  and the root link's frame for the base), becomes a modified-DH row (alpha, a, theta, d) when it has that form
+  (R e_x . e_z = 0 and its translation lies in the plane of x and the new z axis) and is otherwise kept exactly
+  as the row's ``placement`` (A_k = P_k Rot(z, q) or Trans(z, q)); nothing is approximated. Angles within 1e-9
+  rad of a multiple of 90 degrees, and rotation entries within 1e-9 of 0 or +-1, are read as exact (URDF files
+  write pi/2 as 1.5707963 or 1.57079632679); ``snap=False`` keeps the literal numbers.
 - ``<dynamics damping>`` becomes the link's viscous ``damping``; ``friction`` (Coulomb) has no robodyn
   counterpart and is ignored with a warning. Gravity is ``(0, 0, -9.81)`` unless given.
 - Names: the robot's name is the ``<robot name>`` mapped to robodyn's name grammar
-  (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); the original name and the
-  joint names are kept only as data, in the ``description`` (free text, never printed into code). URDF link and
-  joint names appear nowhere else but in error messages, quoted.
+  (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); each link's ``name`` is its
+  joint's URDF name mapped the same way (prefix ``joint``; :func:`distinct_names`: two names that map to the
+  same identifier, or to ``base``, the base's name in model files, get ``_2``, ``_3``... in list order). The
+  original robot and joint names are kept as data in the ``description`` (free text, never printed into code).
+
+Not supported, each a one-line ModelError naming the joint: ``mimic`` joints (a joint that follows another,
+q_j = m q_i + c, would need coupled coordinates, which a Manipulator does not have; lock it, as a gripper's
+second finger usually is) and ``floating`` and ``planar`` joints (a floating base is out of scope: robodyn's
+base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once that joint is removed).
 
 Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
 types, mimic joints, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
 inertia attributes, numbers that do not parse or are not finite) are one-line ModelErrors naming the file, the
 joint or link and the attribute; NumPy's floating-point warnings are silenced while reading.
 
-:func:`to_urdf` (and :func:`write_urdf` for a file) writes a robot with numeric inertial data as URDF: links
-``base_link``, ``link1`` .. ``linkn`` (the numeric engine's joint frames: z along the joint axis), joints
-``joint1`` .. ``jointn`` (``continuous`` or ``prismatic``), and a fixed ``tool`` joint to ``tool0`` at the
-robot's last frame times its tool. URDF has no armature, tip load or gravity: they are left out with a warning.
+:func:`to_urdf` (and :func:`write_urdf` for a file) writes a robot (chain or tree) with numeric inertial data
+as URDF: the root link ``base_link``; per robodyn link a joint (``continuous`` or ``prismatic``) and its child
+link (the numeric engine's joint frame: z along the joint axis), both named after the link's ``name`` where it
+has one, else ``joint<i>`` and ``link<i>``, the joint's parent the URDF link of the robodyn parent; and a fixed
+``tool`` joint to ``tool0`` at the last link's frame times the robot's tool. URDF has no armature, tip load or
+gravity: they are left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names.
 """
 
 from __future__ import annotations
@@ -43,8 +54,9 @@ from __future__ import annotations
 import io
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +64,10 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.model.expr import MAX_MAGNITUDE, check_name, to_identifier
+from robodyn.model.expr import MAX_MAGNITUDE, MAX_NAME_LENGTH, check_name, to_identifier
 from robodyn.model.files import atomic_write, read_limited
 from robodyn.model.inertia import check_inertia
-from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator, require_serial
+from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
 from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms, rot_x, rot_z
 
 MAX_FILE_BYTES = 20_000_000
@@ -311,13 +323,20 @@ def _inertial(link: Any, shown: str) -> _Body:
 
 
 @dataclass
-class _Chain:
-    joints: list[Any]  # the moving joints, base to tip
-    groups: list[list[tuple[str, np.ndarray]]]  # per group (0 = base): (link name, transform from group root)
+class _Tree:
+    """The moving joints (depth-first, siblings in file order), per joint the index of the nearest moving joint
+    above it (-1: the base), and the groups of links fixed to one another: groups[0] the base's, groups[k + 1]
+    the one joints[k] moves, each a list of (URDF link name, transform from the group's root link)."""
+
+    joints: list[Any]
+    parents: list[int]
+    groups: list[list[tuple[str, np.ndarray]]]
 
 
-def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
-    links = {}
+def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tuple[str, dict[str, list[Any]]]:
+    """The root link and, per link, the joints leaving it (file order), after checking names, joint types and
+    that the links form one tree."""
+    links: dict[str, Any] = {}
     for link in robot.links:
         if link.name in links:
             raise ModelError("defined twice", file=shown, link=f"link '{link.name}'")
@@ -334,8 +353,8 @@ def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
             raise ModelError(f"unknown joint type {joint.type!r} (expected one of {', '.join(SUPPORTED)})",
                              file=shown, link=where, field="type")
         if joint.type in ("floating", "planar"):
-            raise ModelError(f"{joint.type} joints are not supported (serial chains of {', '.join(SUPPORTED)} "
-                             "joints only)", file=shown, link=where, field="type")
+            raise ModelError(f"{joint.type} joints are not supported (robodyn's base is fixed; joints "
+                             f"{', '.join(SUPPORTED)} only)", file=shown, link=where, field="type")
         for end in (joint.parent, joint.child):
             if end not in links:
                 raise ModelError(f"refers to link {end!r}, which is not defined", file=shown, link=where)
@@ -351,48 +370,77 @@ def _chain(robot: Any, lock: Mapping[str, float], shown: str) -> _Chain:
     if len(roots) != 1:
         detail = "no root (the joints form a loop)" if not roots else f"several roots: {', '.join(roots)}"
         raise ModelError(f"not one tree: {detail}", file=shown)
+    return roots[0], children
+
+
+def _tree(robot: Any, lock: Mapping[str, float], shown: str) -> _Tree:
+    """Merge the links fixed to one another (fixed and locked joints) into groups and list the moving joints
+    between the groups depth-first, each joint's subtree before its next sibling, siblings in file order."""
+    root, children = _links_and_joints(robot, lock, shown)
+    order = {id(joint): k for k, joint in enumerate(robot.joints)}
 
     def moving(joint: Any) -> bool:
         return joint.type != "fixed" and joint.name not in lock
 
-    def group(start: str) -> tuple[list[tuple[str, np.ndarray]], list[tuple[str, Any]]]:
-        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them."""
+    def group(start: str) -> tuple[list[tuple[str, np.ndarray]], list[Any]]:
+        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them, in file order."""
         members, leaving, stack = [], [], [(start, np.eye(4))]
         while stack:
             name, T = stack.pop()
             members.append((name, T))
             for joint in children[name]:
                 if moving(joint):
-                    leaving.append((name, joint))
+                    leaving.append(joint)
                 else:
                     stack.append((joint.child, T @ _joint_motion(joint, lock.get(joint.name, 0.0), shown)))
-        return members, leaving
+        return members, sorted(leaving, key=lambda joint: order[id(joint)])
 
-    chain = _Chain([], [])
-    start = roots[0]
-    while True:
-        members, leaving = group(start)
-        chain.groups.append(members)
-        if not leaving:
-            break
-        if len(leaving) > 1:
-            parents = sorted({name for name, _ in leaving})
-            joints = ", ".join(repr(j.name) for _, j in leaving)
-            raise ModelError(
-                f"the chain branches here: moving joints {joints} all attach to it; robodyn models serial "
-                "chains only (lock= the joints of the other branches, e.g. a gripper's fingers)",
-                file=shown, link=f"link {' and '.join(repr(p) for p in parents)}",
-            )
-        if getattr(leaving[0][1], "mimic", None) is not None:
-            raise ModelError("mimic joints are not supported (lock= it)", file=shown,
-                             link=f"joint '{leaving[0][1].name}'", field="mimic")
-        chain.joints.append(leaving[0][1])
-        start = leaving[0][1].child
-    if not chain.joints:
+    tree = _Tree([], [], [])
+    members, leaving = group(root)
+    tree.groups.append(members)
+    stack = [(joint, -1) for joint in reversed(leaving)]
+    while stack:
+        joint, parent = stack.pop()
+        if getattr(joint, "mimic", None) is not None:
+            raise ModelError(f"mimic joints are not supported (it follows joint {joint.mimic.joint!r}): lock it "
+                             "(lock= or --lock)",
+                             file=shown, link=f"joint '{joint.name}'", field="mimic")
+        tree.joints.append(joint)
+        tree.parents.append(parent)
+        members, leaving = group(joint.child)
+        tree.groups.append(members)
+        stack.extend((child, len(tree.joints) - 1) for child in reversed(leaving))
+    reached = {name for members in tree.groups for name, _ in members}
+    loop = [link.name for link in robot.links if link.name not in reached]
+    if loop:
+        raise ModelError(f"not one tree: links {', '.join(map(repr, loop[:3]))} are not connected to the root "
+                         f"{root!r} (their joints form a loop)", file=shown)
+    if not tree.joints:
         raise ModelError("no moving joint (revolute, continuous or prismatic)", file=shown)
-    if len(chain.joints) > MAX_LINKS:
-        raise ModelError(f"{len(chain.joints)} moving joints: at most {MAX_LINKS} are accepted", file=shown)
-    return chain
+    if len(tree.joints) > MAX_LINKS:
+        raise ModelError(f"{len(tree.joints)} moving joints: at most {MAX_LINKS} are accepted", file=shown)
+    return tree
+
+
+def distinct_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
+    """Each of ``names`` (URDF joint names, any text) as a name of robodyn's grammar
+    (:func:`~robodyn.model.expr.to_identifier`, prefix ``joint``), made unique by :func:`_unique`."""
+    return _unique([to_identifier(name, prefix="joint") for name in names], taken)
+
+
+def _unique(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
+    """``names`` (identifiers) made unique in order: a name already given (or in ``taken``) gets ``_2``,
+    ``_3``... appended (shortened to fit :data:`~robodyn.model.expr.MAX_NAME_LENGTH`)."""
+    used = set(taken)
+    out = []
+    for name in names:
+        candidate, k = name, 2
+        while candidate in used:
+            suffix = f"_{k}"
+            candidate, k = name[:MAX_NAME_LENGTH - len(suffix)] + suffix, k + 1
+        used.add(candidate)
+        out.append(candidate)
+    return out
 
 
 def _joint_motion(joint: Any, value: float, shown: str) -> np.ndarray:
@@ -441,58 +489,87 @@ def read_urdf(
     gravity: Any = (0, 0, -9.81),
     snap: bool = True,
 ) -> Manipulator:
-    """A serial manipulator from a URDF file (see the module docstring). ``lock`` fixes the named moving
-    joints at the given positions; ``gravity`` is the acceleration of gravity in the root link's frame."""
+    """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
+    named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
+    root link's frame.
+
+    The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
+    before its next sibling, siblings in the order of the file; link i's ``parent`` is the nearest moving joint
+    above it (-1: the base)."""
     path = Path(path)
     shown = str(path)
+    locked = _lock_values(lock or {}, shown)
     robot = _parse(path, shown)
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _build(robot, path, shown, strict, dict(lock or {}), gravity, snap)
+        return _build(robot, path, shown, strict, locked, gravity, snap)
+
+
+def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
+    """``lock`` checked: joint names (text) to finite real numbers."""
+    if not isinstance(lock, Mapping):
+        raise ModelError(f"lock must map joint names to positions, got {type(lock).__name__}", file=shown)
+    out = {}
+    for name, value in lock.items():
+        if not isinstance(name, str):
+            raise ModelError(f"lock: a joint name must be text, got {type(name).__name__}", file=shown)
+        where = f"joint {name!r}"
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise ModelError(f"expected a number, got {type(value).__name__}", file=shown, link=where, field="lock")
+        out[name] = float(_floats(value, 1, where, shown, "lock")[0])
+    return out
+
+
+def _link(joint: Any, P: np.ndarray, body: _Body, name: str, snap: bool, shown: str) -> Link:
+    """The row of a moving joint: placed by P (a DH row when it has that form), carrying ``body``."""
+    mass, com, inertia = body.com_form()
+    fields: dict[str, Any] = {
+        "joint": "P" if joint.type == "prismatic" else "R", "name": name,
+        "mass": mass, "com": com.tolist(), "inertia": inertia.tolist(), "damping": _damping(joint, shown),
+    }
+    row = dh_row(P, snap)
+    if row is None:
+        fields["placement"] = _placement(P, snap)
+    else:
+        fields.update(row)
+    try:
+        return Link(**fields)
+    except ModelError as exc:
+        raise ModelError(exc.problem, file=shown, link=f"link '{joint.child}'", field=exc.field) from None
 
 
 def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
            snap: bool) -> Manipulator:
-    chain = _chain(robot, lock, shown)
+    tree = _tree(robot, lock, shown)
     links_by_name = {link.name: link for link in robot.links}
+    names = distinct_names([joint.name for joint in tree.joints], taken=("base",))  # "base": a model file's base
     rows: list[Link] = []
-    R_prev = np.eye(3)
-    for k, joint in enumerate(chain.joints):
+    R_axis: list[np.ndarray] = []  # per link: R_a, its frame's rotation from the URDF child link frame
+    for k, joint in enumerate(tree.joints):
         where = f"joint '{joint.name}'"
-        axis = _axis(joint, shown)
-        Ra = axis_rotation(axis)
-        parent_T = dict(chain.groups[k])[joint.parent]
-        P = homogeneous(R_prev.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
+        Ra = axis_rotation(_axis(joint, shown))
+        p = tree.parents[k]
+        R_parent = R_axis[p] if p >= 0 else np.eye(3)
+        parent_T = dict(tree.groups[p + 1])[joint.parent]
+        P = homogeneous(R_parent.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
         P = P @ homogeneous(Ra, np.zeros(3))
         body = _Body()
-        for name, T in chain.groups[k + 1]:
+        for name, T in tree.groups[k + 1]:
             body = body + _inertial(links_by_name[name], shown).moved(homogeneous(Ra.T, np.zeros(3)) @ T)
-        mass, com, inertia = body.com_form()
-        fields: dict[str, Any] = {
-            "joint": "P" if joint.type == "prismatic" else "R",
-            "mass": mass, "com": com.tolist(), "inertia": inertia.tolist(), "damping": _damping(joint, shown),
-        }
-        row = dh_row(P, snap)
-        if row is None:
-            fields["placement"] = _placement(P, snap)
-        else:
-            fields.update(row)
-        try:
-            rows.append(Link(**fields))
-        except ModelError as exc:
-            raise ModelError(exc.problem, file=shown, link=f"link '{joint.child}'", field=exc.field) from None
-        R_prev = Ra
+        rows.append(_link(joint, P, body, names[k], snap, shown))
+        R_axis.append(Ra)
     for k, row in enumerate(rows):  # name the URDF link in inertia errors
         try:
-            row.check(f"link '{chain.joints[k].child}'", strict)
+            row.check(f"link '{tree.joints[k].child}'", strict)
         except ModelError as exc:
-            raise ModelError(exc.problem, file=shown, link=f"link '{chain.joints[k].child}'", field=exc.field) from None
+            raise ModelError(exc.problem, file=shown, link=f"link '{tree.joints[k].child}'", field=exc.field) from None
+    shape = "" if tree.parents == list(range(-1, len(rows) - 1)) else "a tree of "
     try:
         return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=to_identifier(robot.name),
-                           description=f"imported from {path.name} (robot {robot.name!r}, {len(rows)} moving "
-                                       f"joints: {', '.join(j.name for j in chain.joints)})",
-                           source=shown, strict=strict)
+                           description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(rows)} moving "
+                                       f"joints: {', '.join(j.name for j in tree.joints)})",
+                           source=shown, strict=strict, parent=tree.parents)
     except ModelError as exc:
         raise exc.located(file=shown) from None
 
@@ -516,9 +593,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
     from xml.etree import ElementTree as ET
 
-    require_serial(robot, "to_urdf()")
     floats = bound_floats(robot, params)
-    n = robot.n
     if any(floats.scalar(link.armature) != 0 for link in robot.links):
         warnings.warn(f"{robot.name}: URDF has no armature (reflected rotor inertia); not written", ModelWarning,
                       stacklevel=2)
@@ -529,25 +604,29 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     root.append(ET.Comment(f" written by robodyn from {name} ({robot.convention} DH); gravity "
                            f"{_fmt([floats.scalar(x) for x in robot.gravity])} is not part of URDF "))
     ET.SubElement(root, "link", name="base_link")
-    C_prev = np.eye(4)
+    # URDF names: a link's name where set (the joint and its child link), else joint<i> and link<i>
+    joint_names = _unique([link.name or f"joint{i + 1}" for i, link in enumerate(robot.links)], ("tool",))
+    link_names = _unique([link.name or f"link{i + 1}" for i, link in enumerate(robot.links)], ("base_link", "tool0"))
+    C_of: list[np.ndarray] = []  # per link: C_i, from the numeric engine's joint frame to frame i
     for i, link in enumerate(robot.links):
+        p = robot.parents[i]
         B, C = link_transforms(floats, robot.convention, link)
-        origin = C_prev @ B @ joint_screw(floats, link)
+        origin = (C_of[p] if p >= 0 else np.eye(4)) @ B @ joint_screw(floats, link)
         body = _Body()
         for b in robot.bodies(i):
             body = body + _Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),
                                          floats.array(b.inertia, (3, 3))).moved(C)
         mass, com, inertia = body.com_form()
-        element = ET.SubElement(root, "link", name=f"link{i + 1}")
+        element = ET.SubElement(root, "link", name=link_names[i])
         inertial = ET.SubElement(element, "inertial")
         ET.SubElement(inertial, "origin", xyz=_fmt(com), rpy="0.0 0.0 0.0")
         ET.SubElement(inertial, "mass", value=repr(float(mass)))
         entries = {f"i{'xyz'[r]}{'xyz'[c]}": repr(float(inertia[r, c])) for r, c in
                    ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))}
         ET.SubElement(inertial, "inertia", **entries)
-        joint = ET.SubElement(root, "joint", name=f"joint{i + 1}", type="continuous" if link.revolute else "prismatic")
-        ET.SubElement(joint, "parent", link="base_link" if i == 0 else f"link{i}")
-        ET.SubElement(joint, "child", link=f"link{i + 1}")
+        joint = ET.SubElement(root, "joint", name=joint_names[i], type="continuous" if link.revolute else "prismatic")
+        ET.SubElement(joint, "parent", link="base_link" if p < 0 else link_names[p])
+        ET.SubElement(joint, "child", link=link_names[i])
         ET.SubElement(joint, "origin", xyz=_fmt(origin[:3, 3]), rpy=_fmt(_rpy(origin[:3, :3])))
         ET.SubElement(joint, "axis", xyz="0.0 0.0 1.0")
         if not link.revolute:
@@ -555,11 +634,11 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
         damping = floats.scalar(link.damping)
         if damping:
             ET.SubElement(joint, "dynamics", damping=repr(float(damping)), friction="0.0")
-        C_prev = C
-    tool = C_prev @ floats.array(robot.tool, (4, 4))
+        C_of.append(C)
+    tool = C_of[-1] @ floats.array(robot.tool, (4, 4))
     ET.SubElement(root, "link", name="tool0")
     joint = ET.SubElement(root, "joint", name="tool", type="fixed")
-    ET.SubElement(joint, "parent", link=f"link{n}")
+    ET.SubElement(joint, "parent", link=link_names[-1])
     ET.SubElement(joint, "child", link="tool0")
     ET.SubElement(joint, "origin", xyz=_fmt(tool[:3, 3]), rpy=_fmt(_rpy(tool[:3, :3])))
     ET.indent(root)
