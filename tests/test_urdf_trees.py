@@ -197,6 +197,20 @@ def test_panda_loads_as_a_tree_with_the_mimic_finger_locked() -> None:
     assert robot.n == 8 and not robot.is_tree and robot.links[-1].name == "panda_finger_joint1"
 
 
+def test_panda_with_independent_fingers_is_a_tree_that_agrees_with_pinocchios_reader() -> None:
+    """mimic="independent" reads the mimic finger as its own joint, as Pinocchio's reader does by default."""
+    directory = robots_directory()
+    if directory is None:
+        pytest.skip("example-robot-data's robots directory was not found")
+    path = directory / "panda_description" / "urdf" / "panda.urdf"
+    with pytest.warns(rd.ModelWarning, match="mimic relations dropped.*'panda_finger_joint2'"):
+        robot = rd.load(path, mimic="independent")
+    assert robot.n == 9 and robot.parents[-2:] == (6, 6) and robot.children(6) == (7, 8)
+    assert max(compare(robot, path, samples=5).values()) < TOL
+    with pytest.raises(rd.ModelError, match="mimic='sometimes': expected 'refuse' or 'independent'"):
+        rd.load(path, mimic="sometimes")
+
+
 # -- lock= and --lock -------------------------------------------------------------------------------------
 
 

@@ -15,12 +15,14 @@ from robodyn.urdf import read_urdf
 MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] | None = None) -> Manipulator:
+def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] | None = None,
+         mimic: str = "refuse") -> Manipulator:
     """Load a manipulator: a built-in name (``"puma560"``), a ``.yaml``/``.yml``/``.json`` model file, or a
     ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.urdf`).
 
     ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error. ``lock`` (URDF files
-    only) fixes the named joints at the given positions (rad or m), e.g. ``lock={"finger_joint": 0.0}``.
+    only) fixes the named joints at the given positions (rad or m), e.g. ``lock={"finger_joint": 0.0}``;
+    ``mimic="independent"`` (URDF files only) reads mimic joints as independent joints (see :mod:`robodyn.urdf`).
 
     A string that is a built-in name always loads the built-in robot, even where a file of that name
     exists in the working directory (a :class:`~robodyn.errors.ModelWarning` then says so); load such a
@@ -30,6 +32,8 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     path = Path(text)
     if lock and path.suffix.lower() != ".urdf":
         raise ModelError(f"a lock (lock= or --lock) applies to URDF files only, and {text!r} is not a .urdf file")
+    if mimic != "refuse" and path.suffix.lower() != ".urdf":
+        raise ModelError(f"mimic= applies to URDF files only, and {text!r} is not a .urdf file")
     exists = path_exists(path, text)  # a path that cannot be looked up: one ModelError
     if isinstance(model, str) and text in library.names():
         if exists:
@@ -39,7 +43,7 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     if path.suffix.lower() == ".urdf":
         if not exists:
             raise ModelError("no such file", file=text)
-        return read_urdf(path, strict=strict, lock=lock)
+        return read_urdf(path, strict=strict, lock=lock, mimic=mimic)
     if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or exists:
         if not exists:
             raise ModelError("no such file", file=text)

@@ -33,7 +33,9 @@
 
 Not supported, each a one-line ModelError naming the joint: ``mimic`` joints (a joint that follows another,
 q_j = m q_i + c, would need coupled coordinates, which a Manipulator does not have; lock it, as a gripper's
-second finger usually is) and ``floating`` and ``planar`` joints (a floating base is out of scope: robodyn's
+second finger usually is, or read it as an independent joint with ``mimic="independent"``, which is what
+Pinocchio's ``buildModelFromUrdf`` does by default: a :class:`~robodyn.errors.ModelWarning` names the joints
+whose relation is dropped) and ``floating`` and ``planar`` joints (a floating base is out of scope: robodyn's
 base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once that joint is removed).
 
 Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
@@ -373,7 +375,7 @@ def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tupl
     return roots[0], children
 
 
-def _tree(robot: Any, lock: Mapping[str, float], shown: str) -> _Tree:
+def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refuse") -> _Tree:
     """Merge the links fixed to one another (fixed and locked joints) into groups and list the moving joints
     between the groups depth-first, each joint's subtree before its next sibling, siblings in file order."""
     root, children = _links_and_joints(robot, lock, shown)
@@ -401,9 +403,9 @@ def _tree(robot: Any, lock: Mapping[str, float], shown: str) -> _Tree:
     stack = [(joint, -1) for joint in reversed(leaving)]
     while stack:
         joint, parent = stack.pop()
-        if getattr(joint, "mimic", None) is not None:
+        if getattr(joint, "mimic", None) is not None and mimic != "independent":
             raise ModelError(f"mimic joints are not supported (it follows joint {joint.mimic.joint!r}): lock it "
-                             "(lock= or --lock)",
+                             "(lock= or --lock), or read it as an independent joint (mimic='independent')",
                              file=shown, link=f"joint '{joint.name}'", field="mimic")
         tree.joints.append(joint)
         tree.parents.append(parent)
@@ -488,22 +490,26 @@ def read_urdf(
     lock: Mapping[str, float] | None = None,
     gravity: Any = (0, 0, -9.81),
     snap: bool = True,
+    mimic: str = "refuse",
 ) -> Manipulator:
     """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
     named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
-    root link's frame.
+    root link's frame; ``mimic``: ``"refuse"`` (a mimic joint is an error) or ``"independent"`` (read as an
+    ordinary joint, with a warning).
 
     The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
     before its next sibling, siblings in the order of the file; link i's ``parent`` is the nearest moving joint
     above it (-1: the base)."""
     path = Path(path)
     shown = str(path)
+    if mimic not in ("refuse", "independent"):
+        raise ModelError(f"mimic={mimic!r}: expected 'refuse' or 'independent'", file=shown)
     locked = _lock_values(lock or {}, shown)
     robot = _parse(path, shown)
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _build(robot, path, shown, strict, locked, gravity, snap)
+        return _build(robot, path, shown, strict, locked, gravity, snap, mimic)
 
 
 def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
@@ -540,8 +546,12 @@ def _link(joint: Any, P: np.ndarray, body: _Body, name: str, snap: bool, shown: 
 
 
 def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
-           snap: bool) -> Manipulator:
-    tree = _tree(robot, lock, shown)
+           snap: bool, mimic: str) -> Manipulator:
+    tree = _tree(robot, lock, shown, mimic)
+    dropped = [joint.name for joint in tree.joints if getattr(joint, "mimic", None) is not None]
+    if dropped:
+        warnings.warn(f"{shown}: mimic relations dropped, independent joints: {', '.join(map(repr, dropped))}",
+                      ModelWarning, stacklevel=4)
     links_by_name = {link.name: link for link in robot.links}
     names = distinct_names([joint.name for joint in tree.joints], taken=("base",))  # "base": a model file's base
     rows: list[Link] = []
