@@ -1,4 +1,4 @@
-"""robodyn: symbolic equations of motion of serial robot manipulators.
+"""robodyn: symbolic equations of motion of robot manipulators (serial chains and kinematic trees).
 
     import robodyn as rd
     robot = rd.load("puma560")                       # built-in name or model-file path

@@ -37,7 +37,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Symbolic equations of motion of serial robot manipulators.",
+    help="Symbolic equations of motion of robot manipulators: serial chains and kinematic trees.",
 )
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
