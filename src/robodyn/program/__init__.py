@@ -144,6 +144,8 @@ def _build_base(robot: Any, outputs: tuple[str, ...], route: str) -> Program:
 
 
 def _cheapest_route(ctx: Any, part: str) -> str:
+    if ctx.robot.is_tree:  # the factored route starts from the symbolic equations of a chain
+        return "recursive"
     if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
         return "recursive"
     if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms
