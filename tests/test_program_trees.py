@@ -116,6 +116,25 @@ def test_programs_agree_with_pinocchio(name: str, robot: rd.Manipulator) -> None
         assert rel(qdd_aba, ref["forward"]) < TOL
 
 
+def test_the_tip_load_acts_on_the_last_link() -> None:
+    """tau with a tip force and moment (exerted by the last link, in its frame) is Pinocchio's rnea with that
+    wrench, negated, applied to the last body; the joints of the other arm do not feel it."""
+    robot = torso()
+    f, m = np.array([1.5, -2.0, 0.7]), np.array([0.3, 0.4, -0.9])
+    loaded = robot.replace(tip_force=f.tolist(), tip_moment=m.tolist())
+    program, unloaded = build(loaded, ("tau",)), build(robot, ("tau",))
+    model = to_pinocchio(robot, {s: G for s in robot.parameters()})
+    fext = [pin.Force.Zero() for _ in range(robot.n + 1)]
+    fext[robot.n] = pin.Force(-f, -m)  # Pinocchio's joint ids: the last link is joint n
+    off_path = [i for i in range(robot.n) if i not in robot.ancestors(robot.n - 1)]
+    assert off_path == [1, 2, 3]  # the left arm
+    for q, qd, qdd, tau in zip(*states(robot.n, seed=5), strict=True):
+        values = inputs(robot, q, qd, qdd, tau)
+        got = program.evaluate(values)["tau"]
+        assert rel(got, pin.rnea(model, model.createData(), q, qd, qdd, fext)) < TOL
+        assert rel(got[off_path], unloaded.evaluate(values)["tau"][off_path]) < 1e-13
+
+
 @pytest.mark.parametrize(("name", "robot"), robots(), ids=[name for name, _ in robots()])
 def test_cross_branch_entries_of_M_are_exact_zeros(name: str, robot: rd.Manipulator) -> None:
     n = robot.n

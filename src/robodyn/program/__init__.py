@@ -83,6 +83,12 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     :meth:`~robodyn.Manipulator.parameters` order; empty for a numeric robot, whose numbers are
     folded in). ``outputs[name]``: n entries, or n*n row-major for M; for ``elements`` one output
     per distinct element.
+
+    A kinematic tree (:attr:`~robodyn.Manipulator.parents`) is built by the recursive route (and ``aba``):
+    M's entries of two links on different branches are exact zeros, and the L D L^T solve of ``forward`` is
+    Featherstone's LTDL, which visits only the ancestors of each link (no fill-in). The factored, expanded
+    and emdeg routes (``elements``) start from a chain's symbolic equations: "auto" does not try them on a
+    tree, and naming one refuses it in one line.
     """
     outputs = tuple(outputs)
     unknown = [name for name in outputs if name not in OUTPUTS]
