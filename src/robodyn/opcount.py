@@ -35,7 +35,7 @@ from typing import Any
 
 import sympy
 
-from robodyn.model.manipulator import Link, Manipulator
+from robodyn.model.manipulator import Link, Manipulator, require_serial
 from robodyn.recursions.kane import joint_torques
 
 STAGES = ("stage 1", "stage 2", "stage 3")
@@ -193,7 +193,10 @@ def general_arm(joints: str) -> Manipulator:
 
 def count_operations(robot: Manipulator) -> OpCount:
     """Operations of Kane's algorithm for this model's geometry (its 0, 1, -1 fold; other numbers do not),
-    no tip load, damping or armature (the paper's phi_d = 0)."""
+    no tip load, damping or armature (the paper's phi_d = 0). A serial chain: a kinematic tree is refused in one
+    line (Angeles, Ma and Rojas' recursion runs down one chain; ``robodyn count`` without ``--method kane`` counts
+    trees)."""
+    require_serial(robot, "Kane's algorithm (count --method kane)")
     ops = CountingOps()
     n = robot.n
     q = [ops.leaf(f"q{i}") for i in range(1, n + 1)]

@@ -122,6 +122,11 @@ class _Printer(C99CodePrinter):
         self.angles: dict[sp.Expr, str] = {}  # angle -> index expression into sn/cs
         self.sums: dict[sp.Expr, tuple[str, str]] = {}  # sum angle -> names of its composed sine, cosine
 
+    def _print_Pi(self, expr: sp.Expr) -> str:
+        """pi as a literal: C99 has no M_PI (a POSIX extension, absent under -std=c99), and an exact angle such
+        as a joint offset theta = pi/6 reaches the code as q + pi/6."""
+        return "3.14159265358979323846"
+
     def _print_sin(self, expr: sp.Expr) -> str:
         if expr.args[0] in self.sums:
             return self.sums[expr.args[0]][0]

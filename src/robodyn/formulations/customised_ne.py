@@ -20,14 +20,17 @@ mass-centre offsets out of the run-time recursion:
       n_j = N_j + R_{j+1} n_{j+1} + P_{j+1} x (R_{j+1} f_{j+1})
       tau_j = n_j . z (revolute) or f_j . z (prismatic) + damping qd_j + armature qdd_j
 
-with vd_0 = -gravity (the base accelerating upwards) and the tip load as f_{n+1}, n_{n+1}.
+with vd_0 = -gravity (the base accelerating upwards) and the tip load as f_{n+1}, n_{n+1}. On a kinematic
+tree (:attr:`~robodyn.Manipulator.parents`), j-1 stands for the parent lambda(j) in the forward pass, and the
+backward pass sums f, n of every child k of j (R_k, P_k theirs); the tip load acts on the last link.
 Products with R and R^T are done component by component (never forming the matrix), and U_j
 is formed from the six products w_a w_b, as Khalil and Kleinfinger do.
 
 :func:`inertia_matrix` is the composite-body algorithm in the same parameters: the composite
-parameters of links j..n are carried back to frame j-1 (J' = R J R^T - m hat(P) hat(P)
-- hat(P) hat(h) - hat(h) hat(P), h = R MS, MS' = h + m P) and column j of M is the wrench a
-unit qdd_j produces, carried to the base.
+parameters of links j..n (on a tree: j and its descendants) are carried back to frame j-1 (the parent;
+J' = R J R^T - m hat(P) hat(P) - hat(P) hat(h) - hat(h) hat(P), h = R MS, MS' = h + m P) and column j of M
+is the wrench a unit qdd_j produces, carried to the base through the ancestors of j (M_ij of two links on
+different branches is 0 and not computed).
 """
 
 from __future__ import annotations
@@ -151,8 +154,10 @@ def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[In
     into frame j-1 with Rot(x, alpha) and P_j (the transform of :func:`inertia_matrix`): what
     remains is XXR_j = XX_j - YY_j, XY_j, XZ_j, YZ_j, ZZ_j, MX_j, MY_j. Prismatic joint j: J_j
     is a couple-producing term that rotates with link j-1, so it joins J_{j-1} (R J_j R^T).
-    For j = 1 the parent is the fixed base and the moved part has no effect at all."""
+    For a link on the fixed base the moved part has no effect at all. On a tree, "link j-1" is the
+    parent lambda(j) (the moved part moves with it whatever q_j, as in the chain)."""
     out = list(parameters)
+    parents = robot.parents
     for j in reversed(range(robot.n)):
         link, p = robot.links[j], out[j]
         if link.joint == "R":
@@ -166,14 +171,15 @@ def grouped(robot: Manipulator, ops: Any, parameters: list[Inertial]) -> list[In
             J_moved, MS_moved, m = p.J, ZERO3, 0
             rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature)  # type: ignore[arg-type]
         out[j] = rest
-        if j == 0:
+        lam = parents[j]
+        if lam < 0:
             continue
         # revolute: the moved part is symmetric about z_j, any theta will do; prismatic: R is constant
         ct, st = (1, 0) if link.joint == "R" else (ops.value(sympy.cos(link.theta)), ops.value(sympy.sin(link.theta)))
         fixed = fixed_part(link, ops, ct, st, ops.value(link.d))
         J, MS = _carry(fixed, m, J_moved, MS_moved)
-        parent = out[j - 1]
-        out[j - 1] = Inertial(
+        parent = out[lam]
+        out[lam] = Inertial(
             J=tuple(tuple(parent.J[a][b] + J[a][b] for b in range(3)) for a in range(3)),  # type: ignore[arg-type]
             MS=vadd(parent.MS, MS),
             M=parent.M + m,
@@ -244,15 +250,15 @@ def inverse_dynamics(
     ``robot`` must be in modified DH (see :func:`modified`); ``friction`` adds damping qd and
     armature qdd; ``group`` applies :func:`grouped` first; ``parameters``, if given, are the
     links' parameters to use instead of the robot's (e.g. the base parameters as symbols)."""
-    n = robot.n
+    n, parents = robot.n, robot.parents
     zero = [0] * n
     geo = joints(robot, ops, q, qd or zero, qdd or zero)
     par = link_parameters(robot, ops, group, parameters)
-    w: Vec = ZERO3
-    wd: Vec = ZERO3
-    vd: Vec = tuple(-ops.value(g) for g in robot.gravity) if gravity else ZERO3  # type: ignore[assignment]
+    base_vd: Vec = tuple(-ops.value(g) for g in robot.gravity) if gravity else ZERO3  # type: ignore[assignment]
+    motion: list[tuple[Vec, Vec, Vec]] = []  # w_j, wd_j, vd_j of each link
     F, N = [], []
-    for jt, p in zip(geo, par, strict=True):
+    for j, (jt, p) in enumerate(zip(geo, par, strict=True)):
+        w, wd, vd = motion[parents[j]] if parents[j] >= 0 else (ZERO3, ZERO3, base_vd)  # from the parent
         vd = jt.to_link(vadd(vd, _U_times(w, wd, jt.P)))
         w_in = jt.to_link(w)
         wd = jt.to_link(wd)
@@ -262,23 +268,28 @@ def inverse_dynamics(
         else:
             w = w_in
             vd = (vd[0] + 2 * w[1] * jt.qd, vd[1] - 2 * w[0] * jt.qd, vd[2] + jt.qdd)
+        motion.append((w, wd, vd))
         F.append(vadd(vscale(p.M, vd), _U_times(w, wd, p.MS)))
         N.append(vadd(matvec(p.J, wd), _w_cross_Jw(p.J, w), cross(p.MS, vd)))
 
-    f: Vec = tuple(ops.value(x) for x in robot.tip_force) if tip_load else ZERO3  # type: ignore[assignment]
-    m: Vec = tuple(ops.value(x) for x in robot.tip_moment) if tip_load else ZERO3  # type: ignore[assignment]
+    # what the children (and, on the last link, the tip load) exert on each link, in its frame
+    inward: list[tuple[Vec, Vec] | None] = [None] * n
+    if tip_load:
+        inward[n - 1] = (tuple(ops.value(x) for x in robot.tip_force),  # type: ignore[assignment]
+                         tuple(ops.value(x) for x in robot.tip_moment))
     tau: list[Any] = [0] * n
     for j in reversed(range(n)):
-        f = vadd(F[j], f)
-        m = vadd(N[j], m)
+        f, m = (F[j], N[j]) if inward[j] is None else (vadd(F[j], inward[j][0]), vadd(N[j], inward[j][1]))
         jt, p = geo[j], par[j]
         tau[j] = m[2] if jt.revolute else f[2]
         if friction:
             tau[j] = tau[j] + p.damping * jt.qd + p.armature * jt.qdd
-        if j:
+        lam = parents[j]
+        if lam >= 0:  # into the parent's frame, added to what its other children exert
             f_parent = jt.to_parent(f)
-            m = vadd(jt.to_parent(m), cross(jt.P, f_parent))
-            f = f_parent
+            carried = (f_parent, vadd(jt.to_parent(m), cross(jt.P, f_parent)))
+            inward[lam] = carried if inward[lam] is None else (vadd(inward[lam][0], carried[0]),
+                                                                vadd(inward[lam][1], carried[1]))
     return tau
 
 
@@ -286,15 +297,20 @@ def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: boo
                    parameters: Sequence[Inertial] | None = None) -> list[list[Any]]:
     """M (n x n, symmetric) by the composite-body algorithm (module docstring), armature included;
     ``group`` and ``parameters`` as in :func:`inverse_dynamics`."""
-    n = robot.n
+    n, parents = robot.n, robot.parents
     geo = joints(robot, ops, q, [0] * n, [0] * n)
     par = link_parameters(robot, ops, group, parameters)
     J, MS, M = [list(map(list, p.J)) for p in par], [p.MS for p in par], [p.M for p in par]
-    for j in reversed(range(1, n)):  # composite parameters of links j..n, then into frame j-1
+    for j in reversed(range(n)):  # composite parameters of link j and its descendants, into the parent's frame
+        lam = parents[j]
+        if lam < 0:
+            continue
         carried_J, carried_MS = _carry(geo[j], M[j], J[j], MS[j])
-        J[j - 1] = [[J[j - 1][a][b] + carried_J[a][b] for b in range(3)] for a in range(3)]
-        MS[j - 1] = vadd(MS[j - 1], carried_MS)
-        M[j - 1] = M[j - 1] + M[j]
+        J[lam] = [[J[lam][a][b] + carried_J[a][b] for b in range(3)] for a in range(3)]
+        MS[lam] = vadd(MS[lam], carried_MS)
+        M[lam] = M[lam] + M[j]
+    # column j: the wrench of a unit qdd_j, carried down to the base through the ancestors of j only; an entry
+    # of two links on different branches is an exact 0, never computed (Featherstone's branch-induced sparsity)
     out: list[list[Any]] = [[0] * n for _ in range(n)]
     for j in range(n):
         z = (0, 0, 1)
@@ -302,10 +318,10 @@ def inertia_matrix(robot: Manipulator, ops: Any, q: Sequence[Any], *, group: boo
             f, m = cross(z, MS[j]), tuple(J[j][r][2] for r in range(3))
         else:  # vd = z gives F = M z, N = MS x z
             f, m = vscale(M[j], z), cross(MS[j], z)
-        for i in reversed(range(j + 1)):
+        for i in robot.ancestors(j):
             value = m[2] if geo[i].revolute else f[2]
             out[i][j] = out[j][i] = value + (par[j].armature if i == j else 0)
-            if i:
+            if parents[i] >= 0:
                 f_parent = geo[i].to_parent(f)
                 m = vadd(geo[i].to_parent(m), cross(geo[i].P, f_parent))
                 f = f_parent

@@ -10,8 +10,14 @@
 
 ``recursive`` and ``factored`` build *parts* (tau, M, h, G, bias) into one shared builder, so a
 program may take M from one route and the bias from the other; ``forward`` is then an
-unrolled L D L^T solve over the chosen M and bias (O(n^3)), or, by the ``aba`` route, Featherstone's
+unrolled L D L^T solve over the chosen M and bias (O(n^3); on a kinematic tree Featherstone's L^T D L, which
+visits only the ancestors of each link, :func:`ldlt_solve`), or, by the ``aba`` route, Featherstone's
 articulated-body algorithm (:mod:`robodyn.recursions.aba`, O(n)) run on the builder's scalars.
+
+Kinematic trees (:attr:`~robodyn.Manipulator.parents`): the recursive and aba routes take them (the recursions
+propagate from each link's parent, M's entries of links on different branches are exact zeros, never computed);
+the factored, expanded and emdeg routes start from the symbolic equations of a serial chain and refuse a tree in
+one line (:func:`robodyn.program.build`'s planner does not offer them for a tree).
 """
 
 from __future__ import annotations
@@ -52,7 +58,6 @@ class Context:
     """
 
     def __init__(self, robot: Manipulator, base: Any = None) -> None:
-        require_serial(robot, "the program builder")
         self.robot = robot
         self.base = base
         q, qd, qdd = joint_symbols(robot.n).symengine()
@@ -212,6 +217,7 @@ def _known_symbols(robot: Manipulator) -> set[Any]:
 
 def factored_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
     """One part from the canonical equations, factored (M's lower triangle refers to the upper)."""
+    require_serial(ctx.robot, "the factored route")
     exprs = _canonical_part(ctx.equations, name)
     return _through_differences(ops, exprs, ctx.params, ctx.prepare, symmetric=name == "M", n=ctx.robot.n)
 
@@ -249,7 +255,7 @@ def aba_forward(ctx: Context, ops: Builder) -> list[Any]:
     if ctx.base is not None:
         raise ValueError("the base-parameter program solves forward dynamics by L D L^T (route recursive)")
     q, qd, tau = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "tau"))
-    return featherstone.joint_accelerations(ctx.arm, q, qd, tau, BuilderOps(ops))
+    return featherstone.joint_accelerations(ctx.arm, q, qd, tau, BuilderOps(ops), parent=ctx.robot.parents)
 
 
 #: How ``forward`` can be made: from M and bias by L D L^T, or by the articulated-body algorithm.
@@ -276,7 +282,7 @@ def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Prog
             flat = part("M")
             M = [flat[i * n : (i + 1) * n] for i in range(n)]
             rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]
-            out[name] = ldlt_solve(ops, M, rhs)
+            out[name] = ldlt_solve(ops, M, rhs, ctx.robot.parents)
         else:
             out[name] = part(name)
     return ctx.program(ops, out)
@@ -315,32 +321,68 @@ def factored(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     return assemble(Context(robot), outputs, dict.fromkeys(PARTS, "factored"))
 
 
-def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any]) -> list[Any]:
-    """x with M x = rhs by M = L D L^T (unit lower L), unrolled; each division by D_j is one
-    reciprocal and then multiplications (Golub and Van Loan, algorithm 4.1.2)."""
+def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any], parents: Sequence[int] | None = None) -> list[Any]:
+    """x with M x = rhs by an L D L^T factorisation (unit lower L), unrolled, that visits only the entries of
+    links related on the tree ``parents`` (one an ancestor of the other; None: every entry, dense).
+
+    The columns are eliminated in an order with no fill-in, each as Golub and Van Loan's algorithm 4.1.2 does
+    (v = L_jk D_k, D_j = M_jj - L_j. v, L_ij = (M_ij - L_i. v) / D_j; each division by D_j one reciprocal and
+    then multiplications), over the related k only. On a tree the order is Featherstone's (Rigid Body Dynamics
+    Algorithms, sec. 6.5, Table 6.3, the LTDL factorisation M = L^T D L): the last link first, so that link
+    i's row of L has entries at its ancestors lambda(i), lambda(lambda(i)), ... only, and an entry of two links
+    on different branches stays an exact zero through the factorisation and both substitutions. A serial
+    chain (or ``parents`` None) has no zero to keep: any order fills nothing, and the natural order is kept
+    (the programs of chains as they were)."""
     n = len(rhs)
-    L = [[0] * n for _ in range(n)]
+    tree = parents is not None and tuple(parents) != tuple(range(-1, n - 1))
+    order = list(reversed(range(n))) if tree else list(range(n))  # order[a]: the link eliminated a-th
+    related = _related(parents, n)
+    A = [[M[order[a]][order[b]] for b in range(n)] for a in range(n)]
+    before = [[k for k in range(a) if related[order[a]][order[k]]] for a in range(n)]  # row a of L
+    after = [[i for i in range(a + 1, n) if related[order[i]][order[a]]] for a in range(n)]  # column a of L
+    L: dict[tuple[int, int], Any] = {}
     D: list[Any] = [0] * n
     inv: list[Any] = [0] * n
     for j in range(n):
-        v = [L[j][k] * D[k] for k in range(j)]
-        D[j] = M[j][j] - ops.dot(L[j][:j], v) if j else ops.value(M[j][j])
+        row = before[j]
+        v = {k: L[j, k] * D[k] for k in row}
+        D[j] = A[j][j] - ops.dot([L[j, k] for k in row], [v[k] for k in row]) if row else ops.value(A[j][j])
         inv[j] = ops.reciprocal(D[j])
-        for i in range(j + 1, n):
-            L[i][j] = (M[i][j] - ops.dot(L[i][:j], v)) * inv[j] if j else M[i][j] * inv[j]
-    y = list(rhs)
+        for i in after[j]:
+            shared = [k for k in row if related[order[i]][order[k]]]
+            L[i, j] = ((A[i][j] - ops.dot([L[i, k] for k in shared], [v[k] for k in shared])) * inv[j] if shared
+                       else A[i][j] * inv[j])
+    y = [rhs[link] for link in order]
     for i in range(n):  # L y = rhs
-        y[i] = y[i] - ops.dot(L[i][:i], y[:i]) if i else ops.value(y[i])
+        row = before[i]
+        y[i] = y[i] - ops.dot([L[i, k] for k in row], [y[k] for k in row]) if row else ops.value(y[i])
     x: list[Any] = [0] * n
     for i in reversed(range(n)):  # D L^T x = y
-        x[i] = y[i] * inv[i] - ops.dot([L[k][i] for k in range(i + 1, n)], x[i + 1 :])
-    return x
+        x[i] = y[i] * inv[i] - ops.dot([L[k, i] for k in after[i]], [x[k] for k in after[i]])
+    out: list[Any] = [0] * n
+    for a, link in enumerate(order):
+        out[link] = x[a]
+    return out
+
+
+def _related(parents: Sequence[int] | None, n: int) -> list[list[bool]]:
+    """related[i][k]: i == k or one of links i, k an ancestor of the other (every pair when ``parents`` is None)."""
+    if parents is None:
+        return [[True] * n for _ in range(n)]
+    related = [[i == k for k in range(n)] for i in range(n)]
+    for i in range(n):
+        k = parents[i]
+        while k >= 0:
+            related[i][k] = related[k][i] = True
+            k = parents[k]
+    return related
 
 
 def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     """Common subexpressions of the canonical Newton-Euler parts (no factoring): the baseline."""
     if "forward" in outputs:
         raise ValueError("the expanded route gives tau, M, h, G and bias; use the recursive route for forward")
+    require_serial(robot, "the expanded route")
     eqs = derive(robot, "newton-euler")
     if "bias" in outputs:
         eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
@@ -364,6 +406,7 @@ def emdeg(robot: Manipulator, outputs: Sequence[str] = ("elements",)) -> Program
     (``program.route``: ``"emdeg (unfactored: general angles)"``)."""
     if tuple(outputs) != ("elements",):
         raise ValueError("the emdeg route gives the output 'elements' (all distinct M, c, b, g)")
+    require_serial(robot, "the emdeg route (Burdick's elements of a chain)")
     ctx = Context(robot)
     if robot.n > EMDEG_FACTORED_LIMIT and not right_angled(robot):
         return _emdeg_unfactored(ctx)
