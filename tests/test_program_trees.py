@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,7 @@ from robodyn.errors import ModelError
 from robodyn.interop import to_pinocchio
 from robodyn.program import build, routes
 from robodyn.program.builder import Builder
-from tests.conftest import random_robot
+from tests.conftest import random_robot, random_tree
 
 TOL = 1e-10
 TREE_FILE = Path(__file__).parent / "data" / "torso_two_arms.yaml"
@@ -39,31 +38,14 @@ def torso() -> rd.Manipulator:
     return rd.load(TREE_FILE)
 
 
-def random_tree(seed: int, n: int, convention: str) -> rd.Manipulator:
-    """A random tree of n joints (mixed R/P, general twists, float geometry, no damping: Pinocchio has none)
-    listed depth first: each link hangs on the previous one or on one of its ancestors (or the base), so each
-    subtree is a run of consecutive links, as Pinocchio's crba needs (it writes M by subtree blocks)."""
-    rng = np.random.default_rng(seed)
-    parents = [-1]
-    for i in range(1, n):
-        path = [-1]
-        k = i - 1
-        while k >= 0:
-            path.append(k)
-            k = parents[k]
-        parents.append(int(rng.choice(path[1:] if rng.random() < 0.5 else path)))  # often the previous link
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rd.ModelWarning)
-        robot = random_robot(seed, n, convention, extras=False).replace(parent=parents, name=f"tree{seed}")
-    assert robot.is_tree, parents
-    return robot
-
-
 TREES = [(41, 4, "modified"), (42, 6, "standard"), (43, 7, "modified"), (44, 8, "standard")]
 
 
 def robots() -> list[tuple[str, rd.Manipulator]]:
-    return [("torso_two_arms", torso())] + [(f"tree{s}_{n}_{c}", random_tree(s, n, c)) for s, n, c in TREES]
+    """The test tree and random trees (conftest.random_tree: any order of the links, fixed placements; no
+    damping, which Pinocchio does not apply)."""
+    return [("torso_two_arms", torso())] + [(f"tree{s}_{n}_{c}", random_tree(s, n, c, extras=False))
+                                            for s, n, c in TREES]
 
 
 def bound(robot: rd.Manipulator) -> dict[str, float]:
@@ -76,13 +58,24 @@ def states(n: int, seed: int = 0, N: int = 3) -> tuple[np.ndarray, ...]:
 
 
 def pinocchio_reference(robot: rd.Manipulator, q, qd, qdd, tau) -> dict[str, np.ndarray]:
-    """tau (rnea), M (crba's upper triangle, mirrored), G, h = nonlinear effects - G, forward (aba)."""
+    """tau (rnea), M (crba's upper triangle, mirrored), G, h = nonlinear effects - G, forward (aba), in the robot's
+    joint order (Pinocchio's is depth first: its joint k is the robot's link order[k])."""
     model = to_pinocchio(robot, {s: G for s in robot.parameters()})
     data = model.createData()
-    M = np.triu(pin.crba(model, data, q))
-    gravity = pin.computeGeneralizedGravity(model, data, q).copy()
-    return {"tau": pin.rnea(model, data, q, qd, qdd).copy(), "M": M + np.triu(M, 1).T, "G": gravity,
-            "h": pin.nonLinearEffects(model, data, q, qd) - gravity, "forward": pin.aba(model, data, q, qd, tau).copy()}
+    order = list(robot.depth_first())
+    x, xd, xdd, t = (np.asarray(a)[order] for a in (q, qd, qdd, tau))
+    M = np.triu(pin.crba(model, data, x))
+    gravity = pin.computeGeneralizedGravity(model, data, x).copy()
+    pinocchio = {"tau": pin.rnea(model, data, x, xd, xdd).copy(), "M": M + np.triu(M, 1).T, "G": gravity,
+                 "h": pin.nonLinearEffects(model, data, x, xd) - gravity,
+                 "forward": pin.aba(model, data, x, xd, t).copy()}
+    out = {name: np.empty_like(value) for name, value in pinocchio.items()}
+    for name, value in pinocchio.items():
+        if name == "M":
+            out[name][np.ix_(order, order)] = value
+        else:
+            out[name][order] = value
+    return out
 
 
 def inputs(robot: rd.Manipulator, q, qd, qdd, tau) -> dict[str, float]:
