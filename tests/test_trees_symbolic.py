@@ -168,10 +168,17 @@ def test_random_trees_agree_with_pinocchio(seed, convention):
         warnings.simplefilter("ignore", rd.ModelWarning)
         robot = random_tree(seed, convention)
     assert robot.is_tree and not robot.has_placements
+    symbols, rows = states(robot, 3, seed)
+    load = None
     for method in ("newton-euler", "lagrange-euler", "dalembert", "emdeg", "kane"):
         assert not_applicable(robot, method) is None
-        tau_err, M_err = pinocchio_errors(rd.derive(robot, method), seed=seed)
+        eqs = rd.derive(robot, method)
+        tau_err, M_err = pinocchio_errors(eqs, seed=seed)
         assert tau_err < 1e-10 and M_err < 1e-10, (method, tau_err, M_err)
+        # the tip load on the last link (Pinocchio leaves it out): every method as Newton-Euler
+        values = evaluate(eqs.raw("load"), symbols, rows)
+        load = values if load is None else load
+        assert np.max(np.abs(values - load)) < 1e-10 * np.max(np.abs(load)), method
 
 
 def test_an_order_that_is_not_depth_first_agrees_with_pinocchio_rnea():
