@@ -16,7 +16,7 @@ from robodyn.algebra import SeExpr, to_se
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError
 from robodyn.formulations import dalembert, emdeg, kane, lagrange_euler, newton_euler
-from robodyn.model.manipulator import Manipulator, require_serial
+from robodyn.model.manipulator import Manipulator
 from robodyn.symbols import joint_symbols
 
 #: Canonical method names and the aliases the CLI and users may type.
@@ -124,11 +124,15 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     ``"kane"`` (Angeles, Ma and Rojas' algorithm) or ``"emdeg"`` (Burdick's structure-exploiting
     method: M from composite quantities, c and b by the Christoffel structure rules).
     ``progress``, if given, is called with a short description after each step.
+
+    Every method handles kinematic trees (``robot.parents``): each recursion runs over the parent
+    array, and joints on different branches are uncoupled in M (M[i, k] = 0 unless one of i, k is an
+    ancestor of the other). Kane's method, written in Angeles' HD notation, refuses links with a fixed
+    ``placement`` (which many trees need to put two branches on one link) in one line.
     """
     if not isinstance(robot, Manipulator):
         raise TypeError(f"derive() expects a Manipulator, got {type(robot).__name__}")
     name = method_name(method)
-    require_serial(robot, f"derive(method={name!r})")
     start = time.perf_counter()
     parts = _BUILDERS[name](robot, progress)
     main = {key: parts.pop(key) for key in ("tau", "M", "h", "G", "damping", "load")}

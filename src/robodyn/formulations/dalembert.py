@@ -30,6 +30,10 @@ and h_rot, and c_i = -g . z_i sum_s m_s. Its velocity adds the Coriolis accelera
 Beyond Fu: a payload (``Manipulator.bodies``) is one more body of the last link; the armature
 G^2 Jm is added to the diagonal of M (it belongs neither to D_rot nor to D_tran); the tip load
 enters by virtual work, tau_load = J^T (f, n), the wrench in the last link frame about its origin.
+
+Trees: frame k hangs on frame parents[k], and "the bodies that joint i moves" are those of the links
+that descend from i (i among their :meth:`~robodyn.model.manipulator.Manipulator.ancestors`); the
+velocity products of eq. 3.4-11 are accumulated outward from each link's parent.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ class Body:
     """One rigid body moving with link ``link`` (0-based), its data in the base frame where stated."""
 
     link: int
+    joints: tuple[int, ...]  # the joints that move it, ascending: ``link`` and its ancestors
     mass: SeExpr
     inertia: se.DenseMatrix  # I_s about the centre of mass, link frame s
     R: se.DenseMatrix  # 0R_s, link frame s to base
@@ -79,18 +84,23 @@ class Motion:
 
 def joints_and_bodies(robot: Manipulator, q: Sequence[SeExpr]) -> tuple[list[Joint], list[Body], se.DenseMatrix]:
     """The joints and bodies of ``robot`` at ``q``, and the tip frame 0A_n."""
-    T = se.eye(4)
+    base = se.eye(4)
+    frames_0: list[se.DenseMatrix] = []  # 0A_k (eq. 3.2-4), 0A_k = 0A_{parents[k]} A_k
     joints: list[Joint] = []
     bodies: list[Body] = []
     for k, frames in enumerate(chain_frames(robot, list(q))):
+        parent = robot.parents[k]
+        T = frames_0[parent] if parent >= 0 else base
         W = T * frames.B  # the frame whose z axis is joint k's axis
         joints.append(Joint(rotation(W) * vector([0, 0, 1]), translation(W), frames.revolute))
-        T = T * frames.A  # 0A_k (eq. 3.2-4)
+        T = T * frames.A
+        frames_0.append(T)
         R, origin = rotation(T), translation(T)
+        moved_by = tuple(sorted(robot.ancestors(k)))
         for body in robot.bodies(k):
             inertia = se.DenseMatrix(body.inertia.tolist())
-            bodies.append(Body(k, to_se(body.mass), inertia, R, origin + R * vector(body.com)))
-    return joints, bodies, T
+            bodies.append(Body(k, moved_by, to_se(body.mass), inertia, R, origin + R * vector(body.com)))
+    return joints, bodies, frames_0[-1]
 
 
 def partial_velocity(joint: Joint, point: se.DenseMatrix) -> se.DenseMatrix:
@@ -101,21 +111,24 @@ def partial_velocity(joint: Joint, point: se.DenseMatrix) -> se.DenseMatrix:
 def link_axes(joints: list[Joint], body: Body) -> list[se.DenseMatrix | None]:
     """sR0 z_i for the revolute joints i that move ``body`` (eq. 3.4-2); None otherwise."""
     Rt = body.R.T
-    return [Rt * jt.z if jt.revolute and i <= body.link else None for i, jt in enumerate(joints)]
+    return [Rt * jt.z if jt.revolute and i in body.joints else None for i, jt in enumerate(joints)]
 
 
 def body_partials(joints: list[Joint], body: Body) -> list[se.DenseMatrix | None]:
     """Partial velocities of the centre of mass of ``body``; None for joints that do not move it."""
-    return [partial_velocity(jt, body.r) if i <= body.link else None for i, jt in enumerate(joints)]
+    return [partial_velocity(jt, body.r) if i in body.joints else None for i, jt in enumerate(joints)]
 
 
-def link_motions(joints: list[Joint], qd: Sequence[SeExpr]) -> list[Motion]:
+def link_motions(joints: list[Joint], parents: Sequence[int], qd: Sequence[SeExpr]) -> list[Motion]:
     """w_s, the velocity-product angular acceleration and the velocity-product acceleration of
-    p_s, outward from the base (eq. 3.4-1 and the qd-terms of eq. 3.4-11, accumulated link by link)."""
-    omega, omega_dot, point, accel = zeros(3), zeros(3), zeros(3), zeros(3)
+    p_s, outward from the base (eq. 3.4-1 and the qd-terms of eq. 3.4-11, accumulated link by link
+    from each link's parent)."""
+    base = Motion(zeros(3), zeros(3), zeros(3), zeros(3))
     out: list[Motion] = []
     for i, jt in enumerate(joints):
-        arm = jt.p - point  # Fu's p*_{k}: from the previous joint point to this one, fixed in link i-1
+        before = out[parents[i]] if parents[i] >= 0 else base
+        omega, omega_dot, point, accel = before.omega, before.omega_dot, before.point, before.accel
+        arm = jt.p - point  # Fu's p*_{k}: from the parent's joint point to this one, fixed in the parent
         accel = accel + cross(omega_dot, arm) + cross(omega, cross(omega, arm))
         spin = jt.z * qd[i]
         if jt.revolute:
@@ -137,12 +150,13 @@ def com_acceleration(motion: Motion, body: Body) -> se.DenseMatrix:
 def inertia_parts(
     n: int, bodies: list[Body], axes: Vectors, partials: Vectors
 ) -> tuple[se.DenseMatrix, se.DenseMatrix]:
-    """D_rot and D_tran of eq. 3.4-25 (symmetric; the sum over s starts at max(i, j))."""
+    """D_rot and D_tran of eq. 3.4-25 (symmetric; the sum over s starts at max(i, j): over the bodies
+    that both joints move)."""
     D_rot, D_tran = se.zeros(n, n), se.zeros(n, n)
     for body, w, v in zip(bodies, axes, partials, strict=True):
         Iw = [body.inertia * x if x is not None else None for x in w]
-        for i in range(body.link + 1):
-            for j in range(i, body.link + 1):
+        for a, i in enumerate(body.joints):
+            for j in body.joints[a:]:
                 if w[i] is not None and w[j] is not None:
                     D_rot[i, j] += dot(w[i], Iw[j])  # (sR0 z_i)^T I_s (sR0 z_j)
                 D_tran[i, j] += body.mass * dot(v[i], v[j])  # m_s [z_j x (r_s - p_j)] . [z_i x (r_s - p_i)]
@@ -172,7 +186,7 @@ def velocity_parts(
                         zeros(3))
         I_omega = body.inertia * omega
         I_omega_dot = body.inertia * omega_dot
-        for i in range(body.link + 1):
+        for i in body.joints:
             h_tran[i, 0] += dot(a, v[i])  # m_s a_s . [z_i x (r_s - p_i)], eq. 3.4-26
             if w[i] is not None:
                 h_rot[i, 0] += dot(w[i], I_omega_dot) + dot(cross(w[i], omega), I_omega)  # eq. 3.4-27
@@ -183,7 +197,7 @@ def gravity_part(n: int, bodies: list[Body], partials: Vectors, gravity: se.Dens
     """c_i = -g . [z_i x sum_s m_s (r_s - p_i)] (eq. 3.4-28), i.e. -g . sum_s m_s dr_s/dq_i."""
     c = se.zeros(n, 1)
     for body, v in zip(bodies, partials, strict=True):
-        for i in range(body.link + 1):
+        for i in body.joints:
             c[i, 0] -= body.mass * dot(gravity, v[i])
     return c
 
@@ -193,7 +207,8 @@ def tip_load(robot: Manipulator, joints: list[Joint], tip: se.DenseMatrix) -> se
     R_n = rotation(tip)
     f0, n0 = R_n * vector(robot.tip_force), R_n * vector(robot.tip_moment)
     out = se.zeros(robot.n, 1)
-    for i, jt in enumerate(joints):
+    for i in robot.ancestors(robot.n - 1):  # the joints that do not move the last link feel nothing
+        jt = joints[i]
         value = dot(partial_velocity(jt, translation(tip)), f0)
         out[i, 0] = value + dot(jt.z, n0) if jt.revolute else value
     return out
@@ -215,7 +230,7 @@ def components(
     D_rot, D_tran = inertia_parts(n, bodies, axes, partials)
     if progress:
         progress("inertia matrix D = D_rot + D_tran (eq. 3.4-25)")
-    h_rot, h_tran = velocity_parts(n, bodies, axes, partials, link_motions(joints, qd), qd)
+    h_rot, h_tran = velocity_parts(n, bodies, axes, partials, link_motions(joints, robot.parents, qd), qd)
     if progress:
         progress("velocity terms h_rot (eq. 3.4-27) and h_tran (eq. 3.4-26)")
     c = gravity_part(n, bodies, partials, vector(robot.gravity))

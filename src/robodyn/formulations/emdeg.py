@@ -29,11 +29,18 @@ the factoring into configuration-dependent products (his T, V, eta) are the fact
 
 The tip load is not part of Burdick's M, c, b, g; :func:`components` takes its torques from one
 Newton-Euler run with only the load.
+
+Trees (``parents``, serial when None): the composite quantities of link j sum over its children instead
+of link j+1 alone, M_ij is computed for i an ancestor of j (and is 0 for two joints of which neither is
+the other's ancestor), O_i -> O_j and iR_j run along the path between them, and gravity is carried
+outward from each parent. Eq. 26, from which eq. 27-29 follow, holds unchanged with links listed after
+their parents: joints k <= min(i, j) are ancestors of both i and j (turning the whole subtree of M_ij
+rigidly) or on other branches (moving none of its bodies).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import symengine as se
@@ -99,40 +106,61 @@ class Composite:
     I: list[se.DenseMatrix] = field(default_factory=list)  # noqa: E741 (Burdick's name)
 
 
-def composite(chain: list[Link]) -> Composite:
+Parents = Sequence[int] | None  # parents[j]: the link that link j hangs on; None: a serial chain
+
+
+def _parents(chain: list[Link], parents: Parents) -> Sequence[int]:
+    return tuple(range(-1, len(chain) - 1)) if parents is None else parents
+
+
+def _ancestors(parents: Sequence[int], j: int) -> list[int]:
+    """j and the links between it and the base, ascending (for a chain: 0..j)."""
+    out = []
+    while j >= 0:
+        out.append(j)
+        j = parents[j]
+    return out[::-1]
+
+
+def composite(chain: list[Link], parents: Parents = None) -> Composite:
+    """Eq. 19-20 summed over the children of link j (for a chain: link j+1)."""
     n = len(chain)
+    parents = _parents(chain, parents)
     out = Composite([se.Integer(0)] * n, [zeros(3)] * n, [zeros(3, 3)] * n)
     for j in reversed(range(n)):
         own = chain[j]
-        if j == n - 1:
-            out.mass[j], out.U[j], out.I[j] = own.mass, own.first_moment, own.inertia
-            continue
-        child = chain[j + 1]
-        M1, P = out.mass[j + 1], child.P
-        jU = child.R * out.U[j + 1]  # jU_{j+1}
-        out.mass[j] = own.mass + M1
-        out.U[j] = own.first_moment + P * M1 + jU  # eq. 20
-        K = own.inertia - hat(P) * hat(P) * M1  # K_jj
-        out.I[j] = K - (hat(P) * hat(jU) + hat(jU) * hat(P)) + child.R * out.I[j + 1] * child.R.T  # eq. 19
+        mass, U, inertia = own.mass, own.first_moment, own.inertia
+        for c in (c for c in range(j + 1, n) if parents[c] == j):
+            child = chain[c]
+            M1, P = out.mass[c], child.P
+            jU = child.R * out.U[c]  # jU_{j+1}
+            mass = mass + M1
+            U = U + P * M1 + jU  # eq. 20
+            K = inertia - hat(P) * hat(P) * M1  # K_jj (its own part, I*_j - m_j r^ r^, is in Link.inertia)
+            inertia = K - (hat(P) * hat(jU) + hat(jU) * hat(P)) + child.R * out.I[c] * child.R.T  # eq. 19
+        out.mass[j], out.U[j], out.I[j] = mass, U, inertia
     return out
 
 
-def _relative(chain: list[Link], i: int, j: int) -> tuple[se.DenseMatrix, se.DenseMatrix]:
-    """iR_j and iL_ij (O_i -> O_j in frame i), i <= j."""
+def _relative(chain: list[Link], i: int, j: int, parents: Parents = None) -> tuple[se.DenseMatrix, se.DenseMatrix]:
+    """iR_j and iL_ij (O_i -> O_j in frame i), i an ancestor of j (for a chain: i <= j)."""
     R, L = se.eye(3), zeros(3)
-    for k in range(i + 1, j + 1):
-        L = L + R * chain[k].P
-        R = R * chain[k].R
+    for k in _ancestors(_parents(chain, parents), j):
+        if k > i:
+            L = L + R * chain[k].P
+            R = R * chain[k].R
     return R, L
 
 
-def inertia_matrix(chain: list[Link], comp: Composite) -> se.DenseMatrix:
-    """M by eq. 17-18 (upper triangle computed, lower mirrored), armature on the diagonal."""
+def inertia_matrix(chain: list[Link], comp: Composite, parents: Parents = None) -> se.DenseMatrix:
+    """M by eq. 17-18 (upper triangle computed, lower mirrored), armature on the diagonal; M_ij = 0 where
+    neither of joints i, j is an ancestor of the other."""
     n = len(chain)
+    parents = _parents(chain, parents)
     M = zeros(n, n)
     for j in range(n):
-        for i in range(j + 1):
-            iRj, iLij = _relative(chain, i, j)
+        for i in _ancestors(parents, j):
+            iRj, iLij = _relative(chain, i, j, parents)
             z_i, L = iRj.T * Z, iRj.T * iLij  # jz_i, jL_ij
             U, Mj = comp.U[j], comp.mass[j]
             if chain[i].revolute and chain[j].revolute:
@@ -147,11 +175,14 @@ def inertia_matrix(chain: list[Link], comp: Composite) -> se.DenseMatrix:
     return M
 
 
-def gravity(chain: list[Link], comp: Composite, g0: se.DenseMatrix) -> se.DenseMatrix:
-    """g_i = dV/dq_i (eq. 10, 16) with the gravity vector carried into each frame."""
-    out, g = [], g0
+def gravity(chain: list[Link], comp: Composite, g0: se.DenseMatrix, parents: Parents = None) -> se.DenseMatrix:
+    """g_i = dV/dq_i (eq. 10, 16) with the gravity vector carried into each frame (from its parent's)."""
+    parents = _parents(chain, parents)
+    out: list[SeExpr] = []
+    frame_g: list[se.DenseMatrix] = []
     for i, link in enumerate(chain):
-        g = link.R.T * g
+        g = link.R.T * (frame_g[parents[i]] if parents[i] >= 0 else g0)
+        frame_g.append(g)
         out.append(-dot(g, cross(Z, comp.U[i])) if link.revolute else -comp.mass[i] * g[2])
     return se.DenseMatrix([[x] for x in out])
 
@@ -186,8 +217,8 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
     arm = modified(robot)
     n = arm.n
     chain = links(arm, q)
-    comp = composite(chain)
-    M = inertia_matrix(chain, comp)
+    comp = composite(chain, arm.parents)
+    M = inertia_matrix(chain, comp, arm.parents)
 
     def finish(x: SeExpr) -> SeExpr:
         return canonical(x, q) if expand else x
@@ -198,7 +229,7 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
             Mc[i][j] = Mc[j][i]
     if progress:
         progress("inertia matrix (eq. 17-21)")
-    G = gravity(chain, comp, vector([to_se(x) for x in arm.gravity]))
+    G = gravity(chain, comp, vector([to_se(x) for x in arm.gravity]), arm.parents)
 
     def dM(i: int, j: int, k: int) -> SeExpr:
         return se.Integer(0) if k <= min(i, j) else finish(Mc[i][j].diff(q[k]))  # eq. 26

@@ -1,7 +1,8 @@
 """Kane's equations (Angeles, Ma and Rojas 1989, seed 003) as a formulation: the three-stage algorithm of
 :mod:`robodyn.recursions.kane` run on symengine expressions (:class:`~robodyn.recursions.kane.SymengineOps`).
 The numeric engine (:mod:`robodyn.numeric.kane`) and the operation counts (:mod:`robodyn.opcount`) run the same
-recursion on their own scalars.
+recursion on their own scalars. It runs over the parent array, so trees are derived too, except those with fixed
+placements before a joint, which Angeles' HD notation cannot express (refused in one line).
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ eq. 3.2-13 reads U_ijk = Delta_min(j,k) Delta_max(j,k) 0A_i, and
 with J_j the pseudo-inertia of eq. 3.2-18 built from the inertia about the centre of
 mass (a payload adds its own pseudo-inertia to the last link's: J is additive).
 The tip load enters by virtual work, tau_load = J^T (f, n).
+
+Trees: 0A_i = 0A_{parents[i]} A_i, and link j moves with joint i only if i is one of its
+ancestors (:meth:`Manipulator.ancestors`), so U_ji = 0 otherwise and the sums over j >= max(...)
+above run only over the links j that descend from every joint of the term (for a chain, all of them).
 """
 
 from __future__ import annotations
@@ -74,13 +78,16 @@ class LagrangeEuler:
         # floating-point data never cancel exactly: expanding only swells them (kept nested)
         self.expand = not robot.has_floats
         frames = chain_frames(robot, q)
-        self.T = [self.canonical(se.eye(4))]  # 0A_i, i = 0..n (eq. 3.2-4)
-        for f in frames:
-            self.T.append(self.product(self.T[-1], self.canonical(f.A)))
+        parents = robot.parents
+        #: moves[j]: the joints that move link j (j and its ancestors)
+        self.moves = [frozenset(robot.ancestors(j)) for j in range(self.n)]
+        self.T = [self.canonical(se.eye(4))]  # 0A_i, i = 0..n (eq. 3.2-4), 0A_i = 0A_{parents[i]} A_i
+        for i, f in enumerate(frames):
+            self.T.append(self.product(self.T[parents[i] + 1], self.canonical(f.A)))
         self.Delta = []  # Delta_j = W_j Q_j W_j^-1, W_j = 0A_{j-1} B_j
         self.axis = []  # joint axis in the base frame (revolute) for the tip load
         for j, f in enumerate(frames):
-            W = self.product(self.T[j], self.canonical(f.B))
+            W = self.product(self.T[parents[j] + 1], self.canonical(f.B))
             Qj = self.canonical(Q_REVOLUTE if f.revolute else Q_PRISMATIC)
             W_inv = self.canonical(inverse(W)) if id(W) in self._terms else inverse(W)
             self.Delta.append(self.product(self.product(W, Qj), W_inv))
@@ -104,7 +111,7 @@ class LagrangeEuler:
         return A * B
 
     def U(self, i: int, j: int) -> se.DenseMatrix:
-        """U_ij = d(0A_i)/dq_j (eq. 3.2-11), 0-based link i and joint j <= i."""
+        """U_ij = d(0A_i)/dq_j (eq. 3.2-11), 0-based link i and joint j that moves it."""
         key = (i, j)
         if key not in self._U:
             self._U[key] = self.product(self.Delta[j], self.T[i + 1])
@@ -115,13 +122,17 @@ class LagrangeEuler:
         a, b = min(j, k), max(j, k)
         return self.product(self.Delta[a], self.U(i, b))
 
+    def descendants(self, *joints: int) -> list[int]:
+        """The links j >= max(joints) that every one of ``joints`` moves (Fu's j >= max(i, k, m))."""
+        return [j for j in range(max(joints), self.n) if self.moves[j].issuperset(joints)]
+
     def D(self) -> se.DenseMatrix:
         n = self.n
         D = se.zeros(n, n)
         for i in range(n):
             for k in range(i, n):
                 D[i, k] = sum(
-                    (trace_product(self.U(j, k), self.J[j], self.U(j, i)) for j in range(k, n)),
+                    (trace_product(self.U(j, k), self.J[j], self.U(j, i)) for j in self.descendants(i, k)),
                     se.Integer(0),
                 )  # eq. 3.2-31
                 D[k, i] = D[i, k]
@@ -130,17 +141,17 @@ class LagrangeEuler:
 
     def h_coefficient(self, i: int, k: int, m: int) -> SeExpr:
         """h_ikm of eq. 3.2-33."""
-        start = max(i, k, m)
         return sum(
-            (trace_product(self.U2(j, k, m), self.J[j], self.U(j, i)) for j in range(start, self.n)),
+            (trace_product(self.U2(j, k, m), self.J[j], self.U(j, i)) for j in self.descendants(i, k, m)),
             se.Integer(0),
         )
 
     def V(self, j: int, qd: list[SeExpr]) -> se.DenseMatrix:
         """V_j = sum_k sum_m U_jkm qd_k qd_m, the velocity-product part of d2(0A_j)/dt2."""
         V = se.zeros(4, 4)
-        for k in range(j + 1):
-            for m in range(k, j + 1):
+        joints = sorted(self.moves[j])
+        for a, k in enumerate(joints):
+            for m in joints[a:]:
                 weight = 1 if k == m else 2  # U_jkm = U_jmk
                 V += self.U2(j, k, m) * (weight * qd[k] * qd[m])
         return V
@@ -153,7 +164,7 @@ class LagrangeEuler:
         out = se.zeros(n, 1)
         for i in range(n):
             out[i, 0] = sum(
-                (trace_product(V[j], self.J[j], self.U(i=j, j=i)) for j in range(i, n)), se.Integer(0)
+                (trace_product(V[j], self.J[j], self.U(i=j, j=i)) for j in self.descendants(i)), se.Integer(0)
             )
         return out
 
@@ -163,7 +174,7 @@ class LagrangeEuler:
         for i in range(self.n):
             # m_j rbar_j (homogeneous) is the last column of J_j
             out[i, 0] = -sum(
-                ((g_row * self.U(j, i) * self.J[j][:, 3])[0, 0] for j in range(i, self.n)), se.Integer(0)
+                ((g_row * self.U(j, i) * self.J[j][:, 3])[0, 0] for j in self.descendants(i)), se.Integer(0)
             )  # eq. 3.2-34
         return out
 
@@ -173,7 +184,7 @@ class LagrangeEuler:
         f0 = R_n * vector(self.robot.tip_force)
         n0 = R_n * vector(self.robot.tip_moment)
         out = se.zeros(self.n, 1)
-        for i in range(self.n):
+        for i in sorted(self.moves[self.n - 1]):  # the joints that do not move the last link feel nothing
             value = dot(translation(self.U(self.n - 1, i)), f0)
             if self.axis[i] is not None:
                 value += dot(self.axis[i], n0)

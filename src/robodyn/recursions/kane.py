@@ -31,6 +31,10 @@ Differences from the printed paper, all checked against Newton-Euler by the test
   projects on +e_i: tau_i = e_i . v_i is the force along +Z_i, the generalized force of -b_i = d_i,
   which is our q_i. So our q_i = -b_i - (offset), and b_i' = -qd_i, b_i'' = -qdd_i.
 
+Trees (an extension): stage 2 starts link i from its parent's omega, omega', W, p'' and rho (the
+paper's i-1), and stage 3 sums into v_i, w_i the Q_c v_c, Q_c w_c + a_c x Q_c v_c of every child c of
+link i (the paper's single i+1); a parent array of a chain gives the paper's recursion operation for operation.
+
 Extensions over the paper, outside its three stages: the tip load enters as v_{n+1}, w_{n+1}
 (in frame n, Q_{n+1} = 1, a_{n+1} = 0); a payload on the last link adds its u and k terms; damping
 b_i qd_i and armature qdd_i are added to tau_i (the paper's phi_d, eq. 24, set to zero in sec. 5).
@@ -128,13 +132,15 @@ class HDLink:
 
 @dataclass(frozen=True)
 class AngelesArm:
-    """The arm in their notation, at one state (or a batch): links 1..n, [g]_0, and the tip load
-    (force and moment about O_n, in frame n) as v_{n+1}, w_{n+1}."""
+    """The arm in their notation, at one state (or a batch): links 1..n, [g]_0, the tip load
+    (force and moment about O_n, in frame n) as v_{n+1}, w_{n+1}, and the parent of each link
+    (0-based, -1 the base: i - 1 for their serial chain)."""
 
     links: tuple[HDLink, ...]
     gravity: Vec
     tip_force: Vec
     tip_moment: Vec
+    parents: tuple[int, ...]
 
 
 def _inertia(ops: ScalarOps, matrix: sympy.MatrixBase) -> Mat:
@@ -190,7 +196,7 @@ def to_angeles(
             ca, sa = ops.cos_sin(last.alpha, None)
             f = _rot_x(ca, sa, f)
             m = vadd(_rot_x(ca, sa, m), cross((ops.number(last.a), 0, 0), f))
-    return AngelesArm(tuple(links), tuple(gravity), f, m)  # type: ignore[arg-type]
+    return AngelesArm(tuple(links), tuple(gravity), f, m, robot.parents)  # type: ignore[arg-type]
 
 
 def _modified(robot: Manipulator) -> tuple[Manipulator, list[list[sympy.Matrix]]]:
@@ -288,11 +294,15 @@ def stage1(arm: AngelesArm) -> list[Vec]:
 
 
 def stage2(arm: AngelesArm, a_vecs: Sequence[Vec], progress: Progress | None = None) -> list[LinkKinematics]:
-    """Forward recursion from omega_0 = omega_0' = 0 (eq. 14) and p_0'' = -g (eq. 51)."""
-    omega, omega_dot, W = ZERO3, ZERO3, ZERO33
-    p_ddot, rho_prev = vneg(arm.gravity), ZERO3
-    out = []
+    """Forward recursion from omega_0 = omega_0' = 0 (eq. 14) and p_0'' = -g (eq. 51), each link
+    from its parent's (the paper's link i-1)."""
+    base = LinkKinematics(ZERO3, ZERO3, ZERO33, vneg(arm.gravity))
+    out: list[LinkKinematics] = []
     for i, (link, a_i) in enumerate(zip(arm.links, a_vecs, strict=True)):
+        parent = arm.parents[i]
+        before = out[parent] if parent >= 0 else base
+        omega, omega_dot, W, p_ddot = before.omega, before.omega_dot, before.W, before.p_ddot
+        rho_prev = arm.links[parent].rho if parent >= 0 else ZERO3
         omega = q_transpose_times(link, omega)  # eq. 12
         omega_dot = q_transpose_times(link, omega_dot)  # eq. 13
         if link.revolute:
@@ -300,7 +310,7 @@ def stage2(arm: AngelesArm, a_vecs: Sequence[Vec], progress: Progress | None = N
             omega = (omega[0], omega[1], omega[2] + rate)
             # Omega_i theta_i' e_i + theta_i'' e_i: omega_i x (0, 0, theta_i') = (w_y theta', -w_x theta', 0)
             omega_dot = (omega_dot[0] + omega[1] * rate, omega_dot[1] - omega[0] * rate, omega_dot[2] + link.accel)
-        W_prev, W = W, w_tensor(omega, omega_dot)  # eq. 53
+        W_prev, W = W, w_tensor(omega, omega_dot)  # eq. 53 (W_prev: the parent's)
         # eq. 18: C_{i-1} -> O_i by W_{i-1}(a_i - rho_{i-1}) in frame i-1, then O_i -> C_i by W_i rho_i
         p_ddot = vadd(q_transpose_times(link, vadd(p_ddot, matvec(W_prev, vsub(a_i, rho_prev)))), matvec(W, link.rho))
         if not link.revolute:  # eq. 20: - 2 Omega_i b_i' e_i - b_i'' e_i; 2 b' as b' + b'
@@ -311,7 +321,6 @@ def stage2(arm: AngelesArm, a_vecs: Sequence[Vec], progress: Progress | None = N
                 p_ddot[2] - link.accel,
             )
         out.append(LinkKinematics(omega, omega_dot, W, p_ddot))
-        rho_prev = link.rho
         if progress:
             progress(f"Kane stage 2, link {i + 1}")
     return out
@@ -334,25 +343,33 @@ def _link_terms(link: HDLink, kin: LinkKinematics) -> tuple[Vec, Vec]:
 def stage3(
     arm: AngelesArm, a_vecs: Sequence[Vec], kinematics: Sequence[LinkKinematics], progress: Progress | None = None
 ) -> list[Scalar]:
-    """Backward recursion for tau_n .. tau_1 (eq. 44-49), from v_{n+1}, w_{n+1} = the tip load."""
+    """Backward recursion for tau_n .. tau_1 (eq. 44-49), from v_{n+1}, w_{n+1} = the tip load on the last
+    link; each link's v_i, w_i gather those of its children (the paper's link i+1)."""
     n = len(arm.links)
-    v, w = arm.tip_force, arm.tip_moment
+    v: list[Vec] = [ZERO3] * n
+    w: list[Vec] = [ZERO3] * n
     tau: list[Scalar] = [0] * n
     for i in reversed(range(n)):
         link = arm.links[i]
         u, k = _link_terms(link, kinematics[i])
-        if i + 1 < n:
-            nxt = arm.links[i + 1]
-            v_next, w_next, a_next = q_times(nxt, v), q_times(nxt, w), a_vecs[i + 1]
-        else:  # the tip load is already in frame n, about O_n: Q_{n+1} = 1, a_{n+1} = 0
-            v_next, w_next, a_next = v, w, ZERO3
-        k = vadd(k, cross(a_next, v_next))  # eq. 47
-        w = vadd(w_next, k)  # eq. 46
-        v = vadd(v_next, u)  # eq. 49
-        tau[i] = w[2] if link.revolute else v[2]  # eq. 44-45, [e_i]_i = (0, 0, 1)
+        if i == n - 1:  # the tip load is already in frame n, about O_n: Q_{n+1} = 1, a_{n+1} = 0
+            inward = [(arm.tip_force, arm.tip_moment, ZERO3)]
+        else:
+            inward = [(q_times(arm.links[c], v[c]), q_times(arm.links[c], w[c]), a_vecs[c]) for c in _children(arm, i)]
+        v_next, w_next = ZERO3, ZERO3
+        for j, (v_c, w_c, a_c) in enumerate(inward):
+            k = vadd(k, cross(a_c, v_c))  # eq. 47
+            v_next, w_next = (v_c, w_c) if j == 0 else (vadd(v_next, v_c), vadd(w_next, w_c))
+        w[i] = vadd(w_next, k)  # eq. 46
+        v[i] = vadd(v_next, u)  # eq. 49
+        tau[i] = w[i][2] if link.revolute else v[i][2]  # eq. 44-45, [e_i]_i = (0, 0, 1)
         if progress:
             progress(f"Kane stage 3, link {i + 1}")
     return tau
+
+
+def _children(arm: AngelesArm, i: int) -> list[int]:
+    return [c for c in range(i + 1, len(arm.links)) if arm.parents[c] == i]
 
 
 def three_stages(arm: AngelesArm, ops: ScalarOps, progress: Progress | None = None) -> list[Scalar]:
