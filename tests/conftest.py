@@ -78,9 +78,10 @@ def random_robot(
     return rd.Manipulator.from_dh(rows, convention=convention, gravity=gravity, name=f"random{seed}", **kwargs)
 
 
-def random_tree(seed: int, n: int, convention: str, *, extras: bool = True) -> rd.Manipulator:
+def random_tree(seed: int, n: int, convention: str, *, extras: bool = True, placements: bool = True) -> rd.Manipulator:
     """A random kinematic tree: the links of :func:`random_robot`, each hung on a random earlier link or the
-    base (at least one branch), a third of them with a random fixed placement."""
+    base (at least one branch; any order, not only depth first), a third of them with a random fixed
+    placement unless ``placements=False`` (Kane's algorithm refuses placements)."""
     chain = random_robot(seed, n, convention, extras=extras)
     rng = np.random.default_rng(seed + 10_000)
     parents = [-1] + [int(rng.integers(-1, i)) for i in range(1, n)]
@@ -88,7 +89,7 @@ def random_tree(seed: int, n: int, convention: str, *, extras: bool = True) -> r
         parents[-1] = -1 if n < 3 else n - 3
     links = []
     for link in chain.links:
-        if rng.random() < 1 / 3:
+        if rng.random() < 1 / 3 and placements:
             T = np.eye(4)
             T[:3, :3] = random_rotation(rng)
             T[:3, 3] = rng.uniform(-0.4, 0.4, 3)

@@ -28,6 +28,7 @@ from robodyn.formulations import emdeg
 from robodyn.model.io import manipulator_from_dict
 from robodyn.symbols import joint_symbols
 from tests.conftest import random_robot
+from tests.conftest import random_tree as shared_random_tree
 
 pin = pytest.importorskip("pinocchio")
 from robodyn.interop import to_pinocchio  # noqa: E402  (after the skip)
@@ -115,7 +116,7 @@ def states(robot: rd.Manipulator, count: int, seed: int) -> tuple[list[se.Symbol
 
 def pinocchio_errors(eqs: rd.Equations, count: int = 4, seed: int = 0) -> tuple[float, float]:
     """Largest relative differences of tau (less damping and tip load, which Pinocchio leaves out) and of
-    M's upper triangle against pinocchio.rnea and pinocchio.crba."""
+    M's upper triangle against pinocchio.rnea and pinocchio.crba (in Pinocchio's depth-first joint order)."""
     robot, n = eqs.robot, eqs.n
     model = to_pinocchio(robot, {"g": G} if robot.parameters() else None)
     data = model.createData()
@@ -123,12 +124,14 @@ def pinocchio_errors(eqs: rd.Equations, count: int = 4, seed: int = 0) -> tuple[
     tau = evaluate(eqs.raw("tau") - eqs.raw("damping") - eqs.raw("load"), symbols, rows)
     M = evaluate(eqs.raw("M"), symbols, rows)
     tau_err = M_err = 0.0
+    order = list(robot.depth_first())  # Pinocchio's joint k is link order[k]
     for k, row in enumerate(rows):
-        q, qd, qdd = row[:n], row[n:2 * n], row[2 * n:3 * n]
+        q, qd, qdd = (row[j * n:(j + 1) * n][order] for j in range(3))
         expected_tau = pin.rnea(model, data, q, qd, qdd)
         expected_M = np.triu(pin.crba(model, data, q))
-        tau_err = max(tau_err, np.max(np.abs(tau[k] - expected_tau)) / max(np.max(np.abs(expected_tau)), 1.0))
-        M_err = max(M_err, np.max(np.abs(np.triu(M[k].reshape(n, n)) - expected_M)) / np.max(np.abs(expected_M)))
+        ours_M = M[k].reshape(n, n)[np.ix_(order, order)]
+        tau_err = max(tau_err, np.max(np.abs(tau[k][order] - expected_tau)) / max(np.max(np.abs(expected_tau)), 1.0))
+        M_err = max(M_err, np.max(np.abs(np.triu(ours_M) - expected_M)) / np.max(np.abs(expected_M)))
     return tau_err, M_err
 
 
@@ -138,27 +141,10 @@ def test_the_test_tree_agrees_with_pinocchio(derived, method):
     assert tau_err < 1e-10 and M_err < 1e-10, (tau_err, M_err)
 
 
-def depth_first_parents(rng: np.random.Generator, n: int) -> tuple[int, ...]:
-    """A random branched parent array in depth-first order: link i hangs on link i-1 or on one of its
-    ancestors or on the base (Pinocchio's crba fills M by subtrees of consecutive joints, so it needs this
-    order; the formulations do not)."""
-    while True:
-        parents: list[int] = []
-        for i in range(n):
-            chain = [i - 1]
-            while chain[-1] >= 0:
-                chain.append(parents[chain[-1]])
-            parents.append(int(chain[min(int(rng.geometric(0.5)) - 1, len(chain) - 1)]))
-        if parents != list(range(-1, n - 1)):
-            return tuple(parents)
-
-
 def random_tree(seed: int, convention: str) -> rd.Manipulator:
-    """A random tree of 4..6 mixed R/P joints, float geometry, armature and (half the time) a payload on
-    its last link; damping and a tip load too (taken off before comparing with Pinocchio)."""
-    rng = np.random.default_rng(seed + 1000)
-    n = 4 + seed % 3
-    return random_robot(seed, n, convention).replace(parent=depth_first_parents(rng, n))
+    """A random tree of 4..6 mixed R/P joints (conftest's, without placements, which Kane's algorithm refuses):
+    float geometry, armature, damping, a tip load and (half the time) a payload on its last link."""
+    return shared_random_tree(seed, 4 + seed % 3, convention, placements=False)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -186,12 +172,15 @@ def test_an_order_that_is_not_depth_first_agrees_with_pinocchio_rnea():
     robot = random_robot(7, 4, "modified").replace(parent=(-1, 0, 0, 1))
     model = to_pinocchio(robot)
     data = model.createData()
+    order = list(robot.depth_first())  # Pinocchio's joint k is link order[k]
+    assert order == [0, 1, 3, 2]
     symbols, rows = states(robot, 3, 7)
     for method in ("newton-euler", "lagrange-euler", "kane"):
         eqs = rd.derive(robot, method)
         tau = evaluate(eqs.raw("tau") - eqs.raw("damping") - eqs.raw("load"), symbols, rows)
         for k, row in enumerate(rows):
-            expected = pin.rnea(model, data, row[:4], row[4:8], row[8:12])
+            expected = np.empty(4)
+            expected[order] = pin.rnea(model, data, *(row[4 * j:4 * j + 4][order] for j in range(3)))
             assert np.max(np.abs(tau[k] - expected)) < 1e-10 * max(np.max(np.abs(expected)), 1.0)
 
 
