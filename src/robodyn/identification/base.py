@@ -16,6 +16,11 @@ robot as given. A fixed ``placement`` before a joint (URDF imports) is handled t
 only the fixed transform T_j of frame j at q_j = 0 in frame j-1 (P_j Rot(x, alpha_j) Trans(x, a_j)
 Rot(z, theta_j) Trans(z, d_j)).
 
+**Trees.** Khalil and Kleinfinger's rules are written for tree structures: link j's antecedent a(j)
+(``robot.parents[j]``) takes the place of j - 1 everywhere below, T_j is frame j in frame a(j), and j runs from n
+down to 1 (children are listed after their parents, so every link is done before its antecedent). On a chain
+a(j) = j - 1 and everything below reads as written.
+
 **General rules** (Khalil and Kleinfinger), for j = n, ..., 1 (Khalil's d_j, alpha_j, r_j are robodyn's
 modified-DH ``a``, ``alpha``, ``d`` of row j; C, S = cos, sin alpha_j):
 
@@ -32,7 +37,11 @@ modified-DH ``a``, ``alpha``, ``d`` of row j; C, S = cos, sin alpha_j):
 - Whatever is grouped into link 0 (the fixed base) has no effect.
 
 **Links near the base** (Gautier and Khalil's particular cases; r1 = the first revolute joint, u its axis,
-r2 = the first later revolute joint not parallel to u):
+r2 = the first later revolute joint not parallel to u). On a tree, r1 and r2 are taken along the path from the
+base to each link (its ancestors, ``robot.ancestors(j)``): every branch has its own r2 (a torso's two shoulders
+are both r2 of the torso's r1), and branches that leave the base separately have their own r1; "joints before j"
+below means the joints on that path. Each case only involves the wrench a link passes to its ancestors, so the
+serial argument holds path by path:
 
 - links j < r1 only translate: their tensor and first moments have no effect; M_j remains;
 - links r1 <= j < r2 rotate about u only (omega_j = w_j u): of the tensor only u^T J u acts, so for a revolute
@@ -52,6 +61,11 @@ r2 = the first later revolute joint not parallel to u):
 The structural facts (which axes are parallel, where gravity points, whether an origin stays on an axis) are
 decided on the geometry evaluated at random states, with random values for any geometry symbols (generic),
 to a relative tolerance of 1e-9; the regrouping coefficients themselves are exact expressions.
+
+Geometries beyond these rules (zero gravity, prismatic joints along a first axis with gravity across it,
+coaxial or intersecting axes...) leave relations among the remaining parameters; these are found by the numerical
+rank and made exact by linear algebra on the symbolic regressor (the residual step, the same on chains and trees).
+Tree-specific particular cases beyond the path-wise ones above (if any) are left to that step too.
 
 **Cross-check.** :meth:`BaseParameters.numerical_rank` stacks the numeric regressor over random states (random
 values for symbolic geometry), scales its columns and counts singular values above 1e-9 of the largest
@@ -107,7 +121,7 @@ def _rot_z(theta: sympy.Expr) -> sympy.Matrix:
 
 
 def fixed_transform(robot: Manipulator, j: int) -> tuple[sympy.Matrix, sympy.Matrix]:
-    """(R, t): frame j (0-based) at q_j = 0 in frame j-1 of a modified-DH robot,
+    """(R, t): frame j (0-based) at q_j = 0 in the frame of its parent link (j-1 on a chain) of a modified-DH robot,
     T_j = P_j Rot(x, alpha_j) Trans(x, a_j) Rot(z, theta_j) Trans(z, d_j)."""
     link = robot.links[j]
     Rx = _rot_x(link.alpha)

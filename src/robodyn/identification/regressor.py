@@ -9,11 +9,16 @@ in frame j, is linear in its ten parameters:
     N_j = J omega_dot + omega x (J omega) + (MX, MY, MZ) x vdot                      (Khalil eq. 9.63)
 
 and the backward pass sums these wrenches inwards (Fu eqs. 3.3-43, 3.3-44) and projects them on the joint axes.
+On a kinematic tree (:attr:`Manipulator.parents <robodyn.model.manipulator.Manipulator.parents>`) both passes walk
+the parent array, as Khalil and Kleinfinger write them with the antecedent a(j) in place of j - 1: link j's motion
+comes from that of link parents[j], and the wrench of the subtree of link j is summed into link parents[j]. On a
+chain this is the serial recursion term for term.
 Y is the Jacobian of that tau with respect to the parameters (exact: tau is linear in them), plus the columns
 qdd_j (IA_j), qd_j (FV_j) and sign(qd_j) (FC_j).
 
 The tip load (a known wrench, independent of every parameter) is not part of Y p: tau = Y p + load, where load
-is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load).
+is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load). It acts on the last
+link, so on a tree only the joints between the last link and the base carry it.
 """
 
 from __future__ import annotations
