@@ -16,6 +16,11 @@ robot as given. A fixed ``placement`` before a joint (URDF imports) is handled t
 only the fixed transform T_j of frame j at q_j = 0 in frame j-1 (P_j Rot(x, alpha_j) Trans(x, a_j)
 Rot(z, theta_j) Trans(z, d_j)).
 
+**Trees.** Khalil and Kleinfinger's rules are written for tree structures: link j's antecedent a(j)
+(``robot.parents[j]``) takes the place of j - 1 everywhere below, T_j is frame j in frame a(j), and j runs from n
+down to 1 (children are listed after their parents, so every link is done before its antecedent). On a chain
+a(j) = j - 1 and everything below reads as written.
+
 **General rules** (Khalil and Kleinfinger), for j = n, ..., 1 (Khalil's d_j, alpha_j, r_j are robodyn's
 modified-DH ``a``, ``alpha``, ``d`` of row j; C, S = cos, sin alpha_j):
 
@@ -32,7 +37,11 @@ modified-DH ``a``, ``alpha``, ``d`` of row j; C, S = cos, sin alpha_j):
 - Whatever is grouped into link 0 (the fixed base) has no effect.
 
 **Links near the base** (Gautier and Khalil's particular cases; r1 = the first revolute joint, u its axis,
-r2 = the first later revolute joint not parallel to u):
+r2 = the first later revolute joint not parallel to u). On a tree, r1 and r2 are taken along the path from the
+base to each link (its ancestors, ``robot.ancestors(j)``): every branch has its own r2 (a torso's two shoulders
+are both r2 of the torso's r1), and branches that leave the base separately have their own r1; "joints before j"
+below means the joints on that path. Each case only involves the wrench a link passes to its ancestors, so the
+serial argument holds path by path:
 
 - links j < r1 only translate: their tensor and first moments have no effect; M_j remains;
 - links r1 <= j < r2 rotate about u only (omega_j = w_j u): of the tensor only u^T J u acts, so for a revolute
@@ -52,6 +61,11 @@ r2 = the first later revolute joint not parallel to u):
 The structural facts (which axes are parallel, where gravity points, whether an origin stays on an axis) are
 decided on the geometry evaluated at random states, with random values for any geometry symbols (generic),
 to a relative tolerance of 1e-9; the regrouping coefficients themselves are exact expressions.
+
+Geometries beyond these rules (zero gravity, prismatic joints along a first axis with gravity across it,
+coaxial or intersecting axes...) leave relations among the remaining parameters; these are found by the numerical
+rank and made exact by linear algebra on the symbolic regressor (the residual step, the same on chains and trees).
+Tree-specific particular cases beyond the path-wise ones above (if any) are left to that step too.
 
 **Cross-check.** :meth:`BaseParameters.numerical_rank` stacks the numeric regressor over random states (random
 values for symbolic geometry), scales its columns and counts singular values above 1e-9 of the largest
@@ -82,7 +96,7 @@ from robodyn.identification.regressor import (
     regressor,
     symbolic_regressor,
 )
-from robodyn.model.manipulator import Manipulator, require_serial
+from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
 from robodyn.numeric.kinematics import joint_frames
 from robodyn.numeric.model import build
@@ -107,7 +121,7 @@ def _rot_z(theta: sympy.Expr) -> sympy.Matrix:
 
 
 def fixed_transform(robot: Manipulator, j: int) -> tuple[sympy.Matrix, sympy.Matrix]:
-    """(R, t): frame j (0-based) at q_j = 0 in frame j-1 of a modified-DH robot,
+    """(R, t): frame j (0-based) at q_j = 0 in the frame of its parent link (j-1 on a chain) of a modified-DH robot,
     T_j = P_j Rot(x, alpha_j) Trans(x, a_j) Rot(z, theta_j) Trans(z, d_j)."""
     link = robot.links[j]
     Rx = _rot_x(link.alpha)
@@ -129,30 +143,52 @@ def _clean(expr: sympy.Expr) -> sympy.Expr:
 
 @dataclass(frozen=True)
 class _Structure:
-    """The structural facts the particular rules need, from a numeric instance of the geometry."""
+    """The structural facts the particular rules need, from a numeric instance of the geometry. On a tree they
+    are taken along the path from the base to each link: ``first[j]`` is the first revolute joint on that path
+    (Khalil's r1 seen from link j; None if link j only translates) and ``second[j]`` the first later revolute joint
+    on it whose axis is not parallel to that of first[j] (r2; None if there is none up to j). On a chain every
+    link from r1 on has first[j] = r1, and every link from r2 on has second[j] = r2."""
 
-    r1: int | None
-    r2: int | None
+    first: tuple[int | None, ...]
+    second: tuple[int | None, ...]
     axes: np.ndarray  # (K, n, 3) joint axes in the base frame at K random states
     origins: np.ndarray  # (K, n, 3)
     gravity: np.ndarray  # (3,)
+
+    @property
+    def roots(self) -> tuple[int, ...]:
+        """The links that are some path's r1 (one on a chain), in order."""
+        return tuple(sorted({j for j in self.first if j is not None}))
+
+    def block(self, r1: int) -> list[int]:
+        """The links that rotate about the axis of r1 only (r1 <= j < r2 on a chain), in order."""
+        return [j for j, (a, b) in enumerate(zip(self.first, self.second, strict=True)) if a == r1 and b is None]
+
+    def seconds(self, r1: int) -> list[int]:
+        """The r2 joints of the paths through r1 (at most one on a chain), in order."""
+        return [j for j, (a, b) in enumerate(zip(self.first, self.second, strict=True)) if a == r1 and b == j]
 
 
 def _structure(robot: Manipulator, seed: int = 7) -> _Structure:
     rng = np.random.default_rng(seed)
     binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(robot)}
     model = build(robot, _geometry_binding(robot, binding), check_bodies=False)  # inertial placeholders: 0
-    n = robot.n
-    Q = rng.uniform(-np.pi, np.pi, (6, n))
+    Q = rng.uniform(-np.pi, np.pi, (6, robot.n))
     frames = joint_frames(model, Q)
-    axes, origins = frames.R[..., 2], frames.o
-    revolute = [link.revolute for link in robot.links]
-    r1 = next((j for j in range(n) if revolute[j]), None)
-    r2 = None
-    if r1 is not None:
-        u = axes[:, r1]
-        r2 = next((j for j in range(r1 + 1, n) if revolute[j] and not _parallel(axes[:, j], u)), None)
-    return _Structure(r1, r2, axes, origins, model.gravity)
+    axes = frames.R[..., 2]
+    first: list[int | None] = []
+    second: list[int | None] = []
+    for j, link in enumerate(robot.links):
+        a = robot.parents[j]
+        r1 = first[a] if a >= 0 else None
+        r2 = second[a] if a >= 0 else None
+        if r1 is None and link.revolute:
+            r1 = j
+        elif r1 is not None and r2 is None and link.revolute and not _parallel(axes[:, j], axes[:, r1]):
+            r2 = j
+        first.append(r1)
+        second.append(r2)
+    return _Structure(tuple(first), tuple(second), axes, frames.o, model.gravity)
 
 
 def _parallel(a: np.ndarray, b: np.ndarray) -> bool:
@@ -358,89 +394,103 @@ def _group(robot: Manipulator, coulomb: bool) -> tuple[Manipulator, list[list[An
         acc[j] = [_clean(a - b) for a, b in zip(v, K, strict=True)]
         if all(k == 0 for k in K):
             continue
-        if j > 0:
-            R, t = transforms[j]
-            moved = params_.move(K, R, list(t))
-            acc[j - 1] = [_clean(a + b) for a, b in zip(acc[j - 1], moved, strict=True)]
-            rules.append(f"{what} grouped into link {j}")
+        a = frames.parents[j]
+        if a >= 0:
+            _add_moved(acc, a, K, transforms[j])
+            rules.append(f"{what} grouped into link {a + 1}")
         else:
             rules.append(f"{what} grouped into the base (no effect)")
 
-    # -- links near the base (Gautier and Khalil's particular cases) ------------------------------------------
+    # -- links near the base (Gautier and Khalil's particular cases), along the path from the base to each link
     st = _structure(frames)
+    for k in range(n):
+        if st.first[k] is None:
+            if any(acc[k][c] != 0 for c in range(9)):
+                rules.append(f"link {k + 1} only translates: its first moments and tensor have no effect")
+            acc[k][:9] = [zero] * 9
+    for r1 in st.roots:
+        _rotating_about_r1(frames, st, r1, transforms, acc, joint, rules)
+    for k in reversed(range(n)):
+        if st.first[k] is not None:
+            continue
+        uk = st.axes[0, k]
+        a = frames.parents[k]
+        if _perpendicular(uk, st.gravity) and all(_perpendicular(uk, st.axes[0, m]) for m in frames.ancestors(k)[1:]):
+            mass = acc[k][M]
+            if a >= 0:
+                acc[a][M] = _clean(acc[a][M] + mass)
+            joint[k][0] = _clean(joint[k][0] + mass)
+            acc[k][M] = zero
+            rules.append(f"M{k + 1} grouped into {'M' + str(a + 1) + ' and ' if a >= 0 else ''}IA{k + 1} "
+                         f"(prismatic joint {k + 1} perpendicular to gravity and to the joints before it)")
+    return frames, acc, joint, rules
+
+
+def _add_moved(acc: list[list[Any]], a: int, K: list[Any], transform: tuple[sympy.Matrix, sympy.Matrix]) -> None:
+    """acc[a] += K moved from frame j into frame a = a(j) by T_j = (R, t) (:func:`params_.move`)."""
+    R, t = transform
+    moved = params_.move(K, R, list(t))
+    acc[a] = [_clean(x + y) for x, y in zip(acc[a], moved, strict=True)]
+
+
+def _rotating_about_r1(frames: Manipulator, st: _Structure, r1: int,
+                       transforms: Sequence[tuple[sympy.Matrix, sympy.Matrix]], acc: list[list[Any]],
+                       joint: list[list[Any]], rules: list[str]) -> None:
+    """Gautier and Khalil's particular cases for the links that rotate about the axis u of joint r1 only (r1 <= j
+    < r2 on every path through r1) and for the r2 joints after them (see the module docstring)."""
+    zero = sympy.Integer(0)
     g = st.gravity
-    r1, r2 = st.r1, st.r2
-    last = r1 if r1 is not None else n
-    for k in range(last):
-        if any(acc[k][c] != 0 for c in range(9)):
-            rules.append(f"link {k + 1} only translates: its first moments and tensor have no effect")
-        acc[k][:9] = [zero] * 9
-    if r1 is not None:
-        u = st.axes[:, r1]
-        g_along = float(np.linalg.norm(g)) == 0.0 or _parallel(g[None, :], u)
-        block = range(r1, r2 if r2 is not None else n)
-        u_locals = [sympy.Matrix([0, 0, 1])]
-        for j in block[1:]:
-            u_locals.append((transforms[j][0].T * u_locals[-1]).applyfunc(_clean))
-        for j in reversed(block[1:]):
-            if not frames.links[j].revolute and _parallel(st.axes[:, j], u):
-                _drop_along(acc[j], u_locals[j - r1], rules, j)
-                K = [zero] * 6 + [acc[j][MX], acc[j][MY], acc[j][MZ], zero]
-                if any(k != 0 for k in K):
-                    R, t = transforms[j]
-                    moved = params_.move(K, R, list(t))
-                    acc[j - 1] = [_clean(a + b) for a, b in zip(acc[j - 1], moved, strict=True)]
-                    acc[j][MX] = acc[j][MY] = acc[j][MZ] = zero
-                    rules.append(f"MX{j + 1}, MY{j + 1} grouped into link {j} (prismatic joint {j + 1} slides "
-                                 f"along the axis of joint {r1 + 1})")
-                    k = j - 1
-                    while not frames.links[k].revolute:  # the moved moment brought a tensor: group it down
-                        K = acc[k][:6] + [zero] * 4
-                        R, t = transforms[k]
-                        moved = params_.move(K, R, list(t))
-                        acc[k][:6] = [zero] * 6
-                        acc[k - 1] = [_clean(a + b) for a, b in zip(acc[k - 1], moved, strict=True)]
-                        k -= 1
-        for j in block:
-            link = frames.links[j]
-            u_local = u_locals[j - r1]
-            if link.revolute:
-                removed = [c for c in (XX, XY, XZ, YY, YZ) if acc[j][c] != 0]
-                if removed:
-                    rules.append(f"link {j + 1} rotates about the axis of joint {r1 + 1} only: "
-                                 f"{', '.join(params_.INERTIAL[c] + str(j + 1) for c in removed)} have no effect")
-                for c in (XX, XY, XZ, YY, YZ):
-                    acc[j][c] = zero
-            elif j > r1:
-                _drop_along(acc[j], u_local, rules, j)
-            prismatic_along = all(
-                _parallel(st.axes[:, k], u) for k in range(j + 1) if not frames.links[k].revolute
-            )
-            offset = np.cross(st.origins[:, j] - st.origins[:, r1], u)
-            on_axis = bool(np.all(np.linalg.norm(offset, axis=-1) <= TOLERANCE * max(1.0, np.abs(st.origins).max())))
-            if g_along and prismatic_along and on_axis and any(acc[j][c] != 0 for c in (MX, MY, MZ)):
-                rules.append(f"MX{j + 1}, MY{j + 1} have no effect (gravity and translations along the axis of "
-                             f"joint {r1 + 1}, origin {j + 1} on it)")
+    u = st.axes[:, r1]
+    g_along = float(np.linalg.norm(g)) == 0.0 or _parallel(g[None, :], u)
+    block = st.block(r1)
+    u_locals = {r1: sympy.Matrix([0, 0, 1])}  # u in frame j: R_j^T u in frame a(j)
+    for j in block[1:]:
+        u_locals[j] = (transforms[j][0].T * u_locals[frames.parents[j]]).applyfunc(_clean)
+    for j in reversed(block[1:]):
+        if not frames.links[j].revolute and _parallel(st.axes[:, j], u):
+            _drop_along(acc[j], u_locals[j], rules, j)
+            K = [zero] * 6 + [acc[j][MX], acc[j][MY], acc[j][MZ], zero]
+            if any(k != 0 for k in K):
+                a = frames.parents[j]
+                _add_moved(acc, a, K, transforms[j])
                 acc[j][MX] = acc[j][MY] = acc[j][MZ] = zero
-        acc[r1][ZZ] = _clean(acc[r1][ZZ] + joint[r1][0])
-        joint[r1][0] = zero
-        rules.append(f"IA{r1 + 1} grouped into ZZ{r1 + 1} (both only multiply qdd{r1 + 1} in tau{r1 + 1})")
-        if r2 is not None and _perpendicular(st.axes[:, r2], u):
+                rules.append(f"MX{j + 1}, MY{j + 1} grouped into link {a + 1} (prismatic joint {j + 1} slides "
+                             f"along the axis of joint {r1 + 1})")
+                k = a
+                while not frames.links[k].revolute:  # the moved moment brought a tensor: group it down
+                    K = acc[k][:6] + [zero] * 4
+                    acc[k][:6] = [zero] * 6
+                    _add_moved(acc, frames.parents[k], K, transforms[k])
+                    k = frames.parents[k]
+    for j in block:
+        link = frames.links[j]
+        if link.revolute:
+            removed = [c for c in (XX, XY, XZ, YY, YZ) if acc[j][c] != 0]
+            if removed:
+                rules.append(f"link {j + 1} rotates about the axis of joint {r1 + 1} only: "
+                             f"{', '.join(params_.INERTIAL[c] + str(j + 1) for c in removed)} have no effect")
+            for c in (XX, XY, XZ, YY, YZ):
+                acc[j][c] = zero
+        elif j > r1:
+            _drop_along(acc[j], u_locals[j], rules, j)
+        prismatic_along = all(
+            _parallel(st.axes[:, k], u) for k in frames.ancestors(j) if not frames.links[k].revolute
+        )
+        offset = np.cross(st.origins[:, j] - st.origins[:, r1], u)
+        on_axis = bool(np.all(np.linalg.norm(offset, axis=-1) <= TOLERANCE * max(1.0, np.abs(st.origins).max())))
+        if g_along and prismatic_along and on_axis and any(acc[j][c] != 0 for c in (MX, MY, MZ)):
+            rules.append(f"MX{j + 1}, MY{j + 1} have no effect (gravity and translations along the axis of "
+                         f"joint {r1 + 1}, origin {j + 1} on it)")
+            acc[j][MX] = acc[j][MY] = acc[j][MZ] = zero
+    acc[r1][ZZ] = _clean(acc[r1][ZZ] + joint[r1][0])
+    joint[r1][0] = zero
+    rules.append(f"IA{r1 + 1} grouped into ZZ{r1 + 1} (both only multiply qdd{r1 + 1} in tau{r1 + 1})")
+    for r2 in st.seconds(r1):
+        if _perpendicular(st.axes[:, r2], u):
             acc[r2][ZZ] = _clean(acc[r2][ZZ] + joint[r2][0])
             joint[r2][0] = zero
             rules.append(f"IA{r2 + 1} grouped into ZZ{r2 + 1} (axis {r2 + 1} perpendicular to axis {r1 + 1}: "
                          f"both only multiply qdd{r2 + 1} in tau{r2 + 1})")
-    for k in reversed(range(last)):
-        uk = st.axes[0, k]
-        if _perpendicular(uk, g) and all(_perpendicular(uk, st.axes[0, m]) for m in range(k)):
-            mass = acc[k][M]
-            if k > 0:
-                acc[k - 1][M] = _clean(acc[k - 1][M] + mass)
-            joint[k][0] = _clean(joint[k][0] + mass)
-            acc[k][M] = zero
-            rules.append(f"M{k + 1} grouped into {'M' + str(k) + ' and ' if k > 0 else ''}IA{k + 1} "
-                         f"(prismatic joint {k + 1} perpendicular to gravity and to the joints before it)")
-    return frames, acc, joint, rules
 
 
 def _drop_along(v: list[Any], u: sympy.Matrix, rules: list[str], j: int) -> None:
@@ -573,7 +623,6 @@ def base_parameters(robot: Manipulator, *, coulomb: bool = False) -> BaseParamet
     """The base parameters of ``robot`` by closed-form rules (see the module docstring)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"base_parameters() expects a Manipulator, got {type(robot).__name__}")
-    require_serial(robot, "base_parameters()")
     params_.check_no_clash(robot, coulomb)
     frames, acc, joint, rules = _group(robot, coulomb)
     _residual(frames, acc, joint, rules, coulomb)

@@ -9,18 +9,23 @@ in frame j, is linear in its ten parameters:
     N_j = J omega_dot + omega x (J omega) + (MX, MY, MZ) x vdot                      (Khalil eq. 9.63)
 
 and the backward pass sums these wrenches inwards (Fu eqs. 3.3-43, 3.3-44) and projects them on the joint axes.
+On a kinematic tree (:attr:`Manipulator.parents <robodyn.model.manipulator.Manipulator.parents>`) both passes walk
+the parent array, as Khalil and Kleinfinger write them with the antecedent a(j) in place of j - 1: link j's motion
+comes from that of link parents[j], and the wrench of the subtree of link j is summed into link parents[j]. On a
+chain this is the serial recursion term for term.
 Y is the Jacobian of that tau with respect to the parameters (exact: tau is linear in them), plus the columns
 qdd_j (IA_j), qd_j (FV_j) and sign(qd_j) (FC_j).
 
 The tip load (a known wrench, independent of every parameter) is not part of Y p: tau = Y p + load, where load
-is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load).
+is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load). It acts on the last
+link, so on a tree only the joints between the last link and the base carry it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import symengine as se
@@ -28,15 +33,14 @@ import sympy
 
 from robodyn.algebra import SeExpr, canonical, cross, dot, matrix_to_sympy, to_se, vector, zeros
 from robodyn.errors import ModelError
-from robodyn.formulations import newton_euler
-from robodyn.formulations.newton_euler import link_geometry
+from robodyn.formulations.newton_euler import LinkGeometry, link_geometry
 from robodyn.identification import parameters as params_
 from robodyn.model.dh import chain_frames
-from robodyn.model.manipulator import Manipulator, require_serial
+from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
+from robodyn.numeric._kernels import JointTransform, joint_transform
 from robodyn.numeric._kernels import cross as cross_batch
-from robodyn.numeric._kernels import joint_transform
-from robodyn.numeric.model import _Floats, build, check_bound_bodies, link_transforms
+from robodyn.numeric.model import NumericModel, _Floats, build, check_bound_bodies, link_transforms
 from robodyn.symbols import joint_symbols
 
 
@@ -49,29 +53,23 @@ def _times(J: Sequence[SeExpr], a: se.DenseMatrix) -> se.DenseMatrix:
     return _L(a) * vector(J)
 
 
-def inverse_dynamics_in_parameters(
-    robot: Manipulator,
-    links: Sequence[Sequence[Any]],
-    q: Sequence[SeExpr] | None = None,
-    qd: Sequence[SeExpr] | None = None,
-    qdd: Sequence[SeExpr] | None = None,
-) -> list[SeExpr]:
-    """tau of the rigid bodies (no joint terms, no tip load) by Newton-Euler in inertia-about-origin parameters.
+class _Motion(NamedTuple):
+    """omega, omega_dot and vdot (the acceleration of the frame origin, gravity included) of one link, in its frame."""
 
-    ``links[j]`` holds the ten parameters (XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M) of link j about the origin of
-    *its frame in* ``robot`` (expressions or symbols); the geometry and gravity are the robot's. Joint values
-    default to the symbols q1.., qd1.., qdd1... Returns symengine expressions (see the module docstring)."""
-    require_serial(robot, "the regressor")
-    n = robot.n
-    js = joint_symbols(n).symengine()
-    q = list(q) if q is not None else js[0]
-    qd = list(qd) if qd is not None else js[1]
-    qdd = list(qdd) if qdd is not None else js[2]
-    geometry = [link_geometry(f) for f in chain_frames(robot, list(q))]
-    omega, omega_dot = zeros(3), zeros(3)
-    v_dot = -vector(robot.gravity)
-    wrenches: list[tuple[se.DenseMatrix, se.DenseMatrix]] = []
+    omega: se.DenseMatrix
+    omega_dot: se.DenseMatrix
+    v_dot: se.DenseMatrix
+
+
+def _forward(robot: Manipulator, geometry: Sequence[LinkGeometry], qd: Sequence[SeExpr],
+             qdd: Sequence[SeExpr]) -> list[_Motion]:
+    """The motion of every link from that of its parent (Fu eqs. 3.3-28, 3.3-29, 3.3-35; the base accelerating by
+    -g, eq. 3.3-46): parents[i] in place of i - 1 on a tree."""
+    base = _Motion(zeros(3), zeros(3), -vector(robot.gravity))
+    out: list[_Motion] = []
     for i, geo in enumerate(geometry):
+        parent = robot.parents[i]
+        omega, omega_dot, v_dot = out[parent] if parent >= 0 else base
         a_joint = geo.Rt * (v_dot + cross(omega_dot, geo.p_joint) + cross(omega, cross(omega, geo.p_joint)))
         w_prev = geo.Rt * omega
         if geo.revolute:
@@ -83,22 +81,57 @@ def inverse_dynamics_in_parameters(
             omega_dot = geo.Rt * omega_dot
             v_dot = (a_joint + cross(omega_dot, geo.r) + cross(omega, cross(omega, geo.r))
                      + 2 * cross(omega, geo.e * qd[i]) + geo.e * qdd[i])
+        out.append(_Motion(omega, omega_dot, v_dot))
+    return out
+
+
+def _backward(robot: Manipulator, geometry: Sequence[LinkGeometry],
+              wrenches: Sequence[tuple[se.DenseMatrix, se.DenseMatrix]]) -> list[SeExpr]:
+    """tau from the wrench (F_i, N_i about O_i, frame i) each link needs: the wrench of the subtree of link i is
+    summed into its parent (Fu eqs. 3.3-43, 3.3-44, parents[i] in place of i - 1) and projected on joint i
+    (eq. 3.3-45). On a chain this is the serial recursion term for term."""
+    f = [F for F, _ in wrenches]
+    nn = [N for _, N in wrenches]
+    tau: list[SeExpr] = [se.Integer(0)] * robot.n
+    for i in reversed(range(robot.n)):
+        geo = geometry[i]
+        tau[i] = dot(geo.e, nn[i] + cross(geo.r, f[i])) if geo.revolute else dot(geo.e, f[i])
+        parent = robot.parents[i]
+        if parent >= 0:
+            f_out = geo.R * f[i]
+            nn[parent] = geo.R * nn[i] + cross(geo.p, f_out) + nn[parent]
+            f[parent] = f_out + f[parent]
+    return tau
+
+
+def inverse_dynamics_in_parameters(
+    robot: Manipulator,
+    links: Sequence[Sequence[Any]],
+    q: Sequence[SeExpr] | None = None,
+    qd: Sequence[SeExpr] | None = None,
+    qdd: Sequence[SeExpr] | None = None,
+) -> list[SeExpr]:
+    """tau of the rigid bodies (no joint terms, no tip load) by Newton-Euler in inertia-about-origin parameters.
+
+    ``links[j]`` holds the ten parameters (XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M) of link j about the origin of
+    *its frame in* ``robot`` (expressions or symbols); the geometry and gravity are the robot's, a chain or a
+    tree (velocities from ``robot.parents``, wrenches summed into them). Joint values default to the symbols
+    q1.., qd1.., qdd1... Returns symengine expressions (see the module docstring)."""
+    n = robot.n
+    js = joint_symbols(n).symengine()
+    q = list(q) if q is not None else js[0]
+    qd = list(qd) if qd is not None else js[1]
+    qdd = list(qdd) if qdd is not None else js[2]
+    geometry = [link_geometry(f) for f in chain_frames(robot, list(q))]
+    wrenches: list[tuple[se.DenseMatrix, se.DenseMatrix]] = []
+    for i, motion in enumerate(_forward(robot, geometry, qd, qdd)):
+        omega, omega_dot, v_dot = motion
         values = [to_se(x) for x in links[i]]
         J, h, m = values[:6], vector(values[6:9]), values[9]
         F = v_dot * m + cross(omega_dot, h) + cross(omega, cross(omega, h))
-        N = _times(J, omega_dot) + cross(omega, _times(J, omega)) + cross(h, v_dot)
+        N = _times(J, omega_dot) + cross(omega, _times(J, omega)) + cross(h, v_dot)  # Khalil eq. 9.63
         wrenches.append((F, N))
-    f, nn = zeros(3), zeros(3)
-    R_next, p_next = se.eye(3), zeros(3)
-    tau: list[SeExpr] = [se.Integer(0)] * n
-    for i in reversed(range(n)):
-        geo = geometry[i]
-        f_out = R_next * f
-        nn = R_next * nn + cross(p_next, f_out) + wrenches[i][1]
-        f = f_out + wrenches[i][0]
-        tau[i] = dot(geo.e, nn + cross(geo.r, f)) if geo.revolute else dot(geo.e, f)
-        R_next, p_next = geo.R, geo.p
-    return tau
+    return _backward(robot, geometry, wrenches)
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,7 +201,6 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
     to the canonical form."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"regressor() expects a Manipulator, got {type(robot).__name__}")
-    require_serial(robot, "regressor()")
     params_.check_no_clash(robot, coulomb)
     Y = symbolic_regressor(robot, coulomb, tidy=tidy)
     load = _tip_load(robot)
@@ -177,16 +209,15 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
 
 
 def _tip_load(robot: Manipulator) -> sympy.ImmutableMatrix:
-    if all(x == 0 for x in robot.tip_force + robot.tip_moment):
-        return sympy.ImmutableMatrix.zeros(robot.n, 1)
-
+    """The torques of the tip load: the wrench (tip force, tip moment about O_n, frame n) that the last link
+    exerts, carried inwards by the same backward pass; only the joints between the last link and the base move."""
     n = robot.n
-    q = joint_symbols(n).symengine()[0]
-    zero = [se.Integer(0)] * n
-    massless = robot.replace(links=tuple(link.replace(mass=0, com=(0, 0, 0), inertia=[0, 0, 0], damping=0,
-                                                      armature=0) for link in robot.links), payload=None)
-    tau = newton_euler.inverse_dynamics(massless, q, zero, zero, [0, 0, 0],
-                                        [to_se(x) for x in robot.tip_force], [to_se(x) for x in robot.tip_moment])
+    if all(x == 0 for x in robot.tip_force + robot.tip_moment):
+        return sympy.ImmutableMatrix.zeros(n, 1)
+    geometry = [link_geometry(f) for f in chain_frames(robot, joint_symbols(n).symengine()[0])]
+    wrenches = [(zeros(3), zeros(3)) for _ in range(n - 1)]
+    wrenches.append((vector([to_se(x) for x in robot.tip_force]), vector([to_se(x) for x in robot.tip_moment])))
+    tau = _backward(robot, geometry, wrenches)
     return matrix_to_sympy(se.DenseMatrix([[t] for t in tau]))
 
 
@@ -231,6 +262,61 @@ def _L_batch(a: np.ndarray) -> np.ndarray:
     return np.array([[a[0], a[1], a[2], z, z, z], [z, a[0], z, a[1], a[2], z], [z, z, a[0], z, a[1], a[2]]])
 
 
+def _numeric_motion(model: NumericModel, X: Sequence[JointTransform], qdT: np.ndarray, qddT: np.ndarray,
+                    N: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """omega, omega_dot, vdot (3, N) of every joint frame, each from its parent's (parent[i]; the base
+    accelerating by -g): the forward pass of :func:`inverse_dynamics_in_parameters` in joint frames."""
+    base = (np.zeros((3, N)), np.zeros((3, N)), np.broadcast_to(-model.gravity[:, None], (3, N)).copy())
+    z = np.array([0.0, 0.0, 1.0])[:, None]
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for i in range(model.n):
+        w, wd, vd = out[model.parent[i]] if model.parent[i] >= 0 else base
+        p = np.broadcast_to(X[i].p, (3, N))
+        vd_parent = vd + cross_batch(wd, p) + cross_batch(w, cross_batch(w, p))
+        w_c, wd_c, vd_c = (X[i].to_child(v) for v in (w, wd, vd_parent))
+        if model.revolute[i]:
+            w = w_c + z * qdT[i]
+            wd = wd_c + cross_batch(w_c, z * qdT[i]) + z * qddT[i]
+            vd = vd_c
+        else:
+            w, wd = w_c, wd_c
+            vd = vd_c + 2 * cross_batch(w, z * qdT[i]) + z * qddT[i]
+        out.append((w, wd, vd))
+    return out
+
+
+def _link_wrench_columns(w: np.ndarray, wd: np.ndarray, vd: np.ndarray) -> np.ndarray:
+    """(6, 10, N): the wrench (N; F) a link needs, about its origin, as columns of its ten parameters
+    (Khalil eq. 9.63)."""
+    Sw, Swd, Svd = _skew_batch(w), _skew_batch(wd), _skew_batch(vd)
+    Ki = np.zeros((6, 10, w.shape[1]))
+    Ki[:3, :6] = _L_batch(wd) + np.einsum("ijN,jkN->ikN", Sw, _L_batch(w))
+    Ki[:3, 6:9] = -Svd
+    Ki[3:, 6:9] = Swd + np.einsum("ijN,jkN->ikN", Sw, Sw)
+    Ki[3:, 9] = vd
+    return Ki
+
+
+def _numeric_backward(model: NumericModel, X: Sequence[JointTransform], K: Sequence[np.ndarray],
+                      N: int) -> np.ndarray:
+    """(n, 10n, N): the rigid-body columns of Y in joint frames. The wrench columns of the subtree of joint i
+    are summed into its parent (parent[i]) and projected on joint i (z: the moment for R, the force for P)."""
+    n = model.n
+    Yj = np.zeros((n, 10 * n, N))
+    acc: list[np.ndarray | None] = [None] * n  # what the children of each link passed in
+    for i in reversed(range(n)):
+        own = acc[i] if acc[i] is not None else np.zeros((6, 10 * n, N))
+        own[:, 10 * i : 10 * i + 10] += K[i]
+        Yj[i] = own[2] if model.revolute[i] else own[5]
+        parent = model.parent[i]
+        if parent >= 0:
+            nn, f = X[i].to_parent(own[:3]), X[i].to_parent(own[3:])
+            p = np.broadcast_to(X[i].p, (3, N))[:, None, :]
+            moved = np.concatenate((nn + cross_batch(p, f), f), axis=0)
+            acc[parent] = moved if acc[parent] is None else acc[parent] + moved
+    return Yj
+
+
 def numeric_regressor(
     robot: Manipulator,
     q: np.ndarray,
@@ -248,7 +334,6 @@ def numeric_regressor(
     geometry symbols (inertial symbols are not needed). Y @ p + load equals
     :func:`robodyn.numeric.inverse_dynamics` to rounding."""
 
-    require_serial(robot, "numeric_regressor()")
     binding = _geometry_binding(robot, params)
     model = build(robot, binding, check_bodies=False)  # inertial symbols are placeholders (0) here
     n = robot.n
@@ -257,37 +342,8 @@ def numeric_regressor(
     N = max(a.shape[0] for a in arrays)
     qT, qdT, qddT = (np.broadcast_to(a, (N, n)).T for a in arrays)
     X = [joint_transform(model, i, qT[i]) for i in range(n)]
-    w, wd = np.zeros((3, N)), np.zeros((3, N))
-    vd = np.broadcast_to(-model.gravity[:, None], (3, N)).copy()
-    z = np.array([0.0, 0.0, 1.0])[:, None]
-    K = []
-    for i in range(n):
-        p = np.broadcast_to(X[i].p, (3, N))
-        vd_parent = vd + cross_batch(wd, p) + cross_batch(w, cross_batch(w, p))
-        w_c, wd_c, vd_c = (X[i].to_child(v) for v in (w, wd, vd_parent))
-        if model.revolute[i]:
-            w = w_c + z * qdT[i]
-            wd = wd_c + cross_batch(w_c, z * qdT[i]) + z * qddT[i]
-            vd = vd_c
-        else:
-            w, wd = w_c, wd_c
-            vd = vd_c + 2 * cross_batch(w, z * qdT[i]) + z * qddT[i]
-        Sw, Swd, Svd = _skew_batch(w), _skew_batch(wd), _skew_batch(vd)
-        Ki = np.zeros((6, 10, N))
-        Ki[:3, :6] = _L_batch(wd) + np.einsum("ijN,jkN->ikN", Sw, _L_batch(w))
-        Ki[:3, 6:9] = -Svd
-        Ki[3:, 6:9] = Swd + np.einsum("ijN,jkN->ikN", Sw, Sw)
-        Ki[3:, 9] = vd
-        K.append(Ki)
-    Yj = np.zeros((n, 10 * n, N))
-    acc = np.zeros((6, 10 * n, N))
-    for i in reversed(range(n)):
-        acc[:, 10 * i : 10 * i + 10] += K[i]
-        Yj[i] = acc[2] if model.revolute[i] else acc[5]
-        if i > 0:
-            nn, f = X[i].to_parent(acc[:3]), X[i].to_parent(acc[3:])
-            p = np.broadcast_to(X[i].p, (3, N))[:, None, :]
-            acc = np.concatenate((nn + cross_batch(p, f), f), axis=0)
+    K = [_link_wrench_columns(w, wd, vd) for w, wd, vd in _numeric_motion(model, X, qdT, qddT, N)]
+    Yj = _numeric_backward(model, X, K, N)
     per = params_.per_link(coulomb)
     Y = np.zeros((N, n, per * n))
     frames = _link_in_joint_frames(robot, binding)
