@@ -18,8 +18,8 @@ import robodyn as rd
 from robodyn import codegen, opcount
 from robodyn.cli import app
 from robodyn.compile import load_library
-from robodyn.errors import ModelError
 from robodyn.interop import to_pinocchio
+from robodyn.numeric.kane import kane_inverse_dynamics
 from robodyn.program import build, routes
 from robodyn.program.builder import Builder
 from tests.conftest import random_robot, random_tree
@@ -260,20 +260,49 @@ def test_cli_codegen_writes_a_tree(tmp_path: Path) -> None:
     assert (tmp_path / "torso_two_arms.py").is_file()
 
 
-# -- what stays serial says so in one line ------------------------------------------------------------------
-@pytest.mark.parametrize(("what", "call"), [
-    ("factored route", lambda r: build(r, ("M",), route="factored")),
-    ("expanded route", lambda r: build(r, ("tau",), route="expanded")),
-    ("emdeg route", lambda r: build(r, ("elements",))),
-    ("Kane's algorithm", opcount.count_operations),
-])
-def test_serial_only_routes_refuse_a_tree_in_one_line(what: str, call) -> None:
-    robot = random_tree(41, 4, "modified")  # no placement (Kane's HD notation would refuse that first)
-    with pytest.raises(ModelError, match=f"{what}.*handles serial chains only") as info:
-        call(robot)
-    assert "\n" not in str(info.value)
+# -- every route on a tree ----------------------------------------------------------------------------------
+def test_the_factored_expanded_and_emdeg_routes_agree_on_a_tree() -> None:
+    """The routes that start from the symbolic equations (rd.derive handles trees) give Pinocchio's numbers, and
+    EMDEG's distinct elements M_ij are the entries of M (none across the two arms)."""
+    robot = torso()
+    factored, expanded = build(robot, ("M", "G"), route="factored"), build(robot, ("tau", "h"), route="expanded")
+    elements = build(robot, ("elements",))
+    assert {name for name in elements.outputs if name.startswith("M")} == {
+        f"M{i + 1}{k + 1}" for i in range(robot.n) for k in range(i, robot.n) if i in robot.ancestors(k)}
+    for q, qd, qdd, tau in zip(*states(robot.n, seed=9), strict=True):
+        ref = pinocchio_reference(robot, q, qd, qdd, tau)
+        values = inputs(robot, q, qd, qdd, tau)
+        got = {**factored.evaluate(values), **expanded.evaluate(values)}
+        for name in ("M", "G", "tau", "h"):
+            assert rel(got[name].reshape(ref[name].shape), ref[name]) < TOL, name
+        M = elements.evaluate(values)
+        for i in range(robot.n):
+            for k in range(i, robot.n):
+                if i in robot.ancestors(k):
+                    assert rel(M[f"M{i + 1}{k + 1}"], ref["M"][i, k]) < TOL
 
 
-def test_the_planner_takes_the_recursive_route_for_a_tree() -> None:
+def test_the_base_parameter_program_of_a_tree_agrees() -> None:
+    """build(base=True): tau in Khalil and Kleinfinger's base parameters for trees, fed their values."""
+    robot = torso()
+    program = build(robot, ("tau",), base=True)
+    base = rd.identification.base_parameters(robot)
+    numbers = dict(zip(base.names, base.numeric_values({"g": G}), strict=True))
+    for q, qd, qdd, tau in zip(*states(robot.n, seed=10), strict=True):
+        values = inputs(robot, q, qd, qdd, tau) | numbers
+        assert rel(program.evaluate(values)["tau"], pinocchio_reference(robot, q, qd, qdd, tau)["tau"]) < TOL
+
+
+def test_kane_counts_and_runs_on_a_tree_without_placements() -> None:
+    robot = random_tree(41, 5, "modified", extras=False, placements=False)
+    assert robot.is_tree and opcount.count_operations(robot).multiplications > 0
+    q, qd, qdd, _ = (x.T for x in states(robot.n, seed=11, N=4))
+    ours = kane_inverse_dynamics(robot, q.T, qd.T, qdd.T)
+    refs = [pinocchio_reference(robot, *x, np.zeros(robot.n))["tau"] for x in zip(q.T, qd.T, qdd.T, strict=True)]
+    assert rel(ours, np.array(refs)) < TOL
+
+
+def test_the_planner_takes_the_recursive_route_for_the_test_tree() -> None:
+    """Seven joints and an offset of pi/6: beyond the factored route's limits, as for a chain."""
     program = build(torso(), ("tau", "M"))
     assert program.route == "recursive"

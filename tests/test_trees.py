@@ -16,7 +16,6 @@ import robodyn as rd
 from robodyn.cli import app
 from robodyn.errors import ModelError
 from robodyn.model.dh import joint_frames
-from robodyn.model.manipulator import require_serial
 
 TREE = Path(__file__).parent / "data" / "torso_two_arms.yaml"
 BODY = {"mass": 1, "com": [0, 0, 0], "inertia": [1, 1, 1]}
@@ -153,13 +152,9 @@ def test_conventions_describe_the_same_tree(start):
             assert float(max(abs(x) for x in (expected - got).evalf())) < 1e-12
 
 
-def test_what_does_not_handle_trees_yet_says_so_in_one_line():
-    """Every formulation derives trees (tests/test_trees_symbolic.py); what cannot says so in one line: Kane's
-    algorithm cannot express the tree's shoulder placements, and require_serial names the first branch."""
-    robot = rd.load(TREE)
-    with pytest.raises(ModelError, match=r"the thing handles serial chains only.*branches at link torso") as info:
-        require_serial(robot, "the thing")
-    assert "\n" not in str(info.value)
+def test_kane_refuses_the_placements_of_the_test_tree_in_one_line():
+    """Every formulation derives trees (tests/test_trees_symbolic.py); Kane's algorithm (Angeles' notation)
+    cannot express the fixed placements of the tree's shoulders, and says so in one line."""
     result = CliRunner().invoke(app, ["derive", str(TREE), "--method", "kane"])
     assert result.exit_code == 2
     assert "link 2 has a fixed placement" in result.output and "Traceback" not in result.output

@@ -35,7 +35,7 @@ from typing import Any
 
 import sympy
 
-from robodyn.model.manipulator import Link, Manipulator, require_serial
+from robodyn.model.manipulator import Link, Manipulator
 from robodyn.recursions.kane import joint_torques
 
 STAGES = ("stage 1", "stage 2", "stage 3")
@@ -196,7 +196,6 @@ def count_operations(robot: Manipulator) -> OpCount:
     no tip load, damping or armature (the paper's phi_d = 0). A serial chain: a kinematic tree is refused in one
     line (Angeles, Ma and Rojas' recursion runs down one chain; ``robodyn count`` without ``--method kane`` counts
     trees)."""
-    require_serial(robot, "Kane's algorithm (count --method kane)")
     ops = CountingOps()
     n = robot.n
     q = [ops.leaf(f"q{i}") for i in range(1, n + 1)]

@@ -103,14 +103,6 @@ def _order_problem(parents: tuple[int, ...], k: int) -> str:
             "(the base's children first)")
 
 
-def require_serial(robot: Manipulator, what: str) -> None:
-    """A one-line :class:`ModelError` when ``robot`` is a tree and ``what`` handles serial chains only."""
-    if robot.is_tree:
-        branch = next(p for p in range(-1, robot.n) if len(robot.children(p)) > 1)
-        where = "the base" if branch < 0 else f"link {robot.label(branch)}"
-        raise ModelError(f"{what} handles serial chains only, and {robot.name} is a tree (it branches at {where})")
-
-
 def _text(value: object, field_name: str) -> str:
     """Free text (a description, a source): kept as data, never printed into code or markup unescaped."""
     if not isinstance(value, str):

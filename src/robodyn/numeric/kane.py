@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.model.manipulator import Manipulator, require_serial
+from robodyn.model.manipulator import Manipulator
 from robodyn.recursions.kane import joint_torques
 
 #: States per block (rows of this length stay in cache; results do not depend on it).
@@ -80,7 +80,6 @@ def kane_inverse_dynamics(
     ``q``, ``qd``, ``qdd``: (n,) for one state or (N, n) for a batch; the result has the same shape.
     ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
     """
-    require_serial(robot, "Kane's algorithm (Angeles, Ma and Rojas)")
     robot = _numeric_robot(robot, params)
     ops = NumpyOps()
     gravity = [float(x) for x in robot.gravity]

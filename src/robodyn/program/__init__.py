@@ -84,11 +84,10 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     folded in). ``outputs[name]``: n entries, or n*n row-major for M; for ``elements`` one output
     per distinct element.
 
-    A kinematic tree (:attr:`~robodyn.Manipulator.parents`) is built by the recursive route (and ``aba``):
-    M's entries of two links on different branches are exact zeros, and the L D L^T solve of ``forward`` is
-    Featherstone's LTDL, which visits only the ancestors of each link (no fill-in). The factored, expanded
-    and emdeg routes (``elements``) start from a chain's symbolic equations: "auto" does not try them on a
-    tree, and naming one refuses it in one line.
+    A kinematic tree (:attr:`~robodyn.Manipulator.parents`) is built by every route, planned as a chain is:
+    M's entries of two links on different branches are exact zeros (never computed by the recursive route),
+    and the L D L^T solve of ``forward`` is Featherstone's LTDL, which visits only the ancestors of each link
+    (no fill-in).
     """
     outputs = tuple(outputs)
     unknown = [name for name in outputs if name not in OUTPUTS]
@@ -150,8 +149,6 @@ def _build_base(robot: Any, outputs: tuple[str, ...], route: str) -> Program:
 
 
 def _cheapest_route(ctx: Any, part: str) -> str:
-    if ctx.robot.is_tree:  # the factored route starts from the symbolic equations of a chain
-        return "recursive"
     if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
         return "recursive"
     if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms

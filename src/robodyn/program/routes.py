@@ -14,10 +14,10 @@ unrolled L D L^T solve over the chosen M and bias (O(n^3); on a kinematic tree F
 visits only the ancestors of each link, :func:`ldlt_solve`), or, by the ``aba`` route, Featherstone's
 articulated-body algorithm (:mod:`robodyn.recursions.aba`, O(n)) run on the builder's scalars.
 
-Kinematic trees (:attr:`~robodyn.Manipulator.parents`): the recursive and aba routes take them (the recursions
-propagate from each link's parent, M's entries of links on different branches are exact zeros, never computed);
-the factored, expanded and emdeg routes start from the symbolic equations of a serial chain and refuse a tree in
-one line (:func:`robodyn.program.build`'s planner does not offer them for a tree).
+Kinematic trees (:attr:`~robodyn.Manipulator.parents`): every route takes them. The recursions propagate from
+each link's parent, and M's entries of links on different branches are exact zeros, never computed; the
+factored, expanded and emdeg routes start from the symbolic equations, which :func:`robodyn.derive` gives for
+trees too.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
 from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
 from robodyn.identification.regressor import geometry_symbols
-from robodyn.model.manipulator import Manipulator, require_serial
+from robodyn.model.manipulator import Manipulator
 from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
 from robodyn.program.core import Assignment, Program
@@ -217,7 +217,6 @@ def _known_symbols(robot: Manipulator) -> set[Any]:
 
 def factored_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
     """One part from the canonical equations, factored (M's lower triangle refers to the upper)."""
-    require_serial(ctx.robot, "the factored route")
     exprs = _canonical_part(ctx.equations, name)
     return _through_differences(ops, exprs, ctx.params, ctx.prepare, symmetric=name == "M", n=ctx.robot.n)
 
@@ -382,7 +381,6 @@ def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     """Common subexpressions of the canonical Newton-Euler parts (no factoring): the baseline."""
     if "forward" in outputs:
         raise ValueError("the expanded route gives tau, M, h, G and bias; use the recursive route for forward")
-    require_serial(robot, "the expanded route")
     eqs = derive(robot, "newton-euler")
     if "bias" in outputs:
         eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
@@ -406,7 +404,6 @@ def emdeg(robot: Manipulator, outputs: Sequence[str] = ("elements",)) -> Program
     (``program.route``: ``"emdeg (unfactored: general angles)"``)."""
     if tuple(outputs) != ("elements",):
         raise ValueError("the emdeg route gives the output 'elements' (all distinct M, c, b, g)")
-    require_serial(robot, "the emdeg route (Burdick's elements of a chain)")
     ctx = Context(robot)
     if robot.n > EMDEG_FACTORED_LIMIT and not right_angled(robot):
         return _emdeg_unfactored(ctx)
