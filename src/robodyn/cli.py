@@ -309,7 +309,7 @@ def derive(
 
     def body() -> None:
         robot = _load(model, strict, lock)
-        if method is Method.emdeg and fmt is Format.text and form is Form.tau and not robot.is_tree:
+        if method is Method.emdeg and fmt is Format.text and form is Form.tau:
             from robodyn.program import emdeg_text
 
             with delayed_progress(f"EMDEG's elements of {robot.name}"):
