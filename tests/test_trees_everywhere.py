@@ -109,3 +109,15 @@ def test_linearization_of_the_tree_at_an_equilibrium(tree: rd.Manipulator) -> No
 def test_identification_of_the_tree(tree: rd.Manipulator) -> None:
     check = rd.identification.base_parameters(tree).numerical_rank()
     assert check.ok and check.rank == check.expected == 51
+
+
+def test_show_and_the_report_give_the_topology(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["show", str(TREE)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if "joint" in line and "parent" in line)
+    assert "name" in header and "placement" in header
+    right_wrist = next(line for line in result.output.splitlines() if "r_wrist" in line)
+    assert right_wrist.split("│")[8].strip() == "6"  # parent: r_elbow, link 6
+    out = tmp_path / "tree.html"
+    CliRunner().invoke(app, ["report", str(TREE), "--param", "g=9.81", "--no-plots", "--no-check", "-o", str(out)])
+    assert "<th>parent</th>" in out.read_text() and "<td>r_wrist</td>" in out.read_text()

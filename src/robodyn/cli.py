@@ -266,10 +266,11 @@ def show(
         out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
         out.print("gravity: (" + ", ".join(str(x) for x in robot.gravity) + ")")
         dh = Table(title="Denavit-Hartenberg parameters")
-        for header in tables.dh_headers(robot):
+        extra = tables.topology(robot)  # names, parents (a tree), placements
+        for header in [*tables.dh_headers(robot), *(header for header, _ in extra)]:
             dh.add_column(header)
-        for row in tables.dh_rows(robot):
-            dh.add_row(*row)
+        for i, row in enumerate(tables.dh_rows(robot)):
+            dh.add_row(*(_shown(cell) for cell in [*row, *(values[i] for _, values in extra)]))
         out.print(dh)
         inertial = Table(title="Inertial parameters")
         for header in tables.INERTIA_HEADERS:

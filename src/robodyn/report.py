@@ -168,10 +168,12 @@ def _header_math(header: str) -> str:
 
 
 def _dh_section(robot: Manipulator) -> str:
-    headers = [_header_math(h) for h in tables.dh_headers(robot)[2:]]
+    extra = tables.topology(robot)  # names, parents (a tree), placements: plain text
+    headers = [_header_math(h) for h in tables.dh_headers(robot)[2:]] + [html.escape(h) for h, _ in extra]
     rows = [
         [str(i + 1), link.joint]
         + [math(v) for v in (link.a, link.alpha, *(tables.joint_value(robot, i, key) for key in ("d", "theta")))]
+        + [html.escape(values[i]) for _, values in extra]
         for i, link in enumerate(robot.links)
     ]
     head = "".join(f"<th>{h}</th>" for h in ["i", "joint", *headers])

@@ -46,6 +46,20 @@ def dh_rows(robot: Manipulator) -> list[list[str]]:
     ]
 
 
+def topology(robot: Manipulator) -> list[tuple[str, list[str]]]:
+    """The columns beside the DH table that only some robots need, as (header, one text per link): the links'
+    names, their parents (a tree: the parent's number, 0 the base) and a mark where a fixed placement comes
+    before the row's DH transform."""
+    columns = []
+    if any(link.name for link in robot.links):
+        columns.append(("name", [link.name for link in robot.links]))
+    if robot.is_tree:
+        columns.append(("parent", [str(p + 1) for p in robot.parents]))
+    if robot.has_placements:
+        columns.append(("placement", ["yes" if link.has_placement else "" for link in robot.links]))
+    return columns
+
+
 def dh_headers(robot: Manipulator) -> list[str]:
     if robot.convention == "modified":
         return ["i", "joint", "a_{i-1}", "alpha_{i-1}", "d_i", "theta_i"]
