@@ -158,12 +158,12 @@ def compare(robot: rd.Manipulator, path: Path, samples: int, seed: int = 0) -> d
     return worst
 
 
-def survey_one(path: Path, samples: int) -> Outcome:
+def survey_one(path: Path, samples: int, mimic: str = "refuse") -> Outcome:
     outcome = Outcome(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rd.ModelWarning)
-            robot = rd.load(path)
+            robot = rd.load(path, mimic=mimic)
     except rd.ModelError as exc:
         outcome.reason = str(exc)
         return outcome
@@ -172,20 +172,22 @@ def survey_one(path: Path, samples: int) -> Outcome:
     return outcome
 
 
-def survey(directory: Path, samples: int) -> list[Outcome]:
-    return [survey_one(path, samples) for path in urdf_files(directory)]
+def survey(directory: Path, samples: int, mimic: str = "refuse") -> list[Outcome]:
+    return [survey_one(path, samples, mimic) for path in urdf_files(directory)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--samples", type=int, default=5, help="random states per robot")
     parser.add_argument("--directory", type=Path, default=None, help="a robots directory (default: found)")
+    parser.add_argument("--mimic", choices=("refuse", "independent"), default="refuse",
+                        help="mimic joints: refused, or read as independent joints (as Pinocchio's reader does)")
     args = parser.parse_args()
     directory = args.directory or robots_directory()
     if directory is None:
         raise SystemExit("example-robot-data's robots directory was not found; give --directory")
     start = time.perf_counter()
-    outcomes = survey(directory, args.samples)
+    outcomes = survey(directory, args.samples, args.mimic)
     print(f"| URDF | result | joints | shape | {' | '.join(PARTS)} |")
     print(f"|---|---|---:|---|{'---:|' * len(PARTS)}")
     for o in outcomes:
