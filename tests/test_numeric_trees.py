@@ -16,10 +16,10 @@ import pytest
 
 import robodyn as rd
 from robodyn import numeric
-from robodyn.errors import ModelError
 from robodyn.numeric import kinematics
 from robodyn.numeric.aba import aba_forward_dynamics
 from robodyn.numeric.crba import crba_reference
+from robodyn.numeric.kane import kane_inverse_dynamics
 from robodyn.numeric.model import compile_model
 from robodyn.numeric.rnea import rnea_reference
 from tests.conftest import random_tree
@@ -152,9 +152,8 @@ def test_kinematics_of_the_last_link_match_pinocchio(convention: str) -> None:
             assert _rel(J_dot[k], J_dot_pin) < TOL
 
 
-def test_kane_refuses_trees_in_one_line():
-    from robodyn.numeric.kane import kane_inverse_dynamics
-
-    robot = rd.load(TREE)
-    with pytest.raises(ModelError, match=r"Kane's algorithm.*serial chains only"):
-        kane_inverse_dynamics(robot, np.zeros(7), np.zeros(7), np.zeros(7), params=PARAMS)
+def test_kane_runs_on_a_tree_without_placements():
+    """Kane's three stages over the parent array (recursions/kane.py); Angeles' notation has no placements."""
+    robot = random_tree(2, 6, "standard", placements=False)
+    q, qd, qdd = _states(robot.n, 5, 4)
+    assert _rel(kane_inverse_dynamics(robot, q, qd, qdd), numeric.inverse_dynamics(robot, q, qd, qdd)) < TOL

@@ -35,9 +35,50 @@ def to_sympy(value: Any) -> sympy.Expr:
     return sympy.sympify(value)
 
 
-def matrix_to_sympy(matrix: Any) -> sympy.ImmutableMatrix:
-    rows = [[to_sympy(matrix[i, j]) for j in range(matrix.cols)] for i in range(matrix.rows)]
+def matrix_to_sympy(matrix: Any, *, nested: bool = False) -> sympy.ImmutableMatrix:
+    """A symengine matrix as a sympy matrix; ``nested``: by :class:`NestedConverter` (one conversion per distinct
+    subexpression, shared between entries), for expressions built without expansion."""
+    convert = NestedConverter() if nested else to_sympy
+    rows = [[convert(matrix[i, j]) for j in range(matrix.cols)] for i in range(matrix.rows)]
     return sympy.ImmutableMatrix(rows) if rows else sympy.ImmutableMatrix.zeros(matrix.rows, matrix.cols)
+
+
+class NestedConverter:
+    """symengine -> sympy for expressions as a recursion builds them (nested, their subexpressions shared): each
+    distinct node is converted once and the sympy result shares it too, so the cost follows the number of
+    distinct subexpressions, not the size of the expanded tree (sympy's own conversion walks every path)."""
+
+    _ARGUMENT = se.Symbol("_robodyn_argument")
+
+    def __init__(self) -> None:
+        self.done: dict[Any, sympy.Expr] = {}
+
+    def __call__(self, expr: Any) -> sympy.Expr:
+        stack, done = [to_se(expr)], self.done
+        while stack:  # post-order without recursion: the nesting may be deeper than Python's stack
+            node = stack[-1]
+            if node in done:
+                stack.pop()
+                continue
+            pending = [a for a in node.args if a not in done]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            done[node] = self._node(node, [done[a] for a in node.args])
+        return done[to_se(expr)]
+
+    def _node(self, node: Any, args: list[sympy.Expr]) -> sympy.Expr:
+        if not args:
+            return to_sympy(node)
+        if isinstance(node, se.Add):
+            return sympy.Add(*args)
+        if isinstance(node, se.Mul):
+            return sympy.Mul(*args)
+        if isinstance(node, se.Pow):
+            return sympy.Pow(*args)
+        template = node.func(*([self._ARGUMENT] * len(args)))._sympy_()  # sin, cos, ...: sympy's class
+        return template.func(*args)
 
 
 def vector(values: Iterable[Any]) -> se.DenseMatrix:

@@ -14,9 +14,21 @@ tau = M(q) qdd + h(q, qd) + G(q) + damping(qd) + load(q)
   Christoffel symbol), c = G.
 - EMDEG's form (Burdick eq. 12-14): M, c_ijj = Gamma_ijj, b_ijk = 2 Gamma_ijk (j < k), g = G.
 
-Internally the matrices are symengine expressions as the formulation built them; the
-public attributes are sympy matrices in canonical form (expanded, sin(q_i) of degree at
-most one: see :mod:`robodyn.algebra`), computed on first use.
+Internally the matrices are symengine expressions as the formulation built them. The public attributes
+(``tau``, ``M``, ``h``, ``G``, ...) are sympy matrices, computed on first use, in one of two forms:
+
+- *expanded*: the canonical form (expanded, sin(q_i) of degree at most one: see :mod:`robodyn.algebra`), in
+  which two expressions are equal exactly when they are identical. Expanding multiplies out every product of
+  the recursion: each general twist angle splits every term it meets, so the expanded torques of a 6-joint
+  arm of general geometry run to hundreds of thousands of terms (minutes, gigabytes);
+- *nested*: the expressions as the formulation built them, with their common subexpressions shared
+  (:class:`~robodyn.algebra.NestedConverter`): seconds for any 7-joint numeric arm, the size of the recursion.
+
+``expand=None`` (the default of :func:`robodyn.derive`) takes the expanded form where it stays small, for arms of
+up to three joints and arms whose fixed angles are all multiples of pi/2 (:func:`robodyn.model.dh.right_angled`:
+the PUMA, the Stanford arm, most industrial arms), and the nested form otherwise; ``True`` or ``False`` asks for
+one. :meth:`Equations.canonical` always gives the expanded form (the community forms and the exact comparisons
+use it), at its cost.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import sympy
 
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_sympy
 from robodyn.errors import ModelError
+from robodyn.model.dh import right_angled
 from robodyn.model.expr import check_name, check_parameter_name, expression_text, read_expression
 from robodyn.model.manipulator import Manipulator
 from robodyn.symbols import JointSymbols, joint_symbols
@@ -80,6 +93,12 @@ class EmdegForm:
     g: sympy.ImmutableMatrix
 
 
+def expands_cheaply(robot: Manipulator) -> bool:
+    """Whether the canonical (expanded) form of the equations stays small: up to three joints, or every fixed
+    angle a multiple of pi/2 (see the module docstring)."""
+    return robot.n <= 3 or right_angled(robot)
+
+
 class Equations:
     """Equations of motion of one manipulator by one method. See the module docstring."""
 
@@ -96,8 +115,11 @@ class Equations:
         load: se.DenseMatrix,
         seconds: float = 0.0,
         extras: dict[str, se.DenseMatrix] | None = None,
+        expand: bool | None = None,
     ) -> None:
         self.robot = robot
+        #: True: the public attributes are in canonical (expanded) form; False: nested (see the module docstring).
+        self.expanded = expands_cheaply(robot) if expand is None else bool(expand)
         self.method = method
         self.seconds = seconds
         self._raw = {"tau": tau, "M": M, "h": h, "G": G, "damping": damping, "load": load}
@@ -134,10 +156,12 @@ class Equations:
         return self._canonical[part]
 
     def _sympy(self, part: str) -> sympy.ImmutableMatrix:
-        return matrix_to_sympy(self.canonical(part))
+        if self.expanded:
+            return matrix_to_sympy(self.canonical(part))
+        return matrix_to_sympy(self._raw[part], nested=True)
 
     def extra(self, name: str) -> sympy.ImmutableMatrix:
-        """A method-specific part in canonical form, e.g. d'Alembert's ``D_rot``, ``D_tran``,
+        """A method-specific part (in the form of :attr:`expanded`), e.g. d'Alembert's ``D_rot``, ``D_tran``,
         ``h_rot``, ``h_tran`` (see :attr:`extra_names`)."""
         if name not in self.extra_names:
             raise KeyError(f"{self.method} gives no part {name!r}; it gives {', '.join(self.extra_names) or 'none'}")
@@ -145,7 +169,7 @@ class Equations:
 
     @property
     def extras(self) -> dict[str, sympy.ImmutableMatrix]:
-        """Every method-specific part, in canonical form."""
+        """Every method-specific part (in the form of :attr:`expanded`)."""
         return {name: self.extra(name) for name in self.extra_names}
 
     @cached_property

@@ -116,14 +116,18 @@ _BUILDERS: dict[str, Callable[[Manipulator, Progress | None], dict[str, se.Dense
 }
 
 
-def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progress | None = None) -> Equations:
+def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progress | None = None,
+           expand: bool | None = None) -> Equations:
     """Derive the equations of motion of ``robot`` symbolically.
 
     ``method``: ``"newton-euler"`` (``"ne"``), ``"lagrange-euler"`` (``"le"``), ``"dalembert"``
     (``"gd"``, generalized d'Alembert; its rotational/translational split is in ``eqs.extras``)
     ``"kane"`` (Angeles, Ma and Rojas' algorithm) or ``"emdeg"`` (Burdick's structure-exploiting
     method: M from composite quantities, c and b by the Christoffel structure rules).
-    ``progress``, if given, is called with a short description after each step.
+    ``progress``, if given, is called with a short description after each step. ``expand``: the form of
+    ``eqs.tau``, ``eqs.M``, ... (:mod:`robodyn.equations`): ``True`` expanded (canonical), ``False`` nested
+    (the recursion's expressions, common subexpressions shared: fast and small for any arm), ``None`` expanded
+    where that stays small (up to three joints, or every fixed angle a multiple of pi/2), else nested.
 
     Every method handles kinematic trees (``robot.parents``): each recursion runs over the parent
     array, and joints on different branches are uncoupled in M (M[i, k] = 0 unless one of i, k is an
@@ -136,4 +140,4 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     start = time.perf_counter()
     parts = _BUILDERS[name](robot, progress)
     main = {key: parts.pop(key) for key in ("tau", "M", "h", "G", "damping", "load")}
-    return Equations(robot, name, seconds=time.perf_counter() - start, extras=parts, **main)
+    return Equations(robot, name, seconds=time.perf_counter() - start, extras=parts, expand=expand, **main)

@@ -35,7 +35,6 @@ different branches is 0 and not computed).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -82,15 +81,6 @@ class Inertial:
     M: Any
     damping: Any = 0
     armature: Any = 0
-
-
-def modified(robot: Manipulator) -> Manipulator:
-    """The arm in modified DH (the frames of this recursion)."""
-    if robot.convention == "modified":
-        return robot
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the model's own warnings were given when it was loaded
-        return robot.to_convention("modified")
 
 
 def joints(robot: Manipulator, ops: Any, q: Sequence[Any], qd: Sequence[Any], qdd: Sequence[Any]) -> list[Joint]:

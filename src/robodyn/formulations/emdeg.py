@@ -47,8 +47,7 @@ import symengine as se
 
 from robodyn.algebra import SeExpr, canonical, cross, dot, to_se, vector, zeros
 from robodyn.formulations import newton_euler
-from robodyn.formulations.customised_ne import modified
-from robodyn.model.dh import cos_sin_of_sum
+from robodyn.model.dh import cos_sin_of_sum, modified
 from robodyn.model.manipulator import Manipulator
 
 Z = vector([0, 0, 1])

@@ -85,7 +85,6 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import matrix_to_sympy
-from robodyn.formulations.customised_ne import modified
 from robodyn.identification import parameters as params_
 from robodyn.identification.regressor import (
     _geometry_binding,
@@ -96,6 +95,7 @@ from robodyn.identification.regressor import (
     regressor,
     symbolic_regressor,
 )
+from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
 from robodyn.numeric.kinematics import joint_frames

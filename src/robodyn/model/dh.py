@@ -20,7 +20,9 @@ cos(theta0) cos(q) - sin(theta0) sin(q), which is exact and keeps the canonical 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import symengine as se
 
@@ -103,3 +105,33 @@ def inverse(T: se.DenseMatrix) -> se.DenseMatrix:
             out[i, j] = Rt[i, j]
         out[i, 3] = p[i]
     return out
+
+
+def modified(robot: Manipulator) -> Manipulator:
+    """The arm in modified DH (the frames of the recursions), without repeating the model's warnings."""
+    if robot.convention == "modified":
+        return robot
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model's own warnings were given when it was loaded
+        return robot.to_convention("modified")
+
+
+def _unit_or_zero(x: Any) -> bool:
+    e = to_se(x)
+    return bool(e.is_Number) and float(e) in (0.0, 1.0, -1.0)
+
+
+def right_angled(robot: Manipulator) -> bool:
+    """Every fixed angle of the geometry a multiple of pi/2 exactly: the twists between joint axes, the
+    joint offsets theta and the rotations of placements have sines and cosines 0 or +-1 (not 6e-17 as
+    for a floating-point pi/2), so they do not multiply the terms of the canonical forms (each general
+    angle splits every term it meets in two or more). In modified DH; the twist of a link on the base only
+    turns gravity and is not looked at. A cheap test, made before any expansion."""
+    arm = modified(robot)
+    for link, parent in zip(arm.links, arm.parents, strict=True):
+        angles = [to_se(link.theta)] + ([to_se(link.alpha)] if parent >= 0 else [])
+        if not all(_unit_or_zero(se.sin(a)) and _unit_or_zero(se.cos(a)) for a in angles):
+            return False
+        if link.has_placement and not all(_unit_or_zero(link.placement[r, c]) for r in range(3) for c in range(3)):
+            return False
+    return True

@@ -37,6 +37,7 @@ from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
 from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
 from robodyn.identification.regressor import geometry_symbols
+from robodyn.model.dh import modified, right_angled
 from robodyn.model.manipulator import Manipulator
 from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
@@ -63,7 +64,7 @@ class Context:
         q, qd, qdd = joint_symbols(robot.n).symengine()
         if base is None:
             self.params = [se.Symbol(s.name) for s in robot.parameters()]
-            self.arm = cne.modified(robot)
+            self.arm = modified(robot)
         else:
             self.arm = base.frames
             self.params = [se.Symbol(name) for name in base.names] + [
@@ -183,28 +184,6 @@ def from_equations(eqs: Any, outputs: Sequence[str] = ("tau",), *, canonical: bo
         outputs=out,
         angles=q,
     )
-
-
-def _unit_or_zero(x: Any) -> bool:
-    e = to_se(x)
-    return bool(e.is_Number) and float(e) in (0.0, 1.0, -1.0)
-
-
-def right_angled(robot: Any) -> bool:
-    """Every fixed angle of the geometry a multiple of pi/2 exactly: the twists between joint axes, the
-    joint offsets theta and the rotations of placements have sines and cosines 0 or +-1 (not 6e-17 as
-    for a floating-point pi/2), so they do not multiply the terms of the canonical forms (each general
-    angle splits every term it meets in two or more). In modified DH; the first link's twist (base to
-    joint 1) only turns gravity and is not looked at. A cheap test, made before any expansion."""
-    for k, link in enumerate(cne.modified(robot).links):
-        angles = [to_se(link.theta)] + ([to_se(link.alpha)] if k else [])
-        if not all(_unit_or_zero(se.sin(a)) and _unit_or_zero(se.cos(a)) for a in angles):
-            return False
-        if getattr(link, "has_placement", False) and not all(
-            _unit_or_zero(link.placement[r, c]) for r in range(3) for c in range(3)
-        ):
-            return False
-    return True
 
 
 def _known_symbols(robot: Manipulator) -> set[Any]:
@@ -485,7 +464,7 @@ def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
     revolute = [q[i] for i, link in enumerate(robot.links) if link.joint == "R"]
     angle_pairs = [(a, b) for i, a in enumerate(revolute) for b in revolute[i + 1 :]]
     rate_pairs = [(x[i], x[j]) for x in (qd, qdd) for i in range(robot.n) for j in range(i + 1, robot.n)]
-    bases = factor.angle_sum_bases(cne.modified(robot), q)
+    bases = factor.angle_sum_bases(modified(robot), q)
 
     def prepare(expr: SeExpr) -> dict:
         candidates = []

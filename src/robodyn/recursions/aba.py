@@ -44,7 +44,6 @@ stand for the zeros and ones of the algorithm, as there.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -52,6 +51,7 @@ from typing import Protocol
 import sympy
 
 from robodyn.errors import DerivationError
+from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.recursions.bodies import body_parameters
 from robodyn.recursions.kane import Mat, Scalar, ScalarOps, Vec, cross, vadd, vscale
@@ -324,14 +324,6 @@ def serial_parents(n: int) -> tuple[int, ...]:
     return tuple(range(-1, n - 1))
 
 
-def _modified(robot: Manipulator) -> Manipulator:
-    if robot.convention == "modified":
-        return robot
-    with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-        warnings.simplefilter("ignore")
-        return robot.to_convention("modified")
-
-
 # -- the algorithm ---------------------------------------------------------------------------------
 def joint_accelerations(
     robot: Manipulator,
@@ -348,7 +340,7 @@ def joint_accelerations(
     model's. ``parent[i]``: the parent of body i (0-based, -1 the base, parent[i] < i); the robot's own
     (:attr:`~robodyn.Manipulator.parents`) when None.
     """
-    arm = _modified(robot)
+    arm = modified(robot)
     n = arm.n
     parent = arm.parents if parent is None else tuple(parent)
     if len(parent) != n or any(not -1 <= p < i for i, p in enumerate(parent)):
