@@ -303,6 +303,10 @@ def derive(
     form: Annotated[Form, typer.Option("--form", help="Which form of the equations to print.")] = Form.tau,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    expand: Annotated[bool | None, typer.Option(
+        "--expand/--nested",
+        help="Expanded canonical form, or nested with shared parts x1, x2, ... (default: expanded where it stays "
+             "small: up to 3 joints or right-angled geometry).")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
 ) -> None:
@@ -318,8 +322,8 @@ def derive(
             _write(text, output)
             return
         with delayed_progress(f"deriving {robot.name}") as step:
-            eqs = rd.derive(robot, method.value, progress=step)
-            step("simplifying")
+            eqs = rd.derive(robot, method.value, progress=step, expand=expand)
+            step("expanding" if eqs.expanded else "sharing subexpressions")
             text = _render(eqs, form.value, fmt)
         _write(text, output)
 

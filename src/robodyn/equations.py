@@ -315,22 +315,39 @@ class Equations:
             "qdd": [s.name for s in self.symbols.qdd],
             "parameters": [s.name for s in self.robot.parameters()],
         }
-        for name, value in self.form_matrices(form).items():
+        definitions, matrices = self.shown_matrices(form)
+        if definitions:
+            data["definitions"] = {symbol.name: expression_text(expr) for symbol, expr in definitions}
+        for name, value in matrices.items():
             data[name] = _nested_strings(value)
         return data
 
+    def shown_matrices(self, form: str = "tau") -> tuple[list[tuple[sympy.Symbol, sympy.Expr]], dict[str, Any]]:
+        """What the text, LaTeX and JSON print: the matrices of :meth:`form_matrices` and, for nested equations,
+        their shared subexpressions as definitions ``x1 = ...`` in order of use (sympy's ``cse``: printing a
+        nested expression whole would repeat every shared part wherever it is used, exponentially in the
+        number of joints); no definitions for expanded equations."""
+        matrices = self.form_matrices(form)
+        if self.expanded:
+            return [], matrices
+        taken = {s.name for s in (*self.symbols.q, *self.symbols.qd, *self.symbols.qdd, *self.robot.parameters())}
+        return _shared(matrices, taken)
+
     def to_latex(self, form: str = "tau") -> str:
         """LaTeX of every matrix of one form, one ``name = ...`` equation per line."""
-        lines = []
-        for name, value in self.form_matrices(form).items():
+        definitions, matrices = self.shown_matrices(form)
+        lines = [f"{sympy.latex(symbol)} = {sympy.latex(expr)}" for symbol, expr in definitions]
+        for name, value in matrices.items():
             shown = _display_object(value)
             lines.append(f"{_latex_name(name)} = {sympy.latex(shown)}")
         return " \\\\\n".join(lines)
 
     def to_text(self, form: str = "tau") -> str:
-        """Plain text, one element per line (``M[1,2] = ...``), 1-based indices."""
-        lines = []
-        for name, value in self.form_matrices(form).items():
+        """Plain text, one element per line (``M[1,2] = ...``), 1-based indices; nested equations start with their
+        shared subexpressions (``x1 = ...``)."""
+        definitions, matrices = self.shown_matrices(form)
+        lines = [f"{symbol} = {expr}" for symbol, expr in definitions]
+        for name, value in matrices.items():
             lines.extend(_text_lines(name, value))
         return "\n".join(lines)
 
@@ -338,7 +355,30 @@ class Equations:
         return f"Equations(robot={self.robot.name!r}, method={self.method!r}, n={self.n})"
 
     def _repr_latex_(self) -> str:
-        return "$\\displaystyle " + sympy.latex(sympy.Eq(sympy.Symbol("tau"), self.tau)) + "$"
+        """Every matrix of the ``tau`` form (and the shared parts of nested equations), one per line."""
+        return "$\\begin{gathered}" + self.to_latex("tau") + "\\end{gathered}$"
+
+
+def _shared(matrices: dict[str, Any], taken: set[str]) -> tuple[list[tuple[sympy.Symbol, sympy.Expr]], dict[str, Any]]:
+    """The common subexpressions of every entry of ``matrices`` (sympy's ``cse``, names ``x1, x2, ...`` that no
+    symbol of the equations has), and the matrices rewritten in them."""
+    names = (sympy.Symbol(f"x{k}") for k in range(1, 10**9) if f"x{k}" not in taken)
+    entries = {name: list(value) if isinstance(value, sympy.MatrixBase) else list(value.flat) if isinstance(
+        value, sympy.NDimArray) else [value] for name, value in matrices.items()}
+    flat = [x for values in entries.values() for x in values]
+    definitions, reduced = sympy.cse(flat, symbols=names, optimizations=None, order="none")
+    out: dict[str, Any] = {}
+    start = 0
+    for name, value in matrices.items():
+        part = reduced[start:start + len(entries[name])]
+        start += len(part)
+        if isinstance(value, sympy.MatrixBase):
+            out[name] = sympy.ImmutableMatrix(value.rows, value.cols, part)
+        elif isinstance(value, sympy.NDimArray):
+            out[name] = sympy.ImmutableDenseNDimArray(part, value.shape)
+        else:
+            out[name] = part[0]
+    return definitions, out
 
 
 # -- display helpers (small elements are trig-simplified and factored for people) ---------
@@ -377,7 +417,8 @@ METADATA_KEYS = ("robot", "method", "form", "n", "joints", "output", "dt", "disc
 
 def read_dict(data: Mapping[str, Any]) -> dict[str, Any]:
     """The expressions of :meth:`Equations.to_dict` (after a JSON round trip) as sympy objects: a list of
-    strings becomes a column matrix, a list of lists a matrix, deeper nesting an N-dim array.
+    strings becomes a column matrix, a list of lists a matrix, deeper nesting an N-dim array; the
+    ``definitions`` of nested equations are put back in place (the result shares them).
 
     Every name is read as the symbol listed under ``q``, ``qd``, ``qdd``, ``inputs`` or ``parameters`` (a
     parameter named ``I``, ``E``, ``S``, ``N``, ``O`` or ``Q`` stays a parameter, where ``sympify`` would read a
@@ -389,8 +430,15 @@ def read_dict(data: Mapping[str, Any]) -> dict[str, Any]:
             raise ModelError("expected a list of names", field=key)
         check = check_parameter_name if key == "parameters" else check_name
         names += [check(name, key) for name in listed]
-    symbols = {name: sympy.Symbol(name) for name in names}
-    skip = (*SYMBOL_KEYS, *METADATA_KEYS)
+    symbols: dict[str, Any] = {name: sympy.Symbol(name) for name in names}
+    definitions = data.get("definitions", {})
+    if not isinstance(definitions, Mapping):
+        raise ModelError("expected a mapping of names to expressions", field="definitions")
+    for name, text in definitions.items():  # nested equations: each shared part in terms of the earlier ones
+        if name in symbols:
+            raise ModelError(f"{name!r} is defined twice or is also a symbol", field="definitions")
+        symbols[check_name(name, "definitions")] = read_expression(text, symbols, f"definitions.{name}")
+    skip = (*SYMBOL_KEYS, *METADATA_KEYS, "definitions")
     return {key: _read_nested(value, symbols, key) for key, value in data.items() if key not in skip}
 
 
