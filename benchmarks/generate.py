@@ -31,10 +31,10 @@ def row(arm: str, outputs: tuple[str, ...]) -> dict:
 
     warnings.simplefilter("ignore")
     import robodyn as rd
-    import robodyn.formulations.customised_ne  # before the baseline, like everything build uses
     import robodyn.formulations.emdeg
     import robodyn.program.factor
     import robodyn.program.routes
+    import robodyn.recursions.newton_euler  # before the baseline, like everything build uses
     from robodyn.opcount import general_arm
     from robodyn.program import build
 

@@ -21,7 +21,7 @@ from robodyn.numeric.aba import aba_forward_dynamics
 from robodyn.program import build
 from robodyn.program.targets import count_summary
 from robodyn.recursions.aba import joint_accelerations, serial_parents
-from robodyn.recursions.kane import SymengineOps
+from robodyn.recursions.scalars import SymengineOps
 from robodyn.symbols import joint_symbols
 from tests.conftest import load_quiet, random_params, random_robot, random_rotation
 

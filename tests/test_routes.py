@@ -13,12 +13,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from robodyn import library, numeric
-from robodyn.algebra import canonical, to_se
+from robodyn.algebra import canonical
 from robodyn.cli import app
-from robodyn.formulations import customised_ne as cne
 from robodyn.formulations import derive
 from robodyn.program import OUTPUTS, build
 from robodyn.program.targets import count_summary
+from robodyn.recursions import composite, newton_euler
+from robodyn.recursions.arm import arm_data, inertials
+from robodyn.recursions.scalars import SymengineOps
 from tests.conftest import load_quiet, random_params, random_robot
 
 
@@ -143,17 +145,6 @@ def test_factored_route_on_random_arms(seed, n, convention):
         _agree(program, robot, output, seed)
 
 
-class _Expressions:
-    """Plain symengine scalars for the customised recursion (no program): for exact checks."""
-
-    def value(self, x):
-        return to_se(x)
-
-    def trig(self, angle):
-        a = to_se(angle)
-        return se.cos(a), se.sin(a)
-
-
 @pytest.mark.parametrize("group", [False, True])
 def test_customised_recursion_and_regrouping_are_exact(group):
     """tau of the customised recursion, with and without Khalil's regrouping, minus the
@@ -161,7 +152,7 @@ def test_customised_recursion_and_regrouping_are_exact(group):
     robot = load_quiet("puma560_symbolic")
     eqs = derive(robot, "newton-euler")
     q, qd, qdd = eqs.symbols.symengine()
-    tau = cne.inverse_dynamics(robot, _Expressions(), q, qd, qdd, group=group)
+    tau = newton_euler.inverse_dynamics(arm_data(robot), SymengineOps(), q, qd, qdd, group=group)
     for i in range(robot.n):
         assert canonical(tau[i] - eqs.raw("tau")[i], q) == 0
 
@@ -169,8 +160,8 @@ def test_customised_recursion_and_regrouping_are_exact(group):
 def test_regrouping_removes_parameters():
     """After regrouping, links 2..6 of the symbolic PUMA carry no mass, no MZ and no YY (Khalil's rule)."""
     robot = load_quiet("puma560_symbolic")
-    ops = _Expressions()
-    grouped = cne.grouped(robot, ops, cne.inertial_parameters(robot, ops))
+    ops, arm = SymengineOps(), arm_data(robot)
+    grouped = composite.grouped(arm, ops, inertials(arm, ops))
     for p in grouped:
         assert p.M == 0 and p.MS[2] == 0 and se.expand(p.J[1][1]) == 0
 

@@ -1,5 +1,5 @@
 """Kane's equations (Angeles, Ma and Rojas 1989, seed 003) as a formulation: the three-stage algorithm of
-:mod:`robodyn.recursions.kane` run on symengine expressions (:class:`~robodyn.recursions.kane.SymengineOps`).
+:mod:`robodyn.recursions.kane` run on symengine expressions (:class:`~robodyn.recursions.scalars.SymengineOps`).
 The numeric engine (:mod:`robodyn.numeric.kane`) and the operation counts (:mod:`robodyn.opcount`) run the same
 recursion on their own scalars. It runs over the parent array, so trees are derived too, except those with fixed
 placements before a joint, which Angeles' HD notation cannot express (refused in one line).
@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from robodyn.algebra import SeExpr, to_se
 from robodyn.model.manipulator import Manipulator
-from robodyn.recursions.kane import Progress, SymengineOps, joint_torques
+from robodyn.recursions.kane import Progress, joint_torques
+from robodyn.recursions.scalars import SymengineOps
 
 
 # -- the symbolic entry points -----------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Routes to a Program; :func:`robodyn.program.build` picks the cheapest for each part.
 
 - ``recursive``: the customised Newton-Euler and composite-body recursions of
-  :mod:`robodyn.formulations.customised_ne` run on program-building scalars
+  :mod:`robodyn.recursions` run on program-building scalars
   (:mod:`robodyn.program.builder`), parameters regrouped;
 - ``factored``: the canonical Newton-Euler parts as grouped-constant sums of products in the
   best angle basis, factored (:mod:`robodyn.program.factor`);
@@ -32,7 +32,6 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import SeExpr, canonical, to_se
-from robodyn.formulations import customised_ne as cne
 from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
 from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
@@ -43,6 +42,8 @@ from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
 from robodyn.program.core import Assignment, Program
 from robodyn.recursions import aba as featherstone
+from robodyn.recursions import composite, newton_euler
+from robodyn.recursions.arm import ArmData, Inertial, arm_data
 from robodyn.symbols import joint_symbols
 
 #: The parts the shared-builder routes produce; ``forward`` is made of M and bias.
@@ -74,11 +75,15 @@ class Context:
         tau = [se.Symbol(f"tau{i + 1}") for i in range(robot.n)]
         self.inputs = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, "parameters": self.params}
 
-    def link_parameters(self, ops: Builder) -> list[cne.Inertial] | None:
+    def link_parameters(self, ops: Builder) -> list[Inertial] | None:
         """The links' parameters with the base parameters as symbols (None: the robot's own)."""
         if self.base is None:
             return None
         return base_link_parameters(self.base, ops)
+
+    @cached_property
+    def arm_data(self) -> ArmData:
+        return arm_data(self.arm)
 
     @cached_property
     def equations(self) -> Any:
@@ -94,24 +99,21 @@ class Context:
 
 
 def recursive_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
-    """One part by the customised recursions, specialised to the arm as they run."""
-    arm, q, qd, qdd = ctx.arm, ctx.inputs["q"], ctx.inputs["qd"], ctx.inputs["qdd"]
+    """One part by the customised recursions (:mod:`robodyn.recursions.newton_euler`,
+    :mod:`robodyn.recursions.composite`) on the builder's scalars, specialised to the arm as they run."""
+    arm, scalars = ctx.arm_data, BuilderOps(ops)
+    q, qd, qdd = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "qdd"))
     given = ctx.link_parameters(ops)
-    if name == "tau":
-        return cne.inverse_dynamics(arm, ops, q, qd, qdd, parameters=given)
     if name == "M":
-        return [x for row in cne.inertia_matrix(arm, ops, q, parameters=given) for x in row]
-    if name == "h":
-        return cne.inverse_dynamics(arm, ops, q, qd, None, gravity=False, tip_load=False, friction=False,
-                                    parameters=given)
-    if name == "G":
-        return cne.inverse_dynamics(arm, ops, q, None, None, tip_load=False, friction=False, parameters=given)
-    if name == "bias":
-        return cne.inverse_dynamics(arm, ops, q, qd, None, parameters=given)
-    raise ValueError(f"unknown part {name!r}")
+        return [x for row in composite.inertia_matrix(arm, scalars, q, parameters=given) for x in row]
+    if name not in ("tau", "h", "G", "bias"):
+        raise ValueError(f"unknown part {name!r}")
+    rates = {"tau": (qd, qdd), "h": (qd, None), "G": (None, None), "bias": (qd, None)}[name]
+    loads = {} if name in ("tau", "bias") else {"tip_load": False, "friction": False, "gravity": name != "h"}
+    return newton_euler.inverse_dynamics(arm, scalars, q, *rates, parameters=given, **loads)
 
 
-def base_link_parameters(base: Any, ops: Builder) -> list[cne.Inertial]:
+def base_link_parameters(base: Any, ops: Builder) -> list[Inertial]:
     """Each link's J, MS, M, armature and damping with the base parameter b_k, as a symbol, in the place of
     the standard parameter whose column it carries (``base.indices``) and 0 elsewhere: the recursion then
     computes Y_b b exactly (the other columns' parameters are grouped into these or have no effect)."""
@@ -129,7 +131,7 @@ def base_link_parameters(base: Any, ops: Builder) -> list[cne.Inertial]:
         J = [[ops.value(0)] * 3 for _ in range(3)]
         for column, (r, c) in enumerate(TENSOR_INDEX):
             J[r][c] = J[c][r] = e[column]
-        out.append(cne.Inertial(J=tuple(map(tuple, J)), MS=tuple(e[MX : MX + 3]), M=e[M], armature=e[IA],
+        out.append(Inertial(J=tuple(map(tuple, J)), MS=tuple(e[MX : MX + 3]), M=e[M], armature=e[IA],
                                 damping=e[FV]))
     return out
 

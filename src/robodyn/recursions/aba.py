@@ -54,9 +54,9 @@ from robodyn.errors import DerivationError
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.recursions.bodies import body_parameters
-from robodyn.recursions.kane import Mat, Scalar, ScalarOps, Vec, cross, vadd, vscale
+from robodyn.recursions.scalars import ScalarOps
+from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, vadd, vscale
 
-ZERO3: Vec = (0, 0, 0)
 Z: Vec = (0, 0, 1)
 Motion = tuple[Vec, Vec]  # (angular, linear at the origin)
 Force = tuple[Vec, Vec]  # (moment about the origin, force)

@@ -17,9 +17,9 @@ accelerates by -g (eq. 41, 51), W_i = Omega_i' + Omega_i^2 (eq. 53), everything 
   k_i (eq. 47), w_i = Q_{i+1} w_{i+1} + k_i (eq. 46), tau_i = e_i . w_i or e_i . v_i (eq. 44-45).
 
 Products with Q_i and Q_i^T are done as in eq. 54-55 (8 multiplications, 4 additions), never by
-forming the matrix. The code is written over a small "scalar ops" interface (:class:`ScalarOps`):
-the same functions run on symengine expressions (:class:`SymengineOps`, here), on NumPy arrays of a
-batch of states (:mod:`robodyn.numeric.kane`) and on counting scalars (:mod:`robodyn.opcount`).
+forming the matrix. The code is written over the scalar interface of :mod:`robodyn.recursions.scalars`:
+the same functions run on symengine expressions, on NumPy arrays of a batch of states
+(:mod:`robodyn.numeric.kane`) and on counting scalars (:mod:`robodyn.opcount`).
 The scalars only need ``+``, ``-``, unary ``-`` and ``*``; the literal Python ``0`` stands for the
 zeros of the algorithm (e_i = [0, 0, 1], omega_0 = 0, ...) so that every scalar type can fold them.
 
@@ -42,56 +42,19 @@ b_i qd_i and armature qdd_i are added to tau_i (the paper's phi_d, eq. 24, set t
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import sympy
 
-from robodyn.algebra import SeExpr, to_se
 from robodyn.errors import DerivationError
-from robodyn.model.dh import cos_sin_of_sum
 from robodyn.model.manipulator import Manipulator
+from robodyn.recursions.scalars import ScalarOps
+from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd, vneg, vscale, vsub
 
-Scalar = Any  # a symengine expression, a NumPy array of a batch, a counting scalar, or the literal 0
-Vec = tuple[Scalar, Scalar, Scalar]
-Mat = tuple[Vec, Vec, Vec]
-ZERO3: Vec = (0, 0, 0)
 ZERO33: Mat = (ZERO3, ZERO3, ZERO3)
 Progress = Callable[[str], None]
-
-
-# -- the scalar ops interface ------------------------------------------------------------------
-class ScalarOps(Protocol):
-    """What the algorithm asks of a scalar type beyond + - * (see the module docstring)."""
-
-    def number(self, value: sympy.Expr) -> Scalar:
-        """A model parameter (a sympy number or expression) as a scalar."""
-
-    def cos_sin(self, offset: sympy.Expr, q: Scalar | None) -> tuple[Scalar, Scalar]:
-        """cos and sin of offset + q (of the constant offset when q is None)."""
-
-    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
-        """A context in which the operations belong to ``name`` (for counting; else a no-op)."""
-
-
-class SymengineOps:
-    """Symengine expressions; q enters only as sin(q), cos(q) (see :mod:`robodyn.algebra`)."""
-
-    def number(self, value: sympy.Expr) -> SeExpr:
-        return to_se(value)
-
-    def cos_sin(self, offset: sympy.Expr, q: SeExpr | None) -> tuple[SeExpr, SeExpr]:
-        return cos_sin_of_sum(to_se(offset), q)
-
-    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    def reciprocal(self, x: SeExpr) -> SeExpr:
-        """1 / x (the one division of :mod:`robodyn.recursions.aba`)."""
-        return 1 / x
 
 
 # -- their description of the arm --------------------------------------------------------------
@@ -209,31 +172,6 @@ def _modified(robot: Manipulator) -> tuple[Manipulator, list[list[sympy.Matrix]]
 
 def _rot_x(c: Scalar, s: Scalar, v: Vec) -> Vec:
     return (v[0], c * v[1] - s * v[2], s * v[1] + c * v[2])
-
-
-# -- small vector algebra on 3-tuples ----------------------------------------------------------
-def vadd(x: Vec, y: Vec) -> Vec:
-    return (x[0] + y[0], x[1] + y[1], x[2] + y[2])
-
-
-def vsub(x: Vec, y: Vec) -> Vec:
-    return (x[0] - y[0], x[1] - y[1], x[2] - y[2])
-
-
-def vneg(x: Vec) -> Vec:
-    return (-x[0], -x[1], -x[2])
-
-
-def vscale(s: Scalar, x: Vec) -> Vec:
-    return (s * x[0], s * x[1], s * x[2])
-
-
-def cross(x: Vec, y: Vec) -> Vec:
-    return (x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0])
-
-
-def matvec(A: Mat, x: Vec) -> Vec:
-    return tuple(A[r][0] * x[0] + A[r][1] * x[1] + A[r][2] * x[2] for r in range(3))  # type: ignore[return-value]
 
 
 def q_times(link: HDLink, v: Vec) -> Vec:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-Vec = tuple[Any, Any, Any]
+Scalar = Any  # a symengine expression, a NumPy array of a batch, a counting scalar, or the literal 0
+Vec = tuple[Scalar, Scalar, Scalar]
 Mat = tuple[Vec, Vec, Vec]
 ZERO3: Vec = (0, 0, 0)
 

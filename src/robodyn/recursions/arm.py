@@ -1,0 +1,183 @@
+"""What the recursions read of an arm: each joint's geometry in its parent's frame, and each link's inertia.
+
+Link j's frame seen from the frame of its parent lambda(j) (``parents[j]``; j - 1 on a chain, -1 the base) is
+
+    R_j = F_j Rot(z, theta_j),   P_j = p_j + F_j z d_j                   (Khalil and Kleinfinger, modified DH)
+
+with theta_j = theta offset + q_j for a revolute joint and d_j = d offset + q_j for a prismatic one. In modified
+DH, F_j = Rot(x, alpha_{j-1}) and p_j = (a_{j-1}, 0, 0), so P_j = (a, -s_alpha d, c_alpha d); a link with a
+fixed ``placement`` (R_P, p_P) before it has F_j = R_P Rot(x, alpha) and p_j = p_P + R_P (a, 0, 0). The
+numeric engine's joint frames (:mod:`robodyn.numeric.model`) are the same description with F = E, p = p.
+
+Each link carries Khalil's standard inertial parameters about its own frame origin (J_j, MS_j = m_j r_j, M_j),
+payload included, which keeps the mass-centre offsets out of the run-time recursions.
+
+:class:`ArmData` holds model numbers (sympy expressions, or floats); :func:`joints` and :func:`inertials` turn
+them into the scalars of an ``ops`` (:mod:`robodyn.recursions.scalars`) at one state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from robodyn.model.dh import modified
+from robodyn.model.manipulator import Manipulator
+from robodyn.recursions.bodies import body_parameters
+from robodyn.recursions.scalars import ScalarOps
+from robodyn.recursions.vec3 import Mat, Scalar, Vec, matvec
+
+
+@dataclass(frozen=True)
+class JointData:
+    """Joint j's geometry as model numbers: R = F Rot(z, theta + q), P = p + F z (d + q) (module docstring)."""
+
+    revolute: bool
+    F: tuple[tuple[Any, Any, Any], ...]
+    p: tuple[Any, Any, Any]
+    theta: Any
+    d: Any
+
+
+@dataclass(frozen=True)
+class Inertial:
+    """Khalil's standard parameters of one link about its frame origin: J (3x3), MS, M, and the joint's
+    viscous damping and armature (model numbers in :class:`ArmData`, scalars in the recursions)."""
+
+    J: Mat
+    MS: Vec
+    M: Any
+    damping: Any = 0
+    armature: Any = 0
+
+
+@dataclass(frozen=True)
+class ArmData:
+    """An arm as the recursions read it: joints, inertials, parents, gravity (base frame) and the tip load
+    (the force and moment the last link exerts on the environment, in its frame, about its origin)."""
+
+    joints: tuple[JointData, ...]
+    inertials: tuple[Inertial, ...]
+    parents: tuple[int, ...]
+    gravity: tuple[Any, Any, Any]
+    tip_force: tuple[Any, Any, Any]
+    tip_moment: tuple[Any, Any, Any]
+
+    @property
+    def n(self) -> int:
+        return len(self.joints)
+
+    def ancestors(self, j: int) -> list[int]:
+        """j, its parent, ... down to the link on the base."""
+        out = [j]
+        while self.parents[out[-1]] >= 0:
+            out.append(self.parents[out[-1]])
+        return out
+
+
+@dataclass(frozen=True)
+class Joint:
+    """Joint j at one state, as scalars: R = F Rot(z, theta) (cos, sin given), P, and the rates."""
+
+    revolute: bool
+    F: Mat
+    c_theta: Scalar
+    s_theta: Scalar
+    P: Vec
+    qd: Scalar
+    qdd: Scalar
+
+    def to_link(self, v: Vec) -> Vec:
+        """R^T v: from the parent's frame into frame j."""
+        u = tuple(self.F[0][r] * v[0] + self.F[1][r] * v[1] + self.F[2][r] * v[2] for r in range(3))  # F^T v
+        return (self.c_theta * u[0] + self.s_theta * u[1], self.c_theta * u[1] - self.s_theta * u[0], u[2])
+
+    def to_parent(self, v: Vec) -> Vec:
+        """R v: from frame j into the parent's frame."""
+        u = (self.c_theta * v[0] - self.s_theta * v[1], self.s_theta * v[0] + self.c_theta * v[1], v[2])
+        return matvec(self.F, u)
+
+
+# -- from a Manipulator -------------------------------------------------------------------------
+def arm_data(robot: Manipulator) -> ArmData:
+    """The arm in modified DH (converted first if need be) as the recursions read it."""
+    arm = modified(robot)
+    return ArmData(
+        joints=tuple(_joint_data(link) for link in arm.links),
+        inertials=tuple(_link_inertial(arm, j) for j in range(arm.n)),
+        parents=tuple(arm.parents),
+        gravity=tuple(arm.gravity),  # type: ignore[arg-type]
+        tip_force=tuple(arm.tip_force),  # type: ignore[arg-type]
+        tip_moment=tuple(arm.tip_moment),  # type: ignore[arg-type]
+    )
+
+
+def _joint_data(link: Any) -> JointData:
+    ca, sa = sympy.cos(link.alpha), sympy.sin(link.alpha)
+    F = sympy.Matrix([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
+    p = sympy.Matrix([link.a, 0, 0])
+    if link.has_placement:
+        T = link.placement
+        F, p = T[:3, :3] * F, T[:3, 3] + T[:3, :3] * p
+    return JointData(
+        revolute=link.joint == "R",
+        F=tuple(tuple(F[r, c] for c in range(3)) for r in range(3)),
+        p=(p[0], p[1], p[2]),
+        theta=link.theta,
+        d=link.d,
+    )
+
+
+def _link_inertial(robot: Manipulator, j: int) -> Inertial:
+    J, MS, M = body_parameters(robot, j)  # parallel axes, payload included
+    link = robot.links[j]
+    return Inertial(J=tuple(map(tuple, J)), MS=tuple(MS), M=M, damping=link.damping,  # type: ignore[arg-type]
+                    armature=link.armature)
+
+
+# -- as scalars of an ops -----------------------------------------------------------------------
+def joint_at(data: JointData, ops: ScalarOps, c_theta: Scalar, s_theta: Scalar, d: Scalar,
+             qd: Scalar = 0, qdd: Scalar = 0) -> Joint:
+    """The Joint for given cos, sin of theta and d (scalars of ``ops``)."""
+    F: Mat = tuple(tuple(ops.number(x) for x in row) for row in data.F)  # type: ignore[assignment]
+    P: Vec = tuple(ops.number(data.p[r]) + F[r][2] * d for r in range(3))  # type: ignore[assignment]
+    return Joint(data.revolute, F, c_theta, s_theta, P, qd, qdd)
+
+
+def joints(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scalar] | None = None,
+           qdd: Sequence[Scalar] | None = None) -> list[Joint]:
+    """Every joint at the state (q, qd, qdd) (scalars of ``ops``; None: zero rates)."""
+    out = []
+    for j, data in enumerate(arm.joints):
+        if data.revolute:
+            c, s = ops.cos_sin(data.theta, q[j])
+            d = ops.number(data.d)
+        else:
+            c, s = ops.cos_sin(data.theta, None)
+            d = ops.number(data.d) + q[j]
+        out.append(joint_at(data, ops, c, s, d, qd[j] if qd else 0, qdd[j] if qdd else 0))
+    return out
+
+
+def fixed_joint(data: JointData, ops: ScalarOps) -> Joint:
+    """The joint at q = 0 for a revolute joint of which only the symmetric part matters (theta = 0), at its
+    constant rotation for a prismatic one: what :func:`robodyn.recursions.composite.grouped` carries through."""
+    c, s = (1, 0) if data.revolute else ops.cos_sin(data.theta, None)
+    return joint_at(data, ops, c, s, ops.number(data.d))
+
+
+def inertials(arm: ArmData, ops: ScalarOps) -> list[Inertial]:
+    """The links' parameters as scalars of ``ops``."""
+    return [
+        Inertial(
+            J=tuple(tuple(ops.number(x) for x in row) for row in p.J),  # type: ignore[arg-type]
+            MS=tuple(ops.number(x) for x in p.MS),  # type: ignore[arg-type]
+            M=ops.number(p.M),
+            damping=ops.number(p.damping),
+            armature=ops.number(p.armature),
+        )
+        for p in arm.inertials
+    ]
