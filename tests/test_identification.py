@@ -17,9 +17,10 @@ import robodyn as rd
 from robodyn import identification as ident
 from robodyn import numeric
 from robodyn.algebra import canonical
-from robodyn.identification import parameters as params_
 from robodyn.identification.base import fixed_transform
-from robodyn.identification.regressor import geometry_symbols, symbolic_regressor
+from robodyn.identification.regressor import symbolic_regressor
+from robodyn.model.params import geometry_symbols
+from robodyn.recursions import parameters as params_
 from robodyn.symbols import joint_symbols
 from tests.conftest import load_quiet, random_inertia, random_params, random_robot
 

@@ -7,25 +7,27 @@ packages is not an edge (``robodyn/__init__`` imports nearly everything, and eve
 sit in one cycle with it).
 
 The layers, lowest first (shared/ARCHITECTURE.md's data path, as the imports really run: the Equations type is
-what formulations build, so it sits below them; the numeric engine needs only the model; identification's
-regressor and base parameters run the formulations and the numeric engine and are the "parameter grouping"
-the program builds with, so they sit below the program):
+what formulations build, so it sits below them; the numeric engine needs only the model; identification (the
+regressor and base parameters) and the straight-line program both run the recursions, formulations and numeric
+engine, and neither imports the other: the program builds in base parameters handed to it, and Khalil's
+parameter layout both use is in ``recursions``):
 
 0. foundations: ``_version``, ``errors``, ``symbols``, ``algebra``, ``tables`` (reads a robot through its
    attributes only: ``Manipulator``'s LaTeX repr uses it)
 1. the model: ``model`` (Manipulator: data and conversions only), ``library`` (the built-in model files),
    ``samples`` (the Trajectory type)
-2. written once over the model: ``recursions`` (Kane's three stages over a scalar interface), ``equations``
-   (the result type), ``kinematics`` (symbolic frames)
+2. written once over the model: ``recursions`` (Newton-Euler, composite bodies, Kane's three stages, the
+   articulated-body algorithm, Khalil's parameter layout, over one scalar interface), ``equations`` (the result
+   type), ``kinematics`` (symbolic frames)
 3. ``formulations`` (symbolic) and ``numeric`` (NumPy batches): both run ``recursions``, neither imports the other
-4. ``identification`` (regressor, base parameters)
-5. ``program`` (straight-line programs, routes, counts)
-6. ``codegen`` and ``compile``
-7. uses and adapters: ``simulation`` < ``linear`` (linearisation uses the simulation's exact derivatives, not
+4. ``identification`` (regressor, base parameters) and ``program`` (straight-line programs, routes, counts):
+   neither imports the other
+5. ``codegen`` and ``compile``
+6. uses and adapters: ``simulation`` < ``linear`` (linearisation uses the simulation's exact derivatives, not
    the reverse), ``toolbox`` (RTB names as free functions), ``urdf``, ``loading``, ``ik``, ``trajectories``,
    ``torques``, ``plots``, ``check``, ``opcount``, ``simplified``, ``interop``
-8. the package face: ``robodyn`` (``__init__``)
-9. over the face: ``report``, ``demo``, ``cli``
+7. the package face: ``robodyn`` (``__init__``)
+8. over the face: ``report``, ``demo``, ``cli``
 
 A module may import from its own layer or any lower one, never from a higher one; within a layer the graph is
 still acyclic (checked below over all modules).
@@ -48,18 +50,17 @@ LAYERS: dict[str, int] = {
     "robodyn.model": 1, "robodyn.library": 1, "robodyn.samples": 1,
     "robodyn.recursions": 2, "robodyn.equations": 2, "robodyn.kinematics": 2,
     "robodyn.formulations": 3, "robodyn.numeric": 3,
-    "robodyn.identification": 4,
-    "robodyn.program": 5,
-    "robodyn.codegen": 6, "robodyn.compile": 6,
-    "robodyn.simulation": 7, "robodyn.linear": 7, "robodyn.toolbox": 7, "robodyn.urdf": 7, "robodyn.loading": 7,
-    "robodyn.ik": 7, "robodyn.trajectories": 7, "robodyn.torques": 7, "robodyn.plots": 7, "robodyn.check": 7,
-    "robodyn.opcount": 7, "robodyn.simplified": 7, "robodyn.interop": 7,
-    "robodyn": 8,
-    "robodyn.report": 9, "robodyn.demo": 9, "robodyn.cli": 9,
+    "robodyn.identification": 4, "robodyn.program": 4,
+    "robodyn.codegen": 5, "robodyn.compile": 5,
+    "robodyn.simulation": 6, "robodyn.linear": 6, "robodyn.toolbox": 6, "robodyn.urdf": 6, "robodyn.loading": 6,
+    "robodyn.ik": 6, "robodyn.trajectories": 6, "robodyn.torques": 6, "robodyn.plots": 6, "robodyn.check": 6,
+    "robodyn.opcount": 6, "robodyn.simplified": 6, "robodyn.interop": 6,
+    "robodyn": 7,
+    "robodyn.report": 8, "robodyn.demo": 8, "robodyn.cli": 8,
 }
 
 #: Groups of one layer that must not import each other in either direction.
-APART = [("robodyn.formulations", "robodyn.numeric")]
+APART = [("robodyn.formulations", "robodyn.numeric"), ("robodyn.identification", "robodyn.program")]
 
 #: Third-party packages that may be imported inside a function: optional dependencies (pinocchio, yourdfpy, lxml,
 #: matplotlib, jax, casadi) and scipy's submodules, which take long to import and serve one function each.

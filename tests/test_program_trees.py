@@ -283,10 +283,10 @@ def test_the_factored_expanded_and_emdeg_routes_agree_on_a_tree() -> None:
 
 
 def test_the_base_parameter_program_of_a_tree_agrees() -> None:
-    """build(base=True): tau in Khalil and Kleinfinger's base parameters for trees, fed their values."""
+    """build(base=b): tau in Khalil and Kleinfinger's base parameters for trees, fed their values."""
     robot = torso()
-    program = build(robot, ("tau",), base=True)
     base = rd.identification.base_parameters(robot)
+    program = build(robot, ("tau",), base=base)
     numbers = dict(zip(base.names, base.numeric_values({"g": G}), strict=True))
     for q, qd, qdd, tau in zip(*states(robot.n, seed=10), strict=True):
         values = inputs(robot, q, qd, qdd, tau) | numbers

@@ -16,6 +16,7 @@ from robodyn import library, numeric
 from robodyn.algebra import canonical
 from robodyn.cli import app
 from robodyn.formulations import derive
+from robodyn.identification import base_parameters
 from robodyn.program import OUTPUTS, build
 from robodyn.program.targets import count_summary
 from robodyn.recursions import composite, newton_euler
@@ -220,10 +221,8 @@ def test_placements_are_supported():
 
 def _agree_in_base_parameters(robot, outputs, seed):
     """The base-parameter program, fed the robot's base parameter values, is the robot's dynamics."""
-    from robodyn.identification import base_parameters
-
-    program = build(robot, outputs, base=True)
     b = base_parameters(robot)
+    program = build(robot, outputs, base=b)
     rng = np.random.default_rng(seed)
     params = random_params(robot, rng)
     names = [str(s) for s in program.inputs["parameters"]]
@@ -250,8 +249,19 @@ def test_base_parameter_program_on_random_arms(seed, n, convention):
     _agree_in_base_parameters(random_robot(seed, n, convention), ("tau", "bias", "G"), seed=seed)
 
 
+def test_build_takes_the_base_parameters_themselves():
+    """The program layer does not compute base parameters (it sits beside identification): base=True is refused
+    with a message that says what to pass, and base parameters of another robot are refused."""
+    robot = load_quiet("two_link_payload")
+    with pytest.raises(TypeError, match="base_parameters"):
+        build(robot, ("tau",), base=True)
+    with pytest.raises(ValueError, match="not of two_link_payload"):
+        build(robot, ("tau",), base=base_parameters(load_quiet("double_pendulum")))
+
+
 def test_count_in_base_parameters():
-    summary = count_summary(load_quiet("puma560"), "tau", base=True)
+    puma = load_quiet("puma560")
+    summary = count_summary(puma, "tau", base=base_parameters(puma))
     assert summary["output"] == "tau (base parameters)" and summary["route"] == "recursive, base parameters"
     assert len(summary["parameters"]) == 46 and summary["parameters"][0] == "ZZR1"
     assert any("SYMORO" in f["source"] for f in summary["to_beat"])

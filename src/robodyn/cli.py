@@ -399,12 +399,13 @@ def count(
         if method is CountMethod.kane:
             _count_kane(robot, fmt)
             return
+        from robodyn.identification import base_parameters
         from robodyn.program.targets import count_summary, format_summary
 
         with delayed_progress(f"building the program for {robot.name}"):
             try:
                 summary = count_summary(robot, "elements" if output is CountOutput.all else output.value, route.value,
-                                        base=base)
+                                        base=base_parameters(robot) if base else None)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
         out.print(json.dumps(summary, indent=2) if fmt is CountFormat.json else format_summary(summary),

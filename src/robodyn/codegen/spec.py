@@ -38,6 +38,7 @@ import sympy as sp
 
 from robodyn.algebra import SeExpr, to_sympy
 from robodyn.errors import ModelError, finite_constant
+from robodyn.identification import base_parameters
 from robodyn.model.expr import IDENTIFIER, check_name, check_parameter_name, shown, to_identifier
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
 
@@ -205,7 +206,7 @@ def module_spec(
     module is named ``NAME_base``."""
     kinds = select(outputs)
     parts = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds))
-    program = build(robot, outputs=parts, base=base)
+    program = build(robot, outputs=parts, base=base_parameters(robot) if base else None)
     default = f"{robot.name}_base" if base else robot.name
     spec = spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name)
     if base or robot.n < ABA_MIN_JOINTS or not any(kind.key == "forward" for kind in kinds):

@@ -6,12 +6,11 @@
     b.names, b.parameters, b.regressor       # tau = b.regressor * b.parameters
     b.numerical_rank()                       # the cross-check: rank of Y stacked over random states
 
-See :mod:`robodyn.identification.parameters` (the standard parameters), :mod:`~robodyn.identification.regressor`
+See :mod:`robodyn.recursions.parameters` (the standard parameters), :mod:`~robodyn.identification.regressor`
 (Y, symbolic and numeric) and :mod:`~robodyn.identification.base` (the rules).
 """
 
 from robodyn.identification.base import BaseParameters, GroupedLinks, RankCheck, base_parameters, grouped_links
-from robodyn.identification.parameters import INERTIAL, parameter_names, standard_symbols, standard_values
 from robodyn.identification.regressor import (
     Regressor,
     inverse_dynamics_in_parameters,
@@ -19,6 +18,7 @@ from robodyn.identification.regressor import (
     numeric_values,
     regressor,
 )
+from robodyn.recursions.parameters import INERTIAL, parameter_names, standard_symbols, standard_values
 
 __all__ = [
     "INERTIAL",

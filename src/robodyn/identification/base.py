@@ -10,7 +10,7 @@ geometry, and then cross-checked by the numerical rank of the regressor stacked 
 
 **Frames.** The rules need the frame of link j on its joint axis (z_j), i.e. Khalil's modified DH. A
 standard-DH robot is described in modified DH first (:meth:`Manipulator.to_convention`); its standard
-parameters are moved to those frames exactly (:func:`~robodyn.identification.parameters.move`), so the base
+parameters are moved to those frames exactly (:func:`~robodyn.recursions.parameters.move`), so the base
 parameters are still expressions of the parameters of :func:`~robodyn.identification.regressor.regressor` of the
 robot as given. A fixed ``placement`` before a joint (URDF imports) is handled too: every rule below uses
 only the fixed transform T_j of frame j at q_j = 0 in frame j-1 (P_j Rot(x, alpha_j) Trans(x, a_j)
@@ -31,7 +31,7 @@ modified-DH ``a``, ``alpha``, ``d`` of row j; C, S = cos, sin alpha_j):
   XZ_{j-1} -= d_j C (MZ_j + r_j M_j);  YY_{j-1} += C^2 YY_j + 2 r_j C^2 MZ_j + (r_j^2 C^2 + d_j^2) M_j;
   YZ_{j-1} += C S (YY_j + 2 r_j MZ_j + r_j^2 M_j);  ZZ_{j-1} += S^2 YY_j + 2 r_j S^2 MZ_j + (r_j^2 S^2 + d_j^2) M_j;
   MX_{j-1} += d_j M_j;  MY_{j-1} -= S (MZ_j + r_j M_j);  MZ_{j-1} += C (MZ_j + r_j M_j);  M_{j-1} += M_j
-  (checked symbolically against :func:`~robodyn.identification.parameters.move` in tests/test_identification.py).
+  (checked symbolically against :func:`~robodyn.recursions.parameters.move` in tests/test_identification.py).
 - *prismatic joint j*: link j does not rotate relative to link j-1, so its whole inertia tensor is grouped into
   link j-1: J_{j-1} += R J_j R^T (R the rotation of T_j).
 - Whatever is grouped into link 0 (the fixed base) has no effect.
@@ -85,11 +85,9 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import matrix_to_sympy
-from robodyn.identification import parameters as params_
 from robodyn.identification.regressor import (
     _geometry_binding,
     check_physical,
-    geometry_symbols,
     inverse_dynamics_in_parameters,
     numeric_regressor,
     regressor,
@@ -97,9 +95,10 @@ from robodyn.identification.regressor import (
 )
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
-from robodyn.model.params import symbol_values
+from robodyn.model.params import geometry_symbols, symbol_values
 from robodyn.numeric.kinematics import joint_frames
 from robodyn.numeric.model import build
+from robodyn.recursions import parameters as params_
 from robodyn.symbols import joint_symbols
 
 #: Relative tolerance of the structural tests (parallel axes, gravity direction, points on an axis).

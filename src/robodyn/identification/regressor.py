@@ -1,7 +1,7 @@
 """The linear-in-parameters form tau = Y(q, qd, qdd) p, symbolic and numeric.
 
 Both are one recursive Newton-Euler pass written in the standard parameters of
-:mod:`robodyn.identification.parameters` instead of mass, centre of mass and inertia (Khalil and Kleinfinger
+:mod:`robodyn.recursions.parameters` instead of mass, centre of mass and inertia (Khalil and Kleinfinger
 1987; Khalil and Dombre sec. 9.5). With omega, omega_dot and vdot = the acceleration of the frame origin O_j
 (gravity entering as the base accelerating by -g, Fu eq. 3.3-46), the wrench that link j needs, about O_j and
 in frame j, is linear in its ten parameters:
@@ -34,13 +34,13 @@ import sympy
 from robodyn.algebra import SeExpr, canonical, cross, dot, matrix_to_sympy, to_se, vector, zeros
 from robodyn.errors import ModelError
 from robodyn.formulations.newton_euler import LinkGeometry, link_geometry
-from robodyn.identification import parameters as params_
 from robodyn.model.dh import chain_frames
 from robodyn.model.manipulator import Manipulator
-from robodyn.model.params import symbol_values
+from robodyn.model.params import geometry_symbols, symbol_values
 from robodyn.numeric._kernels import JointTransform, joint_transform
 from robodyn.numeric._kernels import cross as cross_batch
 from robodyn.numeric.model import NumericModel, _Floats, build, check_bound_bodies, link_transforms
+from robodyn.recursions import parameters as params_
 from robodyn.symbols import joint_symbols
 
 
@@ -195,7 +195,7 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
         tau = Y(q, qd, qdd) p + load            (exact; load = the tip-load torques, zero without a tip load)
 
     p holds, per link j, XXj..Mj (inertia about the frame origin, first moments, mass: see
-    :mod:`robodyn.identification.parameters`), IAj (armature), FVj (damping) and, with ``coulomb=True``,
+    :mod:`robodyn.recursions.parameters`), IAj (armature), FVj (damping) and, with ``coulomb=True``,
     FCj (Coulomb friction, value 0: robodyn models have none). The geometry may be numeric or symbolic. Y comes
     from a Newton-Euler pass in the standard parameters (see the module docstring); ``tidy`` expands its entries
     to the canonical form."""
@@ -222,18 +222,6 @@ def _tip_load(robot: Manipulator) -> sympy.ImmutableMatrix:
 
 
 # -- numeric --------------------------------------------------------------------------------------------
-
-
-def geometry_symbols(robot: Manipulator) -> set[sympy.Symbol]:
-    """The symbols of the robot's geometry and gravity (what Y depends on; inertial data excluded)."""
-    out: set[sympy.Symbol] = set()
-    for link in robot.links:
-        for x in (link.a, link.alpha, link.d, link.theta):
-            out |= x.free_symbols
-        out |= link.placement.free_symbols
-    for x in robot.gravity:
-        out |= x.free_symbols
-    return out
 
 
 def _geometry_binding(robot: Manipulator, params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]:
@@ -330,7 +318,7 @@ def numeric_regressor(
 
     The same Newton-Euler in the standard parameters as :func:`regressor`, vectorised over the batch in the
     numeric engine's joint frames (:mod:`robodyn.numeric.model`); the columns of link j are moved to its own
-    frame by the constant 10x10 matrix of :func:`~robodyn.identification.parameters.move`. ``params`` binds the
+    frame by the constant 10x10 matrix of :func:`~robodyn.recursions.parameters.move`. ``params`` binds the
     geometry symbols (inertial symbols are not needed). Y @ p + load equals
     :func:`robodyn.numeric.inverse_dynamics` to rounding."""
 

@@ -89,3 +89,15 @@ def random_values(robot: Manipulator, rng: Any, low: float = 0.5, high: float = 
     off_diagonal = {s for body in bodies for i in range(3) for j in range(3) if i != j
                     for s in body.inertia[i, j].free_symbols}
     return {s.name: float(rng.uniform(low, high)) * (scale if s in off_diagonal else 1.0) for s in robot.parameters()}
+
+
+def geometry_symbols(robot: Manipulator) -> set[sympy.Symbol]:
+    """The symbols of the robot's geometry and gravity (what Y depends on; inertial data excluded)."""
+    out: set[sympy.Symbol] = set()
+    for link in robot.links:
+        for x in (link.a, link.alpha, link.d, link.theta):
+            out |= x.free_symbols
+        out |= link.placement.free_symbols
+    for x in robot.gravity:
+        out |= x.free_symbols
+    return out

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from robodyn.identification import base_parameters
 from robodyn.program import routes
 from robodyn.program.core import Assignment, OperationCount, Program, count_operations
 from robodyn.program.routes import from_equations, right_angled
@@ -62,11 +61,12 @@ FACTORED_PARTS = ("M", "G")
 FACTORED_TERMS = 3000
 
 
-def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *, base: bool = False) -> Program:
+def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *, base: Any = None) -> Program:
     """The cheapest Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
 
-    ``base=True`` builds the model in the robot's base parameters
-    (:func:`robodyn.identification.base_parameters`) by the recursive route: its ``parameters`` input is
+    ``base=b``, the robot's base parameters ``b = robodyn.identification.base_parameters(robot)``, builds the
+    model in them by the recursive route (the program layer sits beside identification and does not import
+    it; :func:`robodyn.codegen.module_spec` and :func:`robodyn.compile` take ``base=True``): its ``parameters`` input is
     the base parameters (``b.names`` order: feed it identified values, or ``b.numeric_values()``), then any
     symbols of the geometry, gravity and tip load; no parameter that cannot act is computed with, which
     makes it the cheapest inverse dynamics there is (Khalil and Kleinfinger).
@@ -99,8 +99,11 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
         if outputs != ("elements",) or route not in ("auto", "emdeg"):
             raise ValueError("'elements' is built alone, by the emdeg route")
         route = "emdeg"
-    if base:
-        return _build_base(robot, outputs, route)
+    if base is True:
+        raise TypeError("build(..., base=b) takes the robot's base parameters, "
+                        "b = robodyn.identification.base_parameters(robot)")
+    if base is not None and base is not False:
+        return _build_base(robot, outputs, route, base)
     if route == "aba":  # forward by the articulated-body algorithm, the other parts as auto plans them
         ctx = routes.Context(robot)
         plan = {part: _cheapest_route(ctx, part) for part in sorted({o for o in outputs if o != "forward"})}
@@ -137,11 +140,13 @@ def _route_name(plan: dict[str, str]) -> str:
     return next(iter(plan.values()))
 
 
-def _build_base(robot: Any, outputs: tuple[str, ...], route: str) -> Program:
+def _build_base(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> Program:
     if route not in ("auto", "recursive") or "elements" in outputs:
         raise ValueError("the base-parameter model is built by the recursive route (outputs tau, M, h, G, bias, "
                          "forward)")
-    ctx = routes.Context(robot, base_parameters(robot))
+    if base.robot is not robot and base.robot != robot:
+        raise ValueError(f"base= holds the base parameters of {base.robot.name}, not of {robot.name}")
+    ctx = routes.Context(robot, base)
     needed = {p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))}
     program = routes.assemble(ctx, outputs, dict.fromkeys(needed, "recursive"))
     program.route = "recursive, base parameters"

@@ -34,16 +34,16 @@ import sympy
 from robodyn.algebra import SeExpr, canonical, to_se
 from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
-from robodyn.identification.parameters import INERTIAL, TENSOR_INDEX, per_link
-from robodyn.identification.regressor import geometry_symbols
 from robodyn.model.dh import modified, right_angled
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import geometry_symbols
 from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
 from robodyn.program.core import Assignment, Program
 from robodyn.recursions import aba as featherstone
 from robodyn.recursions import composite, newton_euler
 from robodyn.recursions.arm import ArmData, Inertial, arm_data
+from robodyn.recursions.parameters import INERTIAL, TENSOR_INDEX, per_link
 from robodyn.symbols import joint_symbols
 
 #: The parts the shared-builder routes produce; ``forward`` is made of M and bias.

@@ -46,15 +46,15 @@ FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
 
 
 def count_summary(
-    robot: Manipulator, output: str = "tau", route: str = "auto", *, base: bool = False
+    robot: Manipulator, output: str = "tau", route: str = "auto", *, base: Any = None
 ) -> dict[str, Any]:
     """What ``robodyn count`` reports: the counts of the cheapest program for ``output``,
     the route taken, the constants block apart, and the published figures for this robot
-    (``base``: the model in base parameters, :func:`robodyn.program.build`)."""
+    (``base``: the robot's base parameters, for the model in them, :func:`robodyn.program.build`)."""
     program = build(robot, (output,), route=route, base=base)
     counts = program.count()
     run, constants = counts["evaluation"], counts["constants"]
-    key = (robot.name, f"{output} (base parameters)" if base else output)
+    key = (robot.name, f"{output} (base parameters)" if base is not None else output)
     return {
         "robot": robot.name,
         "output": key[1],
