@@ -9,11 +9,10 @@ cheaper code in every language at once. For one robot this module makes a :class
   after the constants, so every run-time routine reads only ``k`` and the joint arrays;
 - one run-time :class:`Routine` per requested output (:data:`KINDS`), each keeping only the body
   assignments its outputs need (dead code removed per routine, common subexpressions shared within);
-- ``forward_dynamics``: M and the bias, then a generated square-root-free Cholesky (LDL^T)
-  factorisation and the two triangular solves, unrolled with the Program's exact zeros folded; or,
-  where it costs fewer operations (long chains: :func:`module_spec` tries it from
-  :data:`ABA_MIN_JOINTS` joints), the Program's own ``forward`` output by Featherstone's
-  articulated-body algorithm (:mod:`robodyn.recursions.aba`, O(n)).
+- ``forward_dynamics``: the Program's own ``forward`` output, which :func:`robodyn.program.build` makes the
+  cheaper way: M and the bias, then an unrolled square-root-free Cholesky (L D L^T) factorisation and the two
+  triangular solves (:func:`robodyn.program.routes.ldlt_solve`; Featherstone's LTDL on a tree, exact zeros
+  folded), or Featherstone's articulated-body algorithm (:mod:`robodyn.recursions.aba`, O(n): long chains).
 
 Names are made safe for every language at once: joint inputs become ``q1..qn``, ``qd1..``,
 ``qdd1..`` (``tau1..`` for forward dynamics), parameters ``p0..``, constants ``k0..`` and temporaries
@@ -72,15 +71,12 @@ KINDS: tuple[Kind, ...] = (
     Kind("coriolis", "h", ("h",), ("q", "qd"), "h", "h(q, qd): Coriolis and centrifugal torques"),
     Kind("bias_forces", "bias", ("bias",), ("q", "qd"), "bias", "h + G + damping + load: tau at qdd = 0"),
     Kind("gravity", "G", ("G",), ("q",), "G", "G(q): the torques that hold the arm against gravity"),
-    Kind("forward_dynamics", "forward", ("M", "bias"), ("q", "qd", "tau"), "qdd",
+    Kind("forward_dynamics", "forward", ("forward",), ("q", "qd", "tau"), "qdd",
          "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
 )
 KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
 #: The summary of ``forward_dynamics`` when the Program's ``forward`` (articulated-body algorithm) is used.
 ABA_SUMMARY = "qdd solving M(q) qdd = tau - bias(q, qd), by Featherstone's articulated-body algorithm"
-#: :func:`module_spec` tries forward dynamics by the articulated-body algorithm from this many joints (below,
-#: the unrolled L D L^T of a small M is always the cheaper: measured on the built-in and random arms).
-ABA_MIN_JOINTS = 5
 #: Local-variable prefix and first index of each array's entries.
 LOCALS: dict[str, tuple[str, int]] = {
     "q": ("q", 1), "qd": ("qd", 1), "qdd": ("qdd", 1), "tau": ("tau", 1), "k": ("k", 0), "params": ("p", 0),
@@ -208,27 +204,7 @@ def module_spec(
     parts = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds))
     program = build(robot, outputs=parts, base=base_parameters(robot) if base else None)
     default = f"{robot.name}_base" if base else robot.name
-    spec = spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name)
-    if base or robot.n < ABA_MIN_JOINTS or not any(kind.key == "forward" for kind in kinds):
-        return spec
-    # forward dynamics by the articulated-body algorithm, kept only if that routine is cheaper and no other
-    # routine of the module costs more (the others' parts are built as before, in one builder with it)
-    others = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds if kind.key != "forward"))
-    articulated = build(robot, outputs=(*others, "forward"), route="aba")
-    candidate = spec_from_program(articulated, kinds, name=sanitize(name or default), robot=robot.name)
-    return candidate if _cheaper(candidate, spec) else spec
-
-
-def _cheaper(candidate: ModuleSpec, spec: ModuleSpec) -> bool:
-    """``candidate``'s forward_dynamics costs fewer multiplications + additions than ``spec``'s, and none of
-    its other run-time routines costs more."""
-    def cost(routine: Routine) -> int:
-        return routine.count.multiplications + routine.count.additions
-
-    pairs = [(candidate.routine(r.name), r) for r in spec.routines if r.batched]
-    return all(
-        cost(new) < cost(old) if old.name == "forward_dynamics" else cost(new) <= cost(old) for new, old in pairs
-    )
+    return spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name)
 
 
 # -- renaming ------------------------------------------------------------------------------------
@@ -344,33 +320,6 @@ def _legalise(
 # -- forward dynamics ------------------------------------------------------------------------------
 
 
-def ldl_solve(M: Sequence[Sequence[SeExpr]], rhs: Sequence[SeExpr], temp: _Temps) -> list[SeExpr]:
-    """x solving M x = rhs for symmetric positive definite M (lower triangle read), unrolled:
-    M = L D L^T with unit lower L (Cholesky without square roots), then L y = rhs, x = L^-T D^-1 y.
-    Exact zeros of M fold away; one division per joint (1/D_j), the rest multiplications."""
-    n = len(rhs)
-    zero = se.Integer(0)
-    L: list[list[SeExpr]] = [[zero] * n for _ in range(n)]
-    d: list[SeExpr] = []
-    inv_d: list[SeExpr] = []
-    for j in range(n):
-        w = [temp(L[j][k] * d[k]) for k in range(j)]  # L_jk D_k
-        d.append(temp(M[j][j] - sum((L[j][k] * w[k] for k in range(j)), zero)))
-        if d[j] == 0:
-            raise ValueError(f"M[{j + 1}, {j + 1}] is identically zero (a massless link without armature): "
-                             "forward dynamics is undefined")
-        inv_d.append(temp(1 / d[j]))
-        for i in range(j + 1, n):
-            L[i][j] = temp((M[i][j] - sum((L[i][k] * w[k] for k in range(j)), zero)) * inv_d[j])
-    y: list[SeExpr] = []
-    for i in range(n):
-        y.append(temp(rhs[i] - sum((L[i][k] * y[k] for k in range(i)), zero)))
-    x: list[SeExpr] = [zero] * n
-    for i in reversed(range(n)):
-        x[i] = temp(y[i] * inv_d[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), zero))
-    return x
-
-
 # -- routines ------------------------------------------------------------------------------------
 
 
@@ -431,32 +380,13 @@ def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -
     return kept[::-1]
 
 
-def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol]) -> Routine:
-    temps = _Temps(len(names.body))
-    extra: list[tuple[se.Symbol, SeExpr]] = []
-    summary = kind.summary
-    if kind.name == "forward_dynamics" and "forward" in names.outputs:  # the Program's own (ABA)
-        stores = names.outputs["forward"]
-        summary = ABA_SUMMARY
-    elif kind.name == "forward_dynamics":
-        M = names.outputs["M"]
-        rows = [[M[i * n + j] for j in range(n)] for i in range(n)]
-        tau = [se.Symbol(f"tau{i + 1}") for i in range(n)]
-        rhs = [tau[i] - names.outputs["bias"][i] for i in range(n)]
-        stores = _ldl(rows, rhs, temps)
-        extra = temps.assignments
-    else:
-        stores = names.outputs[kind.parts[0]]
-    body = _needed(names.body, [e for _, e in extra] + list(stores))
+def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol], aba: bool) -> Routine:
+    stores = names.outputs[kind.parts[0]]
+    summary = ABA_SUMMARY if kind.name == "forward_dynamics" and aba else kind.summary
+    body = _needed(names.body, stores)
     inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0) for a in kind.inputs]
-    return _routine(kind.name, summary, inputs, _array(kind.output, n, n_constants, 0), body + extra,
-                    stores, temps, angles, True)
-
-
-def _ldl(rows: list[list[SeExpr]], rhs: list[SeExpr], temps: _Temps) -> list[SeExpr]:
-    """:func:`ldl_solve` with the compound entries of M's lower triangle and of rhs in temporaries."""
-    lower = [[temps(x) if i >= j else x for j, x in enumerate(row)] for i, row in enumerate(rows)]
-    return ldl_solve(lower, [temps(r) for r in rhs], temps)
+    return _routine(kind.name, summary, inputs, _array(kind.output, n, n_constants, 0), body, stores,
+                    _Temps(len(names.body)), angles, True)
 
 
 def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, robot: str) -> ModuleSpec:
@@ -477,7 +407,8 @@ def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, rob
         angles,
         False,
     )
-    routines = [constants] + [_run_time(kind, names, n, n_constants, angles) for kind in kinds]
+    aba = "aba" in (program.route or "")  # forward dynamics by the articulated-body algorithm
+    routines = [constants] + [_run_time(kind, names, n, n_constants, angles, aba) for kind in kinds]
     return ModuleSpec(name=name, robot=robot, n=n, parameters=params, n_constants=n_constants,
                       routines=tuple(routines))
 

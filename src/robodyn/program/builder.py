@@ -237,6 +237,9 @@ class Builder:
     def reciprocal(self, x: Any) -> Value:
         """1 / x: one multiplication (a division) unless x is a number."""
         sx, ax = _split(self.value(x).expr)
+        if ax == 0:
+            raise ValueError("a division by an expression that is identically zero (a massless link without "
+                             "armature?)")
         if ax.is_Number:
             return Value(self, sx / ax)
         return Value(self, sx * self._assign(("1/", ax), 1 / ax))

@@ -327,6 +327,10 @@ def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any], parents: Sequence[i
         row = before[j]
         v = {k: L[j, k] * D[k] for k in row}
         D[j] = A[j][j] - ops.dot([L[j, k] for k in row], [v[k] for k in row]) if row else ops.value(A[j][j])
+        if D[j].is_zero():
+            link = order[j] + 1
+            raise ValueError(f"M[{link}, {link}] is identically zero after elimination (a massless link without "
+                             "armature): forward dynamics is undefined")
         inv[j] = ops.reciprocal(D[j])
         for i in after[j]:
             shared = [k for k in row if related[order[i]][order[k]]]
