@@ -6,9 +6,10 @@
     M = numeric.mass_matrix(robot, q)                   # (n, n) or (N, n, n)
     qdd = numeric.forward_dynamics(robot, q, qd, tau)
 
-- :func:`inverse_dynamics`: recursive Newton-Euler (Luh, Walker and Paul; Fu et al. table 3.3;
-  Featherstone's spatial form, table 5.1).
-- :func:`mass_matrix`: composite rigid body algorithm (Walker and Orin; Featherstone table 6.2).
+- :func:`inverse_dynamics`: recursive Newton-Euler (Luh, Walker and Paul; Khalil and Kleinfinger's customised
+  form, :mod:`robodyn.recursions.newton_euler`).
+- :func:`mass_matrix`: composite rigid body algorithm (Walker and Orin's method 3 in Khalil's parameters,
+  :mod:`robodyn.recursions.composite`).
 - :func:`bias_forces` = h + G + damping + tip-load torques; :func:`gravity` = G; :func:`coriolis` = h;
   :func:`tip_load` = J^T w.
 - :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve;

@@ -1,43 +1,78 @@
-"""A customised Newton-Euler: the recursion of :mod:`robodyn.numeric.rnea` unrolled per model.
+"""The recursions of :mod:`robodyn.recursions`, traced once per model into straight-line NumPy.
 
 For one :class:`~robodyn.numeric.model.NumericModel` (and one choice of the switches of
-:func:`robodyn.numeric.rnea.rnea`) the recursion is traced once, at compile time, over the scalar
-components of every vector: each component is either a Python float (known at compile time) or a
-row of N states. Products with exact zeros and ones are folded away (a right-angled DH twist has a
-rotation whose entries are 0 and +-1, links have zero first-moment components, the base is at rest,
-gravity has one component...), repeated sub-expressions are shared and results nobody reads are
-dropped. What is left is written out as straight-line Python over NumPy rows of shape (N,), with
-temporaries recycled (in-place updates where an operand dies), and compiled with :func:`exec`.
-Evaluation is plain NumPy: no sympy, no loop over states.
+:func:`robodyn.numeric.rnea.rnea`) the customised Newton-Euler recursion
+(:func:`robodyn.recursions.newton_euler.inverse_dynamics`) or the composite-body algorithm
+(:func:`robodyn.recursions.composite.inertia_matrix`) runs once, at compile time, on the scalars of
+:class:`TracerOps`: each is either a Python float (known at compile time) or a node standing for a row of N
+states. Products with exact zeros and ones are folded away (a right-angled DH twist has a rotation whose
+entries are 0 and +-1, links have zero first-moment components, the base is at rest, gravity has one
+component...), repeated sub-expressions are shared and results nobody reads are dropped. What is left is
+written out as straight-line Python over NumPy rows of shape (N,), with temporaries recycled (in-place updates
+where an operand dies), and compiled with :func:`exec`. Evaluation is plain NumPy: no sympy, no loop over
+states.
 
-Entries within 1e-15 of 0 or +-1 in the placements (cos(pi/2) = 6e-17) are snapped to them, which
-changes the result by a relative 1e-16.
+The model's placements are snapped and its inertial rounding noise zeroed first
+(:func:`robodyn.numeric.model.arm_data`), which changes the result by a relative 1e-16.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from robodyn.errors import finite_constant
-from robodyn.numeric.model import NumericModel
-
-_SNAP = 1e-15
+from robodyn.numeric.model import NumericModel, arm_data, snapped
+from robodyn.recursions.composite import inertia_matrix
+from robodyn.recursions.newton_euler import inverse_dynamics
 
 
 class _Node:
-    __slots__ = ("args", "key", "name", "op", "owned", "uses")
+    """A row of N states: an input, or ``op`` of its ``args`` (floats and nodes). The arithmetic operators
+    go through the tracer that made it, so that a recursion computes with nodes as with numbers (an int
+    literal of the recursion, 0, 1 or 2, is taken as a float)."""
 
-    def __init__(self, op: str, args: tuple, key: tuple) -> None:
-        self.op, self.args, self.key = op, args, key
+    __slots__ = ("args", "key", "name", "op", "owned", "tracer", "uses")
+
+    def __init__(self, tracer: _Tracer, op: str, args: tuple, key: tuple) -> None:
+        self.tracer, self.op, self.args, self.key = tracer, op, args, key
         self.uses = 0
         self.name: str | None = None
         self.owned = False
 
+    def __add__(self, other: Any) -> Value:
+        return self.tracer.add(self, _value(other))
+
+    def __radd__(self, other: Any) -> Value:
+        return self.tracer.add(_value(other), self)
+
+    def __sub__(self, other: Any) -> Value:
+        return self.tracer.sub(self, _value(other))
+
+    def __rsub__(self, other: Any) -> Value:
+        return self.tracer.sub(_value(other), self)
+
+    def __mul__(self, other: Any) -> Value:
+        return self.tracer.mul(self, _value(other))
+
+    def __rmul__(self, other: Any) -> Value:
+        return self.tracer.mul(_value(other), self)
+
+    def __neg__(self) -> Value:
+        return self.tracer.neg(self)
+
 
 Value = float | _Node
+
+
+def _value(x: Any) -> Value:
+    """A node, or a number as a float (the recursions' int literals, NumPy floats)."""
+    return x if isinstance(x, _Node) else float(x)
 
 
 class _Tracer:
@@ -51,7 +86,7 @@ class _Tracer:
         key = (op, *(a if isinstance(a, float) else id(a) for a in args))
         found = self.table.get(key)
         if found is None:
-            found = self.table[key] = _Node(op, args, key)
+            found = self.table[key] = _Node(self, op, args, key)
         return found
 
     def input(self, expr: str) -> _Node:
@@ -59,6 +94,10 @@ class _Tracer:
         node.name = expr
         self.inputs.append(node)
         return node
+
+    def inputs_of(self, name: str, n: int) -> list[_Node]:
+        """The rows ``name[0]``, ..., ``name[n-1]`` of a kernel argument."""
+        return [self.input(f"{name}[{i}]") for i in range(n)]
 
     def neg(self, a: Value) -> Value:
         if isinstance(a, float):
@@ -120,116 +159,43 @@ class _Tracer:
             a, b = b, a
         return self.node("mul", a, b)
 
-    def lin(self, coeffs, values) -> Value:
-        total: Value = 0.0
-        for c, v in zip(coeffs, values, strict=True):
-            total = self.add(total, self.mul(float(c), v))
-        return total
 
-    # vectors are lists of three Values
-    def cross(self, a: list[Value], b: list[Value]) -> list[Value]:
-        return [
-            self.sub(self.mul(a[1], b[2]), self.mul(a[2], b[1])),
-            self.sub(self.mul(a[2], b[0]), self.mul(a[0], b[2])),
-            self.sub(self.mul(a[0], b[1]), self.mul(a[1], b[0])),
-        ]
+class TracerOps:
+    """The scalar interface of :mod:`robodyn.recursions.scalars` over a :class:`_Tracer`: model numbers are
+    floats, cos and sin of a joint angle are nodes (of a prismatic joint's constant angle, snapped floats)."""
 
-    def vadd(self, a: list[Value], b: list[Value]) -> list[Value]:
-        return [self.add(x, y) for x, y in zip(a, b, strict=True)]
+    def __init__(self, tracer: _Tracer) -> None:
+        self.tracer = tracer
 
-    def vsub(self, a: list[Value], b: list[Value]) -> list[Value]:
-        return [self.sub(x, y) for x, y in zip(a, b, strict=True)]
+    def number(self, value: Any) -> float:
+        return float(value)
 
-    def scale(self, k: float, a: list[Value]) -> list[Value]:
-        return [self.mul(float(k), x) for x in a]
+    def cos_sin(self, offset: Any, q: _Node | None) -> tuple[Value, Value]:
+        if q is None:
+            c, s = snapped([math.cos(float(offset)), math.sin(float(offset))])
+            return float(c), float(s)
+        return self.tracer.node("cos", q, float(offset)), self.tracer.node("sin", q, float(offset))
 
-    def matvec(self, A: np.ndarray, v: list[Value]) -> list[Value]:
-        return [self.lin(A[r], v) for r in range(3)]
-
-
-def _snap(A: np.ndarray) -> np.ndarray:
-    A = np.array(A, dtype=float)
-    for target in (0.0, 1.0, -1.0):
-        A[np.abs(A - target) < _SNAP] = target
-    return A
-
-
-def _body(model: NumericModel, i: int) -> tuple[float, list[float], np.ndarray]:
-    """(m, h, I_o) of link i with rounding noise (entries 1e-14 below the largest of theirs) zeroed."""
-    m = float(model.mass[i])
-    h = np.array(model.first_moment[i], dtype=float)
-    I_o = np.array(model.inertia_origin[i], dtype=float)
-    h[np.abs(h) < 1e-14 * np.abs(h).max(initial=0.0)] = 0.0
-    I_o[np.abs(I_o) < 1e-14 * np.abs(I_o).max(initial=0.0)] = 0.0
-    return m, [float(x) for x in h], I_o
+    def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
 
 def _trace(model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip: bool, joint_terms: bool):
+    """tau of the customised Newton-Euler recursion, traced (module docstring)."""
     T = _Tracer()
     n = model.n
-    q = [T.input(f"q[{i}]") for i in range(n)]
-    qd = [T.input(f"qd[{i}]") for i in range(n)] if has_qd else [0.0] * n
-    qdd = [T.input(f"qdd[{i}]") for i in range(n)] if has_qdd else [0.0] * n
-    zero = [0.0, 0.0, 0.0]
-    base = (list(zero), list(zero), list(zero), [float(x) for x in (-model.gravity if gravity else np.zeros(3))])
-    states = []  # per link: w, v, wd, a
-    frames = []
-    forces = []
-    for i in range(n):
-        w, v, wd, a = states[model.parent[i]] if model.parent[i] >= 0 else base
-        E, c, s, p = frame = _frame(T, model, i, q[i])
-        frames.append(frame)
+    qd = T.inputs_of("qd", n) if has_qd else None
+    qdd = T.inputs_of("qdd", n) if has_qdd else None
+    tau = inverse_dynamics(arm_data(model), TracerOps(T), T.inputs_of("q", n), qd, qdd, gravity=gravity,
+                           tip_load=tip, friction=joint_terms, group=False)
+    return T, [_value(t) for t in tau]
 
-        def to_child(x: list[Value], E=E, c=c, s=s) -> list[Value]:
-            y = T.matvec(E.T, x)
-            return [T.add(T.mul(c, y[0]), T.mul(s, y[1])), T.sub(T.mul(c, y[1]), T.mul(s, y[0])), y[2]]
 
-        v = T.vadd(v, T.cross(w, p))
-        a = T.vadd(a, T.cross(wd, p))
-        w, v, wd, a = to_child(w), to_child(v), to_child(wd), to_child(a)
-        rate = qd[i]
-        if model.revolute[i]:
-            w = [w[0], w[1], T.add(w[2], rate)]
-            wd = T.vadd(wd, [T.mul(w[1], rate), T.neg(T.mul(w[0], rate)), 0.0])
-            a = T.vadd(a, [T.mul(v[1], rate), T.neg(T.mul(v[0], rate)), 0.0])
-            wd = [wd[0], wd[1], T.add(wd[2], qdd[i])]
-        else:
-            v = [v[0], v[1], T.add(v[2], rate)]
-            a = T.vadd(a, [T.mul(w[1], rate), T.neg(T.mul(w[0], rate)), 0.0])
-            a = [a[0], a[1], T.add(a[2], qdd[i])]
-        states.append((w, v, wd, a))
-        m, h, I_o = _body(model, i)
-        ang = T.vadd(T.matvec(I_o, w), T.cross(h, v))
-        linear = T.vadd(T.scale(m, v), T.cross(w, h))
-        moment = T.vadd(T.vadd(T.matvec(I_o, wd), T.cross(h, a)), T.vadd(T.cross(w, ang), T.cross(v, linear)))
-        force = T.vadd(T.vadd(T.scale(m, a), T.cross(wd, h)), T.cross(w, linear))
-        forces.append((moment, force))
-
-    acc = list(forces)  # per link: (moment, force) of the links it carries, the tip load on the last
-    if tip and model.has_tip_load:
-        acc[-1] = (T.vadd([float(x) for x in model.tip_moment], acc[-1][0]),
-                   T.vadd([float(x) for x in model.tip_force], acc[-1][1]))
-    tau: list[Value] = [0.0] * n
-    for i in reversed(range(n)):
-        nm, f = acc[i]
-        t = nm[2] if model.revolute[i] else f[2]
-        if joint_terms:
-            t = T.add(t, T.mul(float(model.damping[i]), qd[i]))
-            t = T.add(t, T.mul(float(model.armature[i]), qdd[i]))
-        tau[i] = t
-        lam = model.parent[i]
-        if lam < 0:
-            continue
-        E, c, s, p = frames[i]
-
-        def to_parent(x: list[Value], E=E, c=c, s=s) -> list[Value]:
-            y = [T.sub(T.mul(c, x[0]), T.mul(s, x[1])), T.add(T.mul(s, x[0]), T.mul(c, x[1])), x[2]]
-            return T.matvec(E, y)
-
-        nm, f = to_parent(nm), to_parent(f)
-        nm = T.vadd(nm, T.cross(p, f))
-        acc[lam] = (T.vadd(nm, acc[lam][0]), T.vadd(f, acc[lam][1]))
-    return T, tau
+def _trace_crba(model: NumericModel):
+    """M(q) of the composite-body algorithm, traced (module docstring), row-major n*n."""
+    T = _Tracer()
+    M = inertia_matrix(arm_data(model), TracerOps(T), T.inputs_of("q", model.n), group=False)
+    return T, [_value(x) for row in M for x in row]
 
 
 def _emit(T: _Tracer, outputs: list[Value]) -> str:
@@ -316,83 +282,6 @@ def _emit(T: _Tracer, outputs: list[Value]) -> str:
     for i, out in enumerate(outputs):
         lines.append(f"    out[{i}] = {ref(out)}")
     return "\n".join(lines) + "\n"
-
-
-def _frame(T: _Tracer, model: NumericModel, i: int, q_i: Value):
-    """(E, c, s, p) of joint i: rotation E Rz(theta) (c, s = cos, sin theta) and origin p."""
-    E = _snap(model.E[i])
-    pK = _snap(model.p[i])
-    if model.revolute[i]:
-        c: Value = T.node("cos", q_i, float(model.theta0[i]))
-        s: Value = T.node("sin", q_i, float(model.theta0[i]))
-        p: list[Value] = [float(x) for x in pK + E[:, 2] * model.d0[i]]
-    else:
-        c, s = (float(x) for x in _snap(np.array([np.cos(model.theta0[i]), np.sin(model.theta0[i])])))
-        d = T.add(q_i, float(model.d0[i]))
-        p = [T.add(float(pK[r]), T.mul(float(E[r, 2]), d)) for r in range(3)]
-    return E, c, s, p
-
-
-def _to_parent(T: _Tracer, frame, x: list[Value]) -> list[Value]:
-    E, c, s, _ = frame
-    y = [T.sub(T.mul(c, x[0]), T.mul(s, x[1])), T.add(T.mul(s, x[0]), T.mul(c, x[1])), x[2]]
-    return T.matvec(E, y)
-
-
-def _trace_crba(model: NumericModel):
-    """M(q) of the composite rigid body algorithm (as :func:`robodyn.numeric.crba.crba`), row-major n*n; on a
-    tree each composite is carried into its parent's, and column i walks up the ancestors of i only."""
-    T = _Tracer()
-    n = model.n
-    q = [T.input(f"q[{i}]") for i in range(n)]
-    frames = [_frame(T, model, i, q[i]) for i in range(n)]
-    composites = [None] * n
-    empty = (0.0, [0.0, 0.0, 0.0], [[0.0] * 3 for _ in range(3)])
-    carried: list = [None] * n  # per link: the composite of its children, in its frame
-    for i in reversed(range(n)):
-        m, h, I_o = carried[i] or empty
-        mi, hi, Ii = _body(model, i)
-        m = m + mi
-        h = T.vadd(h, hi)
-        I_o = [[T.add(I_o[a][b], float(Ii[a, b])) for b in range(3)] for a in range(3)]
-        composites[i] = (m, h, I_o)
-        lam = model.parent[i]
-        if lam < 0:
-            continue
-        frame = frames[i]
-        p = frame[3]
-        r = _to_parent(T, frame, h)
-        B = [_to_parent(T, frame, [I_o[a][b] for a in range(3)]) for b in range(3)]  # columns of R I
-        rows = [_to_parent(T, frame, [B[b][a] for b in range(3)]) for a in range(3)]  # rows of R I R^T
-        pp = T.lin([1.0, 1.0, 1.0], [T.mul(x, x) for x in p])
-        pr = T.lin([1.0, 1.0, 1.0], [T.mul(x, y) for x, y in zip(p, r, strict=True)])
-        diag = T.add(T.mul(m, pp), T.mul(2.0, pr))
-        upper = {}
-        for a in range(3):
-            for b in range(a, 3):
-                e = T.sub(rows[a][b], T.add(T.mul(m, T.mul(p[a], p[b])), T.add(T.mul(r[a], p[b]), T.mul(p[a], r[b]))))
-                upper[a, b] = upper[b, a] = T.add(e, diag) if a == b else e
-        I_o = [[upper[a, b] for b in range(3)] for a in range(3)]
-        h = T.vadd(r, T.scale(m, p))
-        if carried[lam] is not None:  # a second child: add the composites
-            m0, h0, I0 = carried[lam]
-            m, h, I_o = m0 + m, T.vadd(h0, h), [[T.add(I0[a][b], I_o[a][b]) for b in range(3)] for a in range(3)]
-        carried[lam] = (m, h, I_o)
-    M: list[Value] = [0.0] * (n * n)
-    for i in range(n):
-        mc, hc, Ic = composites[i]
-        if model.revolute[i]:
-            nm, f = [Ic[0][2], Ic[1][2], Ic[2][2]], [T.neg(hc[1]), hc[0], 0.0]
-        else:
-            nm, f = [hc[1], T.neg(hc[0]), 0.0], [0.0, 0.0, float(mc)]
-        M[i * n + i] = T.add(nm[2] if model.revolute[i] else f[2], float(model.armature[i]))
-        j = i
-        while model.parent[j] >= 0:  # up the ancestors: M_ij = 0 for the other links
-            nm, f = _to_parent(T, frames[j], nm), _to_parent(T, frames[j], f)
-            nm = T.vadd(nm, T.cross(frames[j][3], f))
-            j = model.parent[j]
-            M[i * n + j] = M[j * n + i] = nm[2] if model.revolute[j] else f[2]
-    return T, M
 
 
 _KERNELS: weakref.WeakKeyDictionary[NumericModel, dict[tuple, Callable]] = weakref.WeakKeyDictionary()

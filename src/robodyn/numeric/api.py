@@ -75,8 +75,8 @@ def inverse_dynamics(
 ) -> np.ndarray:
     """Joint torques/forces tau = M qdd + h + G + damping + load, by recursive Newton-Euler.
 
-    Luh, Walker and Paul's recursion (Fu et al. table 3.3) in Featherstone's spatial form, O(n) per
-    state, vectorised over the batch: see :mod:`robodyn.numeric.rnea`. Includes gravity, viscous
+    Luh, Walker and Paul's recursion in Khalil and Kleinfinger's customised form, O(n) per state,
+    traced once per model and vectorised over the batch: see :mod:`robodyn.numeric.rnea`. Includes gravity, viscous
     damping b qd, the armature (in M), the payload and the tip load.
     """
     model = compile_model(robot, params)
@@ -135,7 +135,7 @@ def _massless(model: NumericModel) -> NumericModel:
 
 def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """M(q), the joint-space inertia matrix with the armature on its diagonal, by the composite rigid
-    body algorithm (Walker and Orin; Featherstone table 6.2): see :mod:`robodyn.numeric.crba`."""
+    body algorithm (Walker and Orin's method 3 in Khalil's parameters): see :mod:`robodyn.numeric.crba`."""
     model = compile_model(robot, params)
     single, (q_,) = _joint_major(model, q)
     M = _blocked(partial(crba, model), [q_], 0)

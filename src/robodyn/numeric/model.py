@@ -13,8 +13,9 @@ a constant placement K_i followed by the joint motion. Link frame i is joint fra
 inertial data (given in link frames) and the tip load (given in the last link frame) are moved into
 joint frames here, once; the recursions never see C_i again.
 
-A body is stored as the three inertial parameters of Featherstone's spatial inertia about the joint
-frame origin: mass m, first moment h = m c and rotational inertia I_o about the origin.
+A body is stored as the three inertial parameters of its spatial inertia about the joint frame origin:
+mass m, first moment h = m c and rotational inertia I_o about the origin (Khalil's M, MS and J, as
+:func:`arm_data` hands them to :mod:`robodyn.recursions`).
 
 Compiling may use sympy (to turn parameters into floats); evaluating never does.
 """
@@ -33,6 +34,7 @@ from robodyn.model.cache import PerRobotCache
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.model.params import check_names, symbol_values
+from robodyn.recursions.arm import ArmData, Inertial, JointData
 
 #: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
 Params = Mapping[str | sympy.Symbol, Any]
@@ -75,6 +77,59 @@ class NumericModel:
     @property
     def has_tip_load(self) -> bool:
         return bool(np.any(self.tip_force) or np.any(self.tip_moment))
+
+
+# -- as the recursions read it -------------------------------------------------------------------
+
+#: Entries of the placements within this of 0 or +-1 are taken as exact (cos(pi/2) = 6e-17).
+SNAP = 1e-15
+#: Entries of a body's m c or I_o this far below the largest of theirs are rounding noise, taken as 0.
+NOISE = 1e-14
+
+
+def snapped(A: Any) -> np.ndarray:
+    """``A`` (floats) with entries within :data:`SNAP` of 0, 1 or -1 set to them exactly."""
+    A = np.array(A, dtype=float)
+    for target in (0.0, 1.0, -1.0):
+        A[np.abs(A - target) < SNAP] = target
+    return A
+
+
+def _denoised(A: np.ndarray) -> np.ndarray:
+    A = np.array(A, dtype=float)
+    A[np.abs(A) < NOISE * np.abs(A).max(initial=0.0)] = 0.0
+    return A
+
+
+def _floats(A: np.ndarray) -> tuple:
+    """A NumPy vector or matrix as nested tuples of Python floats."""
+    return tuple(_floats(row) for row in A) if A.ndim > 1 else tuple(float(x) for x in A)
+
+
+def arm_data(model: NumericModel) -> ArmData:
+    """The model as :mod:`robodyn.recursions` read it (:class:`~robodyn.recursions.arm.ArmData`, in floats).
+
+    Joint frame i is the recursions' frame i: its placement K_i = (E_i, p_i) followed by Rot(z, theta_i)
+    Trans(z, d_i) is R_i = F_i Rot(z, theta_i), P_i = p_i + F_i z d_i with F_i = E_i (module docstring);
+    m, m c and I_o (about the joint frame origin) are Khalil's M_j, MS_j and J_j; gravity is in the base
+    frame, the tip load in joint frame n-1 about its origin, as the recursions take them. The entries of
+    E_i, p_i within :data:`SNAP` of 0 or +-1 are snapped to them and the rounding noise of m c and I_o
+    (:data:`NOISE`) is zeroed, so that the exact zeros and ones fold away where the recursions are traced
+    (:mod:`robodyn.numeric._codegen`): relative changes of 1e-16 and 1e-14 at most.
+    """
+    joints = tuple(
+        JointData(revolute=bool(model.revolute[i]), F=_floats(snapped(model.E[i])), p=_floats(snapped(model.p[i])),
+                  theta=float(model.theta0[i]), d=float(model.d0[i]))
+        for i in range(model.n)
+    )
+    inertials = tuple(
+        Inertial(J=_floats(_denoised(model.inertia_origin[i])), MS=_floats(_denoised(model.first_moment[i])),
+                 M=float(model.mass[i]), damping=float(model.damping[i]), armature=float(model.armature[i]))
+        for i in range(model.n)
+    )
+    return ArmData(joints=joints, inertials=inertials, parents=tuple(model.parent),
+                   gravity=_floats(model.gravity), tip_force=_floats(model.tip_force),
+                   tip_moment=_floats(model.tip_moment))
 
 
 # -- turning expressions into floats ------------------------------------------------------------

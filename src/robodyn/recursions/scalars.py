@@ -6,6 +6,7 @@ scalar type can fold them. Beyond that it asks its ``ops`` for the few things be
 
 - :class:`SymengineOps` (here): symengine expressions, for the symbolic formulations;
 - :class:`robodyn.numeric.kane.NumpyOps`: NumPy arrays of a batch of states;
+- :class:`robodyn.numeric._codegen.TracerOps`: floats and row nodes, traced into the numeric engine's kernels;
 - :class:`robodyn.program.routes.BuilderOps`: scalars that write a straight-line program;
 - :class:`robodyn.opcount.CountingOps`: scalars that count operations, stage by stage.
 """
