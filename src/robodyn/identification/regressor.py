@@ -1,20 +1,25 @@
 """The linear-in-parameters form tau = Y(q, qd, qdd) p, symbolic and numeric.
 
-Both are one recursive Newton-Euler pass written in the standard parameters of
-:mod:`robodyn.recursions.parameters` instead of mass, centre of mass and inertia (Khalil and Kleinfinger
-1987; Khalil and Dombre sec. 9.5). With omega, omega_dot and vdot = the acceleration of the frame origin O_j
-(gravity entering as the base accelerating by -g, Fu eq. 3.3-46), the wrench that link j needs, about O_j and
-in frame j, is linear in its ten parameters:
-    F_j = M vdot + omega_dot x (MX, MY, MZ) + omega x (omega x (MX, MY, MZ))
-    N_j = J omega_dot + omega x (J omega) + (MX, MY, MZ) x vdot                      (Khalil eq. 9.63)
+Both run the one Newton-Euler recursion of :mod:`robodyn.recursions.newton_euler` (Khalil and Kleinfinger
+1987; Khalil and Dombre 2002, sec. 9.5), which works in modified-DH frames. With w, wd and vd = the acceleration
+of the frame origin O_j (gravity entering as the base accelerating by -g), the wrench that link j needs, about
+O_j and in frame j, is linear in its ten standard parameters (:mod:`robodyn.recursions.parameters`):
 
-and the backward pass sums these wrenches inwards (Fu eqs. 3.3-43, 3.3-44) and projects them on the joint axes.
-On a kinematic tree (:attr:`Manipulator.parents <robodyn.model.manipulator.Manipulator.parents>`) both passes walk
-the parent array, as Khalil and Kleinfinger write them with the antecedent a(j) in place of j - 1: link j's motion
-comes from that of link parents[j], and the wrench of the subtree of link j is summed into link parents[j]. On a
-chain this is the serial recursion term for term.
-Y is the Jacobian of that tau with respect to the parameters (exact: tau is linear in them), plus the columns
-qdd_j (IA_j), qd_j (FV_j) and sign(qd_j) (FC_j).
+    F_j = M_j vd_j + U_j MS_j,   U_j = hat(wd_j) + hat(w_j) hat(w_j)
+    N_j = J_j wd_j + w_j x (J_j w_j) + MS_j x vd_j                              (Khalil and Dombre eq. 9.63)
+
+so the column of Y for parameter k of link j holds the joint forces of the wrench of a unit parameter k
+(``_unit_wrenches``), carried to the base through the ancestors of link j (the backward pass,
+:func:`~robodyn.recursions.composite.carry_wrench`) and projected on each joint axis
+(:func:`~robodyn.recursions.newton_euler.joint_force`). Link j's columns touch only the joints of its ancestors:
+on a kinematic tree (:attr:`Manipulator.parents <robodyn.model.manipulator.Manipulator.parents>`) the other
+entries are exact zeros. Y is exact: tau is linear in the parameters.
+
+The columns belong to the parameters about the link frames of the *robot's own* convention. In modified DH those
+are the recursion's frames. In standard DH, link frame j is the modified frame j moved by
+C_j = Trans(x, a_j) Rot(x, alpha_j), so the parameters about the modified frame are p_mod = T_j p_own with
+T_j the (linear, exact) 10x10 map of :func:`~robodyn.recursions.parameters.move` (Khalil eq. 9.56), and the
+columns are Y_own = Y_mod T_j. Then come the joint columns qdd_j (IA_j), qd_j (FV_j) and sign(qd_j) (FC_j).
 
 The tip load (a known wrench, independent of every parameter) is not part of Y p: tau = Y p + load, where load
 is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load). It acts on the last
@@ -23,85 +28,107 @@ link, so on a tree only the joints between the last link and the base carry it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import symengine as se
 import sympy
 
-from robodyn.algebra import SeExpr, canonical, cross, dot, matrix_to_sympy, to_se, vector, zeros
+from robodyn.algebra import SeExpr, canonical, matrix_to_sympy, to_se
 from robodyn.errors import ModelError
-from robodyn.formulations.newton_euler import LinkGeometry, link_geometry
-from robodyn.model.dh import chain_frames
+from robodyn.model.cache import PerRobotCache
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import geometry_symbols, symbol_values
-from robodyn.numeric._kernels import JointTransform, joint_transform
-from robodyn.numeric._kernels import cross as cross_batch
-from robodyn.numeric.model import NumericModel, _Floats, build, check_bound_bodies, link_transforms
+from robodyn.numeric.kane import BLOCK, NumpyOps
+from robodyn.numeric.model import _Floats, check_bound_bodies
+from robodyn.recursions import newton_euler as ne
 from robodyn.recursions import parameters as params_
+from robodyn.recursions.arm import ArmData, Inertial, Joint, JointData, arm_data, joints
+from robodyn.recursions.composite import carry_wrench
+from robodyn.recursions.scalars import ScalarOps, SymengineOps
+from robodyn.recursions.vec3 import Scalar
 from robodyn.symbols import joint_symbols
 
-
-def _L(a: se.DenseMatrix) -> se.DenseMatrix:
-    """J a = L(a) (XX, XY, XZ, YY, YZ, ZZ) for the symmetric tensor J."""
-    return se.DenseMatrix([[a[0], a[1], a[2], 0, 0, 0], [0, a[0], 0, a[1], a[2], 0], [0, 0, a[0], 0, a[1], a[2]]])
+# -- the columns, over any scalars -----------------------------------------------------------------------
 
 
-def _times(J: Sequence[SeExpr], a: se.DenseMatrix) -> se.DenseMatrix:
-    return _L(a) * vector(J)
-
-
-class _Motion(NamedTuple):
-    """omega, omega_dot and vdot (the acceleration of the frame origin, gravity included) of one link, in its frame."""
-
-    omega: se.DenseMatrix
-    omega_dot: se.DenseMatrix
-    v_dot: se.DenseMatrix
-
-
-def _forward(robot: Manipulator, geometry: Sequence[LinkGeometry], qd: Sequence[SeExpr],
-             qdd: Sequence[SeExpr]) -> list[_Motion]:
-    """The motion of every link from that of its parent (Fu eqs. 3.3-28, 3.3-29, 3.3-35; the base accelerating by
-    -g, eq. 3.3-46): parents[i] in place of i - 1 on a tree."""
-    base = _Motion(zeros(3), zeros(3), -vector(robot.gravity))
-    out: list[_Motion] = []
-    for i, geo in enumerate(geometry):
-        parent = robot.parents[i]
-        omega, omega_dot, v_dot = out[parent] if parent >= 0 else base
-        a_joint = geo.Rt * (v_dot + cross(omega_dot, geo.p_joint) + cross(omega, cross(omega, geo.p_joint)))
-        w_prev = geo.Rt * omega
-        if geo.revolute:
-            omega = w_prev + geo.e * qd[i]
-            omega_dot = geo.Rt * omega_dot + cross(w_prev, geo.e * qd[i]) + geo.e * qdd[i]
-            v_dot = a_joint + cross(omega_dot, geo.r) + cross(omega, cross(omega, geo.r))
-        else:
-            omega = w_prev
-            omega_dot = geo.Rt * omega_dot
-            v_dot = (a_joint + cross(omega_dot, geo.r) + cross(omega, cross(omega, geo.r))
-                     + 2 * cross(omega, geo.e * qd[i]) + geo.e * qdd[i])
-        out.append(_Motion(omega, omega_dot, v_dot))
+def _unit_wrenches(motion: ne.Motion) -> list[ne.Wrench]:
+    """The wrench (F, N) of link j for each of its ten parameters XX..M set to 1 and the others to 0, i.e.
+    :func:`~robodyn.recursions.newton_euler.link_wrench` as a 6x10 matrix (eq. 9.63 is linear in them):
+    a tensor entry gives N = E wd + w x (E w) (E the unit symmetric matrix), a first moment MS = e_a gives
+    F = U e_a, N = e_a x vd, and the mass F = vd."""
+    w, wd, vd = motion
+    xx, yy, zz = w[0] * w[0], w[1] * w[1], w[2] * w[2]
+    xy, xz, yz = w[0] * w[1], w[0] * w[2], w[1] * w[2]
+    tensor = (  # XX, XY, XZ, YY, YZ, ZZ: J wd + w x (J w) with the w_a w_b of ne.w_cross_Jw
+        (wd[0], xz, -xy),
+        (wd[1] - xz, wd[0] + yz, xx - yy),
+        (wd[2] + xy, zz - xx, wd[0] - yz),
+        (-yz, wd[1], xy),
+        (yy - zz, wd[2] - xy, wd[1] + xz),
+        (yz, -xz, wd[2]),
+    )
+    moments = ((0, -vd[2], vd[1]), (vd[2], 0, -vd[0]), (-vd[1], vd[0], 0))  # e_a x vd
+    zero = (0, 0, 0)
+    out: list[ne.Wrench] = [(zero, N) for N in tensor]  # type: ignore[misc]
+    for a, N in enumerate(moments):
+        e = tuple(1 if b == a else 0 for b in range(3))
+        out.append((ne.U_times(w, wd, e), N))  # type: ignore[arg-type]
+    out.append((vd, zero))  # type: ignore[arg-type]
     return out
 
 
-def _backward(robot: Manipulator, geometry: Sequence[LinkGeometry],
-              wrenches: Sequence[tuple[se.DenseMatrix, se.DenseMatrix]]) -> list[SeExpr]:
-    """tau from the wrench (F_i, N_i about O_i, frame i) each link needs: the wrench of the subtree of link i is
-    summed into its parent (Fu eqs. 3.3-43, 3.3-44, parents[i] in place of i - 1) and projected on joint i
-    (eq. 3.3-45). On a chain this is the serial recursion term for term."""
-    f = [F for F, _ in wrenches]
-    nn = [N for _, N in wrenches]
-    tau: list[SeExpr] = [se.Integer(0)] * robot.n
-    for i in reversed(range(robot.n)):
-        geo = geometry[i]
-        tau[i] = dot(geo.e, nn[i] + cross(geo.r, f[i])) if geo.revolute else dot(geo.e, f[i])
-        parent = robot.parents[i]
-        if parent >= 0:
-            f_out = geo.R * f[i]
-            nn[parent] = geo.R * nn[i] + cross(geo.p, f_out) + nn[parent]
-            f[parent] = f_out + f[parent]
-    return tau
+def _motion(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scalar],
+            qdd: Sequence[Scalar]) -> tuple[list[Joint], list[ne.Motion]]:
+    """The joints at the state and every link's motion (the forward pass; the base accelerating by -g)."""
+    geo = joints(arm, ops, q, qd, qdd)
+    base_vd = tuple(-ops.number(g) for g in arm.gravity)
+    return geo, ne.forward(geo, arm.parents, base_vd)  # type: ignore[arg-type]
+
+
+def _to_base(arm: ArmData, geo: Sequence[Joint], j: int, wrench: ne.Wrench) -> Iterator[tuple[int, Scalar]]:
+    """(i, the force of joint i) for link j's wrench carried through its ancestors i = j, lambda(j), ... (the
+    backward pass of :mod:`~robodyn.recursions.newton_euler` for one wrench: only the ancestors see it)."""
+    for i in arm.ancestors(j):
+        yield i, ne.joint_force(geo[i], wrench)
+        if arm.parents[i] >= 0:
+            wrench = carry_wrench(geo[i], *wrench)
+
+
+def _frame_change(robot: Manipulator, k: int) -> tuple[list[list[Any]], list[Any]] | None:
+    """(R, t) of link k's own frame in the modified frame k: C_k = Trans(x, a_k) Rot(x, alpha_k) in standard
+    DH, None (the same frame) in modified DH."""
+    if robot.convention != "standard":
+        return None
+    link = robot.links[k]
+    c, s = sympy.cos(link.alpha), sympy.sin(link.alpha)
+    return [[1, 0, 0], [0, c, -s], [0, s, c]], [link.a, 0, 0]
+
+
+def _symbolic_change(robot: Manipulator, k: int) -> se.DenseMatrix | None:
+    """T_k = d p_mod / d p_own (10x10, symengine) of link k, None in modified DH."""
+    change = _frame_change(robot, k)
+    if change is None:
+        return None
+    R = [[to_se(x) for x in row] for row in change[0]]
+    t = [to_se(x) for x in change[1]]
+    eye = np.eye(len(params_.INERTIAL), dtype=int)
+    columns = [params_.move([int(x) for x in eye[:, c]], R, t) for c in range(len(params_.INERTIAL))]
+    return se.DenseMatrix([[se.expand(col[r]) for col in columns] for r in range(len(params_.INERTIAL))])
+
+
+def _numeric_change(robot: Manipulator, k: int, bind: Callable[[Any], float]) -> np.ndarray | None:
+    """T_k as floats (``bind`` gives the geometry's values), None in modified DH."""
+    change = _frame_change(robot, k)
+    if change is None:
+        return None
+    R = np.array([[bind(x) for x in row] for row in change[0]])
+    return params_.move_matrix(R, np.array([bind(x) for x in change[1]]))
+
+
+# -- symbolic -------------------------------------------------------------------------------------------
 
 
 def inverse_dynamics_in_parameters(
@@ -115,23 +142,21 @@ def inverse_dynamics_in_parameters(
 
     ``links[j]`` holds the ten parameters (XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M) of link j about the origin of
     *its frame in* ``robot`` (expressions or symbols); the geometry and gravity are the robot's, a chain or a
-    tree (velocities from ``robot.parents``, wrenches summed into them). Joint values default to the symbols
-    q1.., qd1.., qdd1... Returns symengine expressions (see the module docstring)."""
-    n = robot.n
-    js = joint_symbols(n).symengine()
+    tree. They are moved to the modified frames of the recursion (T_j p, module docstring) and run through
+    :func:`robodyn.recursions.newton_euler.inverse_dynamics`. Joint values default to the symbols q1.., qd1..,
+    qdd1... Returns symengine expressions."""
+    js = joint_symbols(robot.n).symengine()
     q = list(q) if q is not None else js[0]
     qd = list(qd) if qd is not None else js[1]
     qdd = list(qdd) if qdd is not None else js[2]
-    geometry = [link_geometry(f) for f in chain_frames(robot, list(q))]
-    wrenches: list[tuple[se.DenseMatrix, se.DenseMatrix]] = []
-    for i, motion in enumerate(_forward(robot, geometry, qd, qdd)):
-        omega, omega_dot, v_dot = motion
-        values = [to_se(x) for x in links[i]]
-        J, h, m = values[:6], vector(values[6:9]), values[9]
-        F = v_dot * m + cross(omega_dot, h) + cross(omega, cross(omega, h))
-        N = _times(J, omega_dot) + cross(omega, _times(J, omega)) + cross(h, v_dot)  # Khalil eq. 9.63
-        wrenches.append((F, N))
-    return _backward(robot, geometry, wrenches)
+    inertials = []
+    for k, values in enumerate(links):
+        p = se.DenseMatrix([to_se(x) for x in values])
+        T = _symbolic_change(robot, k)
+        J, h, m = params_.tensor(list(p if T is None else T * p))
+        inertials.append(Inertial(J=tuple(map(tuple, J)), MS=tuple(h), M=m))  # type: ignore[arg-type]
+    return ne.inverse_dynamics(arm_data(robot), SymengineOps(), q, qd, qdd, tip_load=False, friction=False,
+                               group=False, parameters=inertials)
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,37 +180,34 @@ class Regressor:
         return iter((self.Y, self.p))
 
 
-def _joint_columns(n: int, coulomb: bool) -> list[list[SeExpr]]:
-    """Columns IA_j, FV_j (, FC_j) of Y for every joint j, as symengine rows of length n."""
-    _, qd, qdd = joint_symbols(n).symengine()
-    out = []
-    for j in range(n):
-        cols = [qdd[j], qd[j]] + ([se.sign(qd[j])] if coulomb else [])
-        for c in cols:
-            out.append([c if i == j else se.Integer(0) for i in range(n)])
-    return out
+def _joint_columns(qd: SeExpr, qdd: SeExpr, coulomb: bool) -> list[SeExpr]:
+    """The entries of columns IA_j, FV_j (, FC_j) of Y in row j."""
+    return [qdd, qd] + ([se.sign(qd)] if coulomb else [])
 
 
 def symbolic_regressor(robot: Manipulator, coulomb: bool = False, *, tidy: bool = True) -> se.DenseMatrix:
     """Y as a symengine matrix (see :func:`regressor`); ``tidy`` brings each entry to the canonical form
     (expanded, sin^2 -> 1 - cos^2) of :mod:`robodyn.algebra`."""
-    n = robot.n
-    symbols = params_.standard_symbols(n, coulomb)
-    per = params_.per_link(coulomb)
-    links = [[se.Symbol(s.name) for s in symbols[k * per : k * per + len(params_.INERTIAL)]] for k in range(n)]
-    tau = se.DenseMatrix([[t] for t in inverse_dynamics_in_parameters(robot, links)])
-    joint = _joint_columns(n, coulomb)
-    extra = len(params_.joint_names(coulomb))
+    n, per, ten = robot.n, params_.per_link(coulomb), len(params_.INERTIAL)
+    arm = arm_data(robot)
+    q, qd, qdd = joint_symbols(n).symengine()
+    geo, motion = _motion(arm, SymengineOps(), q, qd, qdd)
+    if tidy:  # once per link, not again in each of its columns
+        motion = [tuple(tuple(canonical(x) for x in v) for v in m) for m in motion]  # type: ignore[misc]
     Y = se.zeros(n, per * n)
-    q = joint_symbols(n).symengine()[0]
-    for k in range(n):
-        block = tau.jacobian(se.DenseMatrix(links[k]))
+    for j in range(n):
+        block = se.zeros(n, ten)  # link j's columns, for its parameters about the modified frame j
+        for c, wrench in enumerate(_unit_wrenches(motion[j])):
+            for i, value in _to_base(arm, geo, j, wrench):
+                block[i, c] = value
+        T = _symbolic_change(robot, j)
+        if T is not None:
+            block = block * T  # Y_own = Y_mod T_j
         for i in range(n):
-            for c in range(len(params_.INERTIAL)):
-                value = block[i, c]
-                Y[i, k * per + c] = canonical(value, q) if tidy else value
-            for c in range(extra):
-                Y[i, k * per + len(params_.INERTIAL) + c] = joint[k * extra + c][i]
+            for c in range(ten):
+                Y[i, j * per + c] = canonical(block[i, c], q) if tidy else block[i, c]
+        for c, value in enumerate(_joint_columns(qd[j], qdd[j], coulomb)):
+            Y[j, j * per + ten + c] = value
     return Y
 
 
@@ -197,8 +219,8 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
     p holds, per link j, XXj..Mj (inertia about the frame origin, first moments, mass: see
     :mod:`robodyn.recursions.parameters`), IAj (armature), FVj (damping) and, with ``coulomb=True``,
     FCj (Coulomb friction, value 0: robodyn models have none). The geometry may be numeric or symbolic. Y comes
-    from a Newton-Euler pass in the standard parameters (see the module docstring); ``tidy`` expands its entries
-    to the canonical form."""
+    from the Newton-Euler recursion, one column per parameter (see the module docstring); ``tidy`` expands its
+    entries to the canonical form."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"regressor() expects a Manipulator, got {type(robot).__name__}")
     params_.check_no_clash(robot, coulomb)
@@ -209,16 +231,14 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
 
 
 def _tip_load(robot: Manipulator) -> sympy.ImmutableMatrix:
-    """The torques of the tip load: the wrench (tip force, tip moment about O_n, frame n) that the last link
-    exerts, carried inwards by the same backward pass; only the joints between the last link and the base move."""
+    """The torques of the tip load alone: the recursion with massless links, no gravity and no joint terms."""
     n = robot.n
     if all(x == 0 for x in robot.tip_force + robot.tip_moment):
         return sympy.ImmutableMatrix.zeros(n, 1)
-    geometry = [link_geometry(f) for f in chain_frames(robot, joint_symbols(n).symengine()[0])]
-    wrenches = [(zeros(3), zeros(3)) for _ in range(n - 1)]
-    wrenches.append((vector([to_se(x) for x in robot.tip_force]), vector([to_se(x) for x in robot.tip_moment])))
-    tau = _backward(robot, geometry, wrenches)
-    return matrix_to_sympy(se.DenseMatrix([[t] for t in tau]))
+    massless = [Inertial(J=((0, 0, 0),) * 3, MS=(0, 0, 0), M=0)] * n
+    tau = ne.inverse_dynamics(arm_data(robot), SymengineOps(), joint_symbols(n).symengine()[0], None, None,
+                              gravity=False, friction=False, group=False, parameters=massless)
+    return matrix_to_sympy(se.DenseMatrix([[to_se(t)] for t in tau]))
 
 
 # -- numeric --------------------------------------------------------------------------------------------
@@ -239,70 +259,52 @@ def _geometry_binding(robot: Manipulator, params: Mapping[Any, Any] | None) -> d
     return bound
 
 
-def _skew_batch(v: np.ndarray) -> np.ndarray:
-    """[v]x for a batch (3, N): (3, 3, N)."""
-    z = np.zeros_like(v[0])
-    return np.array([[z, -v[2], v[1]], [v[2], z, -v[0]], [-v[1], v[0], z]])
+#: Per robot and geometry binding: the float ArmData and the T_k of :func:`numeric_regressor`.
+_NUMERIC: PerRobotCache[tuple[ArmData, list[np.ndarray | None]]] = PerRobotCache()
 
 
-def _L_batch(a: np.ndarray) -> np.ndarray:
-    z = np.zeros_like(a[0])
-    return np.array([[a[0], a[1], a[2], z, z, z], [z, a[0], z, a[1], a[2], z], [z, z, a[0], z, a[1], a[2]]])
+def _numeric_arm(robot: Manipulator, binding: Mapping[sympy.Symbol, float]) -> tuple[ArmData,
+                                                                                    list[np.ndarray | None]]:
+    """``robot``'s :class:`ArmData` with its geometry bound to floats (no inertials: Y needs none), and the
+    T_k as floats."""
+    def bind(x: Any) -> float:
+        return float(sympy.sympify(x).xreplace(binding))
+
+    arm = arm_data(robot)
+    floats = ArmData(
+        joints=tuple(JointData(d.revolute, tuple(tuple(map(bind, row)) for row in d.F), tuple(map(bind, d.p)),
+                               bind(d.theta), bind(d.d)) for d in arm.joints),  # type: ignore[arg-type]
+        inertials=(),
+        parents=arm.parents,
+        gravity=tuple(map(bind, arm.gravity)),  # type: ignore[arg-type]
+        tip_force=tuple(map(bind, arm.tip_force)),  # type: ignore[arg-type]
+        tip_moment=tuple(map(bind, arm.tip_moment)),  # type: ignore[arg-type]
+    )
+    return floats, [_numeric_change(robot, k, bind) for k in range(robot.n)]
 
 
-def _numeric_motion(model: NumericModel, X: Sequence[JointTransform], qdT: np.ndarray, qddT: np.ndarray,
-                    N: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """omega, omega_dot, vdot (3, N) of every joint frame, each from its parent's (parent[i]; the base
-    accelerating by -g): the forward pass of :func:`inverse_dynamics_in_parameters` in joint frames."""
-    base = (np.zeros((3, N)), np.zeros((3, N)), np.broadcast_to(-model.gravity[:, None], (3, N)).copy())
-    z = np.array([0.0, 0.0, 1.0])[:, None]
-    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for i in range(model.n):
-        w, wd, vd = out[model.parent[i]] if model.parent[i] >= 0 else base
-        p = np.broadcast_to(X[i].p, (3, N))
-        vd_parent = vd + cross_batch(wd, p) + cross_batch(w, cross_batch(w, p))
-        w_c, wd_c, vd_c = (X[i].to_child(v) for v in (w, wd, vd_parent))
-        if model.revolute[i]:
-            w = w_c + z * qdT[i]
-            wd = wd_c + cross_batch(w_c, z * qdT[i]) + z * qddT[i]
-            vd = vd_c
-        else:
-            w, wd = w_c, wd_c
-            vd = vd_c + 2 * cross_batch(w, z * qdT[i]) + z * qddT[i]
-        out.append((w, wd, vd))
+def _rigid_block(arm: ArmData, changes: Sequence[np.ndarray | None], q: np.ndarray, qd: np.ndarray,
+                 qdd: np.ndarray, out: np.ndarray, per: int) -> None:
+    """The rigid-body columns of Y for a block of states (q, qd, qdd: (n, B) joint-major), into ``out``
+    (B, n, per n): link j's ten unit wrenches stacked as (10, B) arrays, carried to the base together."""
+    B = q.shape[1]
+    geo, motion = _motion(arm, NumpyOps(), list(q), list(qd), list(qdd))
+    for j in range(arm.n):
+        wrench = tuple(tuple(_stack([w[side][r] for w in _unit_wrenches(motion[j])], B) for r in range(3))
+                       for side in range(2))
+        columns = slice(per * j, per * j + len(params_.INERTIAL))
+        for i, value in _to_base(arm, geo, j, wrench):  # type: ignore[arg-type]
+            out[:, i, columns] = value.T
+        if changes[j] is not None:
+            out[:, :, columns] = out[:, :, columns] @ changes[j]  # Y_own = Y_mod T_j
+
+
+def _stack(values: Sequence[Scalar], B: int) -> np.ndarray:
+    """(len(values), B): scalars (0, floats) and (B,) arrays as rows."""
+    out = np.empty((len(values), B))
+    for r, v in enumerate(values):
+        out[r] = v
     return out
-
-
-def _link_wrench_columns(w: np.ndarray, wd: np.ndarray, vd: np.ndarray) -> np.ndarray:
-    """(6, 10, N): the wrench (N; F) a link needs, about its origin, as columns of its ten parameters
-    (Khalil eq. 9.63)."""
-    Sw, Swd, Svd = _skew_batch(w), _skew_batch(wd), _skew_batch(vd)
-    Ki = np.zeros((6, 10, w.shape[1]))
-    Ki[:3, :6] = _L_batch(wd) + np.einsum("ijN,jkN->ikN", Sw, _L_batch(w))
-    Ki[:3, 6:9] = -Svd
-    Ki[3:, 6:9] = Swd + np.einsum("ijN,jkN->ikN", Sw, Sw)
-    Ki[3:, 9] = vd
-    return Ki
-
-
-def _numeric_backward(model: NumericModel, X: Sequence[JointTransform], K: Sequence[np.ndarray],
-                      N: int) -> np.ndarray:
-    """(n, 10n, N): the rigid-body columns of Y in joint frames. The wrench columns of the subtree of joint i
-    are summed into its parent (parent[i]) and projected on joint i (z: the moment for R, the force for P)."""
-    n = model.n
-    Yj = np.zeros((n, 10 * n, N))
-    acc: list[np.ndarray | None] = [None] * n  # what the children of each link passed in
-    for i in reversed(range(n)):
-        own = acc[i] if acc[i] is not None else np.zeros((6, 10 * n, N))
-        own[:, 10 * i : 10 * i + 10] += K[i]
-        Yj[i] = own[2] if model.revolute[i] else own[5]
-        parent = model.parent[i]
-        if parent >= 0:
-            nn, f = X[i].to_parent(own[:3]), X[i].to_parent(own[3:])
-            p = np.broadcast_to(X[i].p, (3, N))[:, None, :]
-            moved = np.concatenate((nn + cross_batch(p, f), f), axis=0)
-            acc[parent] = moved if acc[parent] is None else acc[parent] + moved
-    return Yj
 
 
 def numeric_regressor(
@@ -316,45 +318,26 @@ def numeric_regressor(
 ) -> np.ndarray:
     """Y at a batch of states, in NumPy: shape (N, n, 12n) for (N, n) inputs ((n, 12n) for (n,) inputs).
 
-    The same Newton-Euler in the standard parameters as :func:`regressor`, vectorised over the batch in the
-    numeric engine's joint frames (:mod:`robodyn.numeric.model`); the columns of link j are moved to its own
-    frame by the constant 10x10 matrix of :func:`~robodyn.recursions.parameters.move`. ``params`` binds the
-    geometry symbols (inertial symbols are not needed). Y @ p + load equals
-    :func:`robodyn.numeric.inverse_dynamics` to rounding."""
-
+    The same columns as :func:`regressor`, the recursion run on NumPy arrays of blocks of states
+    (:class:`robodyn.numeric.kane.NumpyOps`). ``params`` binds the geometry symbols (inertial symbols are not
+    needed). Y @ p + load equals :func:`robodyn.numeric.inverse_dynamics` to rounding."""
     binding = _geometry_binding(robot, params)
-    model = build(robot, binding, check_bodies=False)  # inertial symbols are placeholders (0) here
-    n = robot.n
+    key = tuple(sorted((s.name, v) for s, v in binding.items()))
+    arm, changes = _NUMERIC.get(robot, key, lambda: _numeric_arm(robot, binding))
+    n, per = robot.n, params_.per_link(coulomb)
     arrays = [np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd)]
     single = np.ndim(q) == 1
     N = max(a.shape[0] for a in arrays)
-    qT, qdT, qddT = (np.broadcast_to(a, (N, n)).T for a in arrays)
-    X = [joint_transform(model, i, qT[i]) for i in range(n)]
-    K = [_link_wrench_columns(w, wd, vd) for w, wd, vd in _numeric_motion(model, X, qdT, qddT, N)]
-    Yj = _numeric_backward(model, X, K, N)
-    per = params_.per_link(coulomb)
+    qT, qdT, qddT = (np.ascontiguousarray(np.broadcast_to(a, (N, n)).T) for a in arrays)
     Y = np.zeros((N, n, per * n))
-    frames = _link_in_joint_frames(robot, binding)
+    for start in range(0, N, BLOCK):
+        block = slice(start, start + BLOCK)
+        _rigid_block(arm, changes, qT[:, block], qdT[:, block], qddT[:, block], Y[block], per)
+    ten = len(params_.INERTIAL)
     for k in range(n):
-        block = np.einsum("ipN,pq->Niq", Yj[:, 10 * k : 10 * k + 10], frames[k])
-        Y[:, :, per * k : per * k + 10] = block
-        Y[:, k, per * k + 10] = qddT[k]
-        Y[:, k, per * k + 11] = qdT[k]
-        if coulomb:
-            Y[:, k, per * k + 12] = np.sign(qdT[k])
+        for c, value in enumerate([qddT[k], qdT[k]] + ([np.sign(qdT[k])] if coulomb else [])):
+            Y[:, k, per * k + ten + c] = value
     return Y[0] if single else Y
-
-
-def _link_in_joint_frames(robot: Manipulator, binding: Mapping[sympy.Symbol, float]) -> list[np.ndarray]:
-    """Per link, the 10x10 matrix taking parameters about the link frame to parameters about the joint frame
-    (link frame i = joint frame i * C_i; C_i = Trans(x, a_i) Rot(x, alpha_i) in standard DH, I in modified)."""
-
-    floats = _Floats(binding)
-    out = []
-    for link in robot.links:
-        _, C = link_transforms(floats, robot.convention, link)
-        out.append(params_.move_matrix(C[:3, :3], C[:3, 3]))
-    return out
 
 
 def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, coulomb: bool = False) -> np.ndarray:
