@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import robodyn as rd
 from robodyn import numeric
 from robodyn.check import FLOOR, NumericSampler, evaluate, relative_difference
-from robodyn.numeric import _kernels, crba, rnea
+from robodyn.numeric import crba, rnea
 from tests.conftest import load_quiet, random_params, random_robot
 from tests.helpers import assert_close
 
@@ -205,7 +205,7 @@ def test_gravity_only_depends_on_gravity() -> None:
 
 
 def test_evaluation_modules_do_not_use_sympy() -> None:
-    for module in (_kernels, rnea, crba, numeric.api):
+    for module in (rnea, crba, numeric.api):
         assert "sympy" not in vars(module) and "symengine" not in vars(module) and "se" not in vars(module)
 
 
