@@ -49,6 +49,8 @@ from robodyn.algebra import SeExpr, canonical, cross, dot, to_se, vector, zeros
 from robodyn.formulations import newton_euler
 from robodyn.model.dh import cos_sin_of_sum, modified
 from robodyn.model.manipulator import Manipulator
+from robodyn.recursions import newton_euler as recursion
+from robodyn.recursions.scalars import SymengineOps
 
 Z = vector([0, 0, 1])
 Progress = Callable[[str], None]
@@ -307,10 +309,10 @@ def components(
             for k in range(j + 1, n):
                 total += el.element(_name("b", i, j, k)) * qd[j] * qd[k]
         h.append(total)
-    zero, zero3 = [se.Integer(0)] * n, [se.Integer(0)] * 3
-    load = newton_euler.inverse_dynamics(
-        robot, q, zero, zero, zero3, [to_se(x) for x in robot.tip_force], [to_se(x) for x in robot.tip_moment]
-    )
+    # what the robot's tip load demands: tau at rest without gravity, by the Newton-Euler recursion
+    loaded = any(x != 0 for x in (*robot.tip_force, *robot.tip_moment))
+    load = (recursion.inverse_dynamics(newton_euler.arm(robot), SymengineOps(), q, None, None, gravity=False,
+                                       friction=False, group=False) if loaded else [0] * n)
     return {
         "M": M,
         "h": se.DenseMatrix([[x] for x in h]),

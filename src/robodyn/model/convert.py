@@ -65,6 +65,14 @@ def _conjugate(placement: sympy.MatrixBase, a: sympy.Expr, alpha: sympy.Expr, in
     return out.applyfunc(sympy.expand)
 
 
+def tip_load_to_modified(last: Link, force: Any, moment: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A tip load in the last standard frame (the moment about its origin) as the same load in the last
+    modified frame, which the standard one sits in at C_n = (R, p): f' = R f, n' = R n + p x f'."""
+    R, p = _C(last.a, last.alpha)
+    f = R * sympy.Matrix(list(force))
+    return tuple(f), tuple(sympy.expand(x) for x in R * sympy.Matrix(list(moment)) + p.cross(f))
+
+
 def to_modified(robot: Manipulator) -> Manipulator:
     """A standard-DH arm described in modified DH (same dynamics, same joint coordinates). On a tree, the
     row of link i takes alpha and a from its parent's standard row (its B_i = C_parent(i))."""
@@ -80,16 +88,15 @@ def to_modified(robot: Manipulator) -> Manipulator:
             fields["placement"] = _conjugate(link.placement, previous[0], previous[1], inverse=False)
         links.append(Link(**fields))
     R, p = _C(robot.links[-1].a, robot.links[-1].alpha)
-    f = R * sympy.Matrix(robot.tip_force)
-    moment = R * sympy.Matrix(robot.tip_moment) + p.cross(f)
+    f, moment = tip_load_to_modified(robot.links[-1], robot.tip_force, robot.tip_moment)
     payload = Payload(**_move(robot.payload, R, p)) if robot.payload is not None else None
     return dataclasses.replace(
         robot,
         links=tuple(links),
         convention="modified",
         tool=(_homogeneous(R, p) * robot.tool).applyfunc(sympy.expand),
-        tip_force=tuple(f),
-        tip_moment=tuple(sympy.expand(x) for x in moment),
+        tip_force=f,
+        tip_moment=moment,
         payload=payload,
     )
 

@@ -20,6 +20,7 @@ cos(theta0) cos(q) - sin(theta0) sin(q), which is exact and keeps the canonical 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -109,8 +110,13 @@ def inverse(T: se.DenseMatrix) -> se.DenseMatrix:
 
 def modified(robot: Manipulator) -> Manipulator:
     """The arm in modified DH (the frames of the recursions), without repeating the model's warnings."""
-    if robot.convention == "modified":
-        return robot
+    return robot if robot.convention == "modified" else _converted(robot)
+
+
+@functools.lru_cache(maxsize=16)
+def _converted(robot: Manipulator) -> Manipulator:
+    """A standard-DH arm in modified DH, once per arm (derive converts it for the recursion and again for
+    :func:`right_angled`; the arm is immutable)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the model's own warnings were given when it was loaded
         return robot.to_convention("modified")

@@ -31,7 +31,7 @@ regressor runs the same forward pass and carries each parameter's wrench through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from robodyn.recursions.arm import ArmData, Inertial, Joint, joints
 from robodyn.recursions.composite import carry_wrench, link_parameters
@@ -40,6 +40,7 @@ from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd
 
 Motion = tuple[Vec, Vec, Vec]  # w_j, wd_j, vd_j of link j, in frame j
 Wrench = tuple[Vec, Vec]  # a force and a moment about the frame origin, in the frame
+Progress = Callable[[str], None] | None  # told after each link of each pass (the symbolic formulation's messages)
 
 
 def U_times(w: Vec, wd: Vec, v: Vec) -> Vec:
@@ -83,11 +84,13 @@ def link_motion(jt: Joint, parent: Motion) -> Motion:
     return w, wd, vd
 
 
-def forward(geo: Sequence[Joint], parents: Sequence[int], base_vd: Vec) -> list[Motion]:
+def forward(geo: Sequence[Joint], parents: Sequence[int], base_vd: Vec, progress: Progress = None) -> list[Motion]:
     """The motion of every link, from its parent's (the base: at rest, accelerating by ``base_vd``)."""
     motion: list[Motion] = []
     for j, jt in enumerate(geo):
         motion.append(link_motion(jt, motion[parents[j]] if parents[j] >= 0 else (ZERO3, ZERO3, base_vd)))
+        if progress:
+            progress(f"forward recursion, link {j + 1}")
     return motion
 
 
@@ -99,7 +102,7 @@ def link_wrench(p: Inertial, motion: Motion) -> Wrench:
 
 
 def backward(geo: Sequence[Joint], parents: Sequence[int], wrenches: Sequence[Wrench],
-             tip: Wrench | None = None) -> list[Wrench]:
+             tip: Wrench | None = None, progress: Progress = None) -> list[Wrench]:
     """f_j, n_j: what link j's subtree needs from its joint, the links' wrenches summed from the leaves into
     their parents (and the tip load on the last link)."""
     n = len(geo)
@@ -116,6 +119,8 @@ def backward(geo: Sequence[Joint], parents: Sequence[int], wrenches: Sequence[Wr
             previous = inward[lam]
             inward[lam] = carried if previous is None else (vadd(previous[0], carried[0]),
                                                             vadd(previous[1], carried[1]))
+        if progress:
+            progress(f"backward recursion, link {j + 1}")
     return out
 
 
@@ -136,18 +141,20 @@ def inverse_dynamics(
     friction: bool = True,
     group: bool = True,
     parameters: Sequence[Inertial] | None = None,
+    progress: Progress = None,
 ) -> list[Scalar]:
     """tau by the customised recursion (module docstring) at the state q, qd, qdd (scalars of ``ops``; None
     stands for zero). ``friction`` adds damping qd and armature qdd; ``group`` regroups the parameters first
     (:func:`~robodyn.recursions.composite.grouped`); ``parameters`` (scalars), if given, are the links'
-    parameters to use instead of the arm's (e.g. the base parameters as symbols)."""
+    parameters to use instead of the arm's (e.g. the base parameters as symbols); ``progress`` is told after
+    each link of each pass."""
     geo = joints(arm, ops, q, qd, qdd)
     par = link_parameters(arm, ops, group, parameters)
     base_vd: Vec = tuple(-ops.number(g) for g in arm.gravity) if gravity else ZERO3  # type: ignore[assignment]
-    motion = forward(geo, arm.parents, base_vd)
+    motion = forward(geo, arm.parents, base_vd, progress)
     wrenches = [link_wrench(p, m) for p, m in zip(par, motion, strict=True)]
     tip = (tuple(ops.number(x) for x in arm.tip_force), tuple(ops.number(x) for x in arm.tip_moment))
-    total = backward(geo, arm.parents, wrenches, tip if tip_load else None)  # type: ignore[arg-type]
+    total = backward(geo, arm.parents, wrenches, tip if tip_load else None, progress)  # type: ignore[arg-type]
     tau = [joint_force(jt, w) for jt, w in zip(geo, total, strict=True)]
     if friction:
         tau = [t + p.damping * jt.qd + p.armature * jt.qdd for t, p, jt in zip(tau, par, geo, strict=True)]
