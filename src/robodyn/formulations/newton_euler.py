@@ -18,13 +18,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-import symengine as se
-
-from robodyn.algebra import SeExpr, vector
+from robodyn.algebra import SeExpr
 from robodyn.model.convert import tip_load_to_modified
-from robodyn.model.dh import JointFrames, rotation, translation
 from robodyn.model.manipulator import Manipulator
 from robodyn.recursions import newton_euler as recursion
 from robodyn.recursions.arm import ArmData, arm_data
@@ -61,38 +57,3 @@ def inverse_dynamics(
                                tip_moment=tuple(tip_moment))
     return recursion.inverse_dynamics(data, SymengineOps(), list(q), list(qd), list(qdd), group=GROUP,
                                       progress=progress)
-
-
-# -- used by identification.regressor until it runs recursions.newton_euler ------------------------------
-Z = vector([0, 0, 1])
-
-
-@dataclass(frozen=True)
-class LinkGeometry:
-    """What Fu's table 3.3 needs of link i, all in frame i-1 or i as named (either DH convention, from the
-    split link transform A_i = B_i S_i(q_i) C_i of :mod:`robodyn.model.dh`)."""
-
-    R: se.DenseMatrix  # i-1 R_i
-    Rt: se.DenseMatrix  # i R_{i-1}
-    p: se.DenseMatrix  # O_i in frame i-1 (Fu's p_i* in frame i-1)
-    p_joint: se.DenseMatrix  # J_i, a point of the joint axis, in frame i-1
-    r: se.DenseMatrix  # O_i - J_i in frame i
-    e: se.DenseMatrix  # joint axis in frame i
-    revolute: bool
-
-
-def link_geometry(frames: JointFrames) -> LinkGeometry:
-    A = frames.A
-    R = rotation(A)
-    Rt = R.T
-    p = translation(A)
-    p_joint = translation(frames.B)
-    return LinkGeometry(
-        R=R,
-        Rt=Rt,
-        p=p,
-        p_joint=p_joint,
-        r=Rt * (p - p_joint),
-        e=Rt * (rotation(frames.B) * Z),
-        revolute=frames.revolute,
-    )
