@@ -59,7 +59,8 @@ def main() -> None:
     print(f"{'arm':<18} {'output':<14} {'mult':>5} {'add':>5} {'trig':>4}  {'route':<32} {'s':>5}  to beat")
     for name, output, base in ROWS:
         start = time.perf_counter()
-        summary = count_summary(robot(name), output, base=base)
+        arm = robot(name)
+        summary = count_summary(arm, output, base=rd.identification.base_parameters(arm) if base else None)
         seconds = time.perf_counter() - start
         key = (name, summary["output"]) if name != "rx90" else ("puma560", summary["output"])
         beat = "; ".join(f"{f.source}: {f.multiplications}/{f.additions}" for f in FIGURES.get(key, ()))
