@@ -159,7 +159,10 @@ def test_base_parameters_equal_the_numerical_rank_for_many_random_arms(seed: int
     _check_random_arm(seed, convention)
 
 
-def _special(rows: list[tuple], gravity: list, convention: str = "modified") -> rd.Manipulator:
+def special_arm(rows: list[tuple], gravity: list, convention: str = "modified",
+                parents: list[int] | None = None) -> rd.Manipulator:
+    """An arm of the given (joint, alpha, a, d[, theta]) rows with random inertial data (seeded), armature and
+    damping; ``parents``: a tree (None: a chain)."""
     rng = np.random.default_rng(4)
     links = []
     for joint, alpha, a, d, *theta in rows:
@@ -167,7 +170,7 @@ def _special(rows: list[tuple], gravity: list, convention: str = "modified") -> 
         links.append({"joint": joint, "alpha": alpha, "a": a, "d": d, "theta": theta[0] if theta else 0, "mass": mass,
                       "com": rng.uniform(-0.2, 0.2, 3).tolist(), "inertia": random_inertia(rng, mass),
                       "armature": 0.1, "damping": 0.2})
-    return rd.Manipulator.from_dh(links, convention=convention, gravity=gravity)
+    return rd.Manipulator.from_dh(links, convention=convention, gravity=gravity, parent=parents)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +187,7 @@ def _special(rows: list[tuple], gravity: list, convention: str = "modified") -> 
 )
 def test_special_geometries_match_the_numerical_rank(rows: list, gravity: list) -> None:
     for convention in ("modified", "standard"):
-        robot = _special(rows, gravity, convention)
+        robot = special_arm(rows, gravity, convention)
         b = ident.base_parameters(robot)
         assert b.numerical_rank().ok, (rows, convention, b.rules)
         q, qd, qdd = _states(robot.n, 10, 1)
@@ -193,7 +196,7 @@ def test_special_geometries_match_the_numerical_rank(rows: list, gravity: list) 
 
 
 def test_cartesian_robot_regroups_masses_with_armatures() -> None:
-    robot = _special([("P", "0", 0, 0), ("P", "-pi/2", 0, 0, "pi/2"), ("P", "-pi/2", 0, 0)], [0, 0, -9.81])
+    robot = special_arm([("P", "0", 0, 0), ("P", "-pi/2", 0, 0, "pi/2"), ("P", "-pi/2", 0, 0)], [0, 0, -9.81])
     b = ident.base_parameters(robot)  # joint 1 vertical, joints 2 and 3 horizontal and orthogonal
     M1, M2, M3, IA2, IA3 = sympy.symbols("M1 M2 M3 IA2 IA3")
     assert b.names == ("MR1", "IA1", "FV1", "IAR2", "FV2", "IAR3", "FV3")

@@ -18,7 +18,8 @@ from robodyn.algebra import canonical
 from robodyn.identification.regressor import symbolic_regressor
 from robodyn.interop import to_pinocchio
 from robodyn.symbols import joint_symbols
-from tests.conftest import random_inertia, random_tree
+from tests.conftest import random_tree
+from tests.test_identification import special_arm
 
 TREE = Path(__file__).parent / "data" / "torso_two_arms.yaml"
 G = {"g": 9.81}
@@ -182,17 +183,6 @@ def test_base_parameters_equal_the_numerical_rank_on_random_trees(robot: rd.Mani
     _assert_base_model(robot, params, ident.base_parameters(robot))
 
 
-def _special(rows: list[tuple], parents: list[int], gravity: list, convention: str) -> rd.Manipulator:
-    rng = np.random.default_rng(4)
-    links = []
-    for joint, alpha, a, d, *theta in rows:
-        mass = float(rng.uniform(0.5, 3))
-        links.append({"joint": joint, "alpha": alpha, "a": a, "d": d, "theta": theta[0] if theta else 0, "mass": mass,
-                      "com": rng.uniform(-0.2, 0.2, 3).tolist(), "inertia": random_inertia(rng, mass),
-                      "armature": 0.1, "damping": 0.2})
-    return rd.Manipulator.from_dh(links, convention=convention, gravity=gravity, parent=parents)
-
-
 VERTICAL = [0, 0, -9.81]
 
 
@@ -222,15 +212,15 @@ VERTICAL = [0, 0, -9.81]
 )
 def test_special_trees_match_the_numerical_rank(rows: list, parents: list, gravity: list, rules_only: bool) -> None:
     for convention in ("modified", "standard"):
-        robot = _special(rows, parents, gravity, convention)
+        robot = special_arm(rows, gravity, convention, parents)
         _assert_base_model(robot, {}, ident.base_parameters(robot), rules_only=rules_only)
 
 
 def test_cartesian_base_regroups_masses_along_each_path() -> None:
     """Joint 1 vertical; joints 2 and 4 (siblings on link 1) horizontal: M2 and M4 go into M1 and their own IA,
     each along its own path; link 3 (horizontal, perpendicular to both 1 and 2) into M2 and IA3."""
-    robot = _special([("P", "0", 0, 0), ("P", "-pi/2", 0, 0, "pi/2"), ("P", "-pi/2", 0, 0),
-                      ("P", "-pi/2", 0, 0, "pi/2"), ("P", "-pi/2", 0, 0)], [-1, 0, 1, 0, 3], VERTICAL, "modified")
+    robot = special_arm([("P", "0", 0, 0), ("P", "-pi/2", 0, 0, "pi/2"), ("P", "-pi/2", 0, 0),
+                      ("P", "-pi/2", 0, 0, "pi/2"), ("P", "-pi/2", 0, 0)], VERTICAL, "modified", [-1, 0, 1, 0, 3])
     b = ident.base_parameters(robot)
     M1, M2, M3, M4, M5, IA2, IA3, IA4, IA5 = sympy.symbols("M1 M2 M3 M4 M5 IA2 IA3 IA4 IA5")
     assert b.names == ("MR1", "IA1", "FV1", "IAR2", "FV2", "IAR3", "FV3", "IAR4", "FV4", "IAR5", "FV5")

@@ -157,11 +157,16 @@ LOADED, TREES = 56, 35
 REFUSED = {"mimic": 9, "no moving joint": 2, "inertia": 1, "no name": 1}  # no name: ur3.urdf's <robot>
 
 
-@pytest.fixture(scope="module")
-def outcomes() -> list[Outcome]:
+def _robots_or_skip() -> Path:
     directory = robots_directory()
     if directory is None:
         pytest.skip("example-robot-data's robots directory was not found")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> list[Outcome]:
+    directory = _robots_or_skip()
     return survey(directory, samples=2)
 
 
@@ -189,9 +194,7 @@ def test_example_robot_data_agrees_with_pinocchios_reader(outcomes: list[Outcome
 def test_example_robot_data_with_independent_mimic_joints() -> None:
     """mimic="independent": the 9 files with mimic joints load too (65 of 69; 44 trees) and agree with
     Pinocchio's reader, which reads mimic joints as independent joints by default."""
-    directory = robots_directory()
-    if directory is None:
-        pytest.skip("example-robot-data's robots directory was not found")
+    directory = _robots_or_skip()
     outcomes = survey(directory, samples=1, mimic="independent")
     loaded = [o for o in outcomes if o.loaded]
     refused = Counter(refusal_kind(o.reason) for o in outcomes if not o.loaded)
@@ -201,9 +204,7 @@ def test_example_robot_data_with_independent_mimic_joints() -> None:
 
 
 def test_panda_loads_as_a_tree_with_the_mimic_finger_locked() -> None:
-    directory = robots_directory()
-    if directory is None:
-        pytest.skip("example-robot-data's robots directory was not found")
+    directory = _robots_or_skip()
     path = directory / "panda_description" / "urdf" / "panda.urdf"
     with pytest.raises(rd.ModelError, match="joint 'panda_finger_joint2': field 'mimic'"):
         rd.load(path)
@@ -213,9 +214,7 @@ def test_panda_loads_as_a_tree_with_the_mimic_finger_locked() -> None:
 
 def test_panda_with_independent_fingers_is_a_tree_that_agrees_with_pinocchios_reader() -> None:
     """mimic="independent" reads the mimic finger as its own joint, as Pinocchio's reader does by default."""
-    directory = robots_directory()
-    if directory is None:
-        pytest.skip("example-robot-data's robots directory was not found")
+    directory = _robots_or_skip()
     path = directory / "panda_description" / "urdf" / "panda.urdf"
     with pytest.warns(rd.ModelWarning, match="mimic relations dropped.*'panda_finger_joint2'"):
         robot = rd.load(path, mimic="independent")
