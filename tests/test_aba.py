@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from robodyn.numeric.aba import aba_forward_dynamics
 from robodyn.program import build
 from robodyn.program.targets import count_summary
 from robodyn.recursions.aba import joint_accelerations, serial_parents
+from robodyn.recursions.arm import arm_data
 from robodyn.recursions.scalars import SymengineOps
 from robodyn.symbols import joint_symbols
 from tests.conftest import load_quiet, random_params, random_robot, random_rotation
@@ -85,11 +87,13 @@ def test_parent_array() -> None:
     robot = random_robot(5, 4, "modified")
     ops = numeric_ops()
     q, qd, tau = (list(x.T) for x in states(4, N=3))  # per joint, an array over the 3 states
-    default = joint_accelerations(robot, q, qd, tau, ops)
-    explicit = joint_accelerations(robot, q, qd, tau, ops, parent=serial_parents(4))
-    assert np.allclose(np.ravel(default), np.ravel(explicit), rtol=0, atol=0)
+    arm = arm_data(robot)
+    assert arm.parents == serial_parents(4)
+    chain = joint_accelerations(arm, q, qd, tau, ops)
+    tree = joint_accelerations(replace(arm, parents=(-1, 0, 0, 1)), q, qd, tau, ops)
+    assert not np.allclose(np.ravel(chain), np.ravel(tree))  # the parent array is read
     with pytest.raises(DerivationError, match="parent"):
-        joint_accelerations(robot, q, qd, tau, ops, parent=(-1, 0, 3, 2))
+        joint_accelerations(replace(arm, parents=(-1, 0, 3, 2)), q, qd, tau, ops)
 
 
 def numeric_ops():
@@ -110,7 +114,7 @@ def test_symbolic_aba_equals_the_derived_equations(index: int) -> None:
     n = robot.n
     q, qd, _ = joint_symbols(n).symengine()
     tau = [se.Symbol(f"tau{i + 1}") for i in range(n)]
-    qdd = joint_accelerations(robot, q, qd, tau, SymengineOps())
+    qdd = joint_accelerations(arm_data(robot), q, qd, tau, SymengineOps())
     eqs = rd.derive(robot, "newton-euler")
     M = eqs.raw("M")
     bias = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")

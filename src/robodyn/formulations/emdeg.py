@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 import symengine as se
 
 from robodyn.algebra import SeExpr, canonical, cross, dot, to_se, vector, zeros
-from robodyn.formulations import newton_euler
 from robodyn.model.dh import cos_sin_of_sum, modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.recursions import newton_euler as recursion
+from robodyn.recursions.arm import arm_data
 from robodyn.recursions.scalars import SymengineOps
 
 Z = vector([0, 0, 1])
@@ -311,7 +311,7 @@ def components(
         h.append(total)
     # what the robot's tip load demands: tau at rest without gravity, by the Newton-Euler recursion
     loaded = any(x != 0 for x in (*robot.tip_force, *robot.tip_moment))
-    load = (recursion.inverse_dynamics(newton_euler.arm(robot), SymengineOps(), q, None, None, gravity=False,
+    load = (recursion.inverse_dynamics(arm_data(robot), SymengineOps(), q, None, None, gravity=False,
                                        friction=False, group=False) if loaded else [0] * n)
     return {
         "M": M,

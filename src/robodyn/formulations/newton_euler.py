@@ -16,24 +16,17 @@ inertia it makes them smaller (the PUMA 560's expanded tau several times faster)
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Sequence
 
 from robodyn.algebra import SeExpr
 from robodyn.model.convert import tip_load_to_modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.recursions import newton_euler as recursion
-from robodyn.recursions.arm import ArmData, arm_data
+from robodyn.recursions.arm import arm_data
 from robodyn.recursions.scalars import SymengineOps
 
 #: Regroup the inertial parameters before the recursion (see the module docstring).
 GROUP = False
-
-
-@functools.lru_cache(maxsize=8)
-def arm(robot: Manipulator) -> ArmData:
-    """arm_data(robot), once for the several runs that :func:`robodyn.derive` makes of one arm."""
-    return arm_data(robot)
 
 
 def inverse_dynamics(
@@ -53,7 +46,7 @@ def inverse_dynamics(
     if robot.convention == "standard" and any(x != 0 for x in (*tip_force, *tip_moment)):
         # the recursion's last frame is the modified one
         tip_force, tip_moment = tip_load_to_modified(robot.links[-1], tip_force, tip_moment)
-    data = dataclasses.replace(arm(robot), gravity=tuple(gravity), tip_force=tuple(tip_force),
+    data = dataclasses.replace(arm_data(robot), gravity=tuple(gravity), tip_force=tuple(tip_force),
                                tip_moment=tuple(tip_moment))
     return recursion.inverse_dynamics(data, SymengineOps(), list(q), list(qd), list(qdd), group=GROUP,
                                       progress=progress)

@@ -1,17 +1,18 @@
 """Compile a :class:`~robodyn.model.manipulator.Manipulator` into NumPy arrays, once.
 
-Every link transform is split as in :mod:`robodyn.model.dh`, A_i = B_i S_i(q_i) C_i with the joint
-screw S_i = Rot(z, theta_i) Trans(z, d_i) (a link's fixed ``placement`` P_i is part of B_i: P_i B_i).
-The numeric engine works in *joint frames*: joint frame i
-is the frame after B_i S_i, so joint i moves about/along its z axis and its origin lies on the axis
-(Featherstone's convention, and Pinocchio's). Joint frame i seen from joint frame lambda(i) of its parent
-(``parent[i]``: i - 1 on a chain, any earlier link on a tree) is
+The numeric engine works in *joint frames*: joint i moves about/along its z axis and its origin lies on
+the axis (Featherstone's convention, and Pinocchio's). They are the frames of :mod:`robodyn.recursions.arm`,
+read from its :func:`~robodyn.recursions.arm.arm_data` exactly and only then turned into floats, so the
+engine and every recursion share one description of the arm. In the split A_i = B_i S_i(q_i) C_i of
+:mod:`robodyn.model.dh` (joint screw S_i = Rot(z, theta_i) Trans(z, d_i), a fixed ``placement`` P_i in B_i),
+joint frame i is the frame after B_i S_i; seen from the joint frame of its parent lambda(i) (``parent[i]``:
+i - 1 on a chain, any earlier link on a tree) it is
 
     K_i S_i(q_i),   K_i = C_lambda(i) B_i   (C_{-1} = I: joint frame -1 is the base frame),
 
-a constant placement K_i followed by the joint motion. Link frame i is joint frame i times C_i, so the
-inertial data (given in link frames) and the tip load (given in the last link frame) are moved into
-joint frames here, once; the recursions never see C_i again.
+which is the modified-DH row (a standard-DH arm has B_i = I, and C_lambda(i) = Trans(x, a) Rot(x, alpha) of
+the parent's row is the modified row's own). Link frame i is joint frame i times C_i: the inertial data and
+the tip load come already moved into joint frames.
 
 A body is stored as the three inertial parameters of its spatial inertia about the joint frame origin:
 mass m, first moment h = m c and rotational inertia I_o about the origin (Khalil's M, MS and J, as
@@ -35,6 +36,7 @@ from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.model.params import check_names, symbol_values
 from robodyn.recursions.arm import ArmData, Inertial, JointData
+from robodyn.recursions.arm import arm_data as recursions_arm
 
 #: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
 Params = Mapping[str | sympy.Symbol, Any]
@@ -151,11 +153,12 @@ class _Floats:
 
     def __init__(self, mapping: Mapping[sympy.Symbol, float]) -> None:
         self.mapping = dict(mapping)
+        self._floats = {s: sympy.Float(v) for s, v in self.mapping.items()}
 
     def scalar(self, expr: Any) -> float:
         expr = sympy.sympify(expr)
         if expr.free_symbols:
-            expr = expr.xreplace({s: sympy.Float(v) for s, v in self.mapping.items()})
+            expr = expr.xreplace(self._floats)
         return float(sympy.N(expr, 17))
 
     def array(self, values: Iterable[Any], shape: tuple[int, ...]) -> np.ndarray:
@@ -210,31 +213,6 @@ def joint_screw(floats: _Floats, link: Any) -> np.ndarray:
     return homogeneous(rot_z(floats.scalar(link.theta)), np.array([0.0, 0.0, floats.scalar(link.d)]))
 
 
-def _pair(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return T[:3, :3], T[:3, 3]
-
-
-def _compose(first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
-    (R1, p1), (R2, p2) = first, second
-    return R1 @ R2, R1 @ p2 + p1
-
-
-def _skew_square(v: np.ndarray) -> np.ndarray:
-    """[v]x [v]x = v v^T - |v|^2 I."""
-    return np.outer(v, v) - (v @ v) * np.eye(3)
-
-
-def _body_in_joint_frame(
-    floats: _Floats, body: RigidBody, C: tuple[np.ndarray, np.ndarray]
-) -> tuple[float, np.ndarray, np.ndarray]:
-    """(m, m c, I_o) of a body given in a link frame, about the joint frame origin (parallel axes)."""
-    R, t = C
-    m = floats.scalar(body.mass)
-    c = R @ floats.array(body.com, (3,)) + t
-    inertia_com = R @ floats.array(body.inertia, (3, 3)) @ R.T
-    return m, m * c, inertia_com - m * _skew_square(c)
-
-
 def check_bound_bodies(robot: Manipulator, floats: _Floats, *, skip_unbound: bool = False) -> None:
     """Mass and inertia of every body whose mass or inertia has parameters, with their bound values: the
     checks of :func:`robodyn.model.inertia.check_inertia` (errors only; a body given in numbers was checked,
@@ -266,40 +244,28 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     floats = bound_floats(robot, params)
     if check_bodies:
         check_bound_bodies(robot, floats)
-    n = robot.n
-    E, p = np.zeros((n, 3, 3)), np.zeros((n, 3))
-    mass, first, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
-    base: tuple[np.ndarray, np.ndarray] = (np.eye(3), np.zeros(3))
-    C_of: list[tuple[np.ndarray, np.ndarray]] = []
-    for i, link in enumerate(robot.links):
-        B, C = map(_pair, link_transforms(floats, robot.convention, link))
-        lam = robot.parents[i]
-        E[i], p[i] = _compose(C_of[lam] if lam >= 0 else base, B)
-        for body in robot.bodies(i):
-            m, h, I_o = _body_in_joint_frame(floats, body, C)
-            mass[i] += m
-            first[i] += h
-            inertia[i] += I_o
-        C_of.append(C)
-    R_tip, t_tip = C_of[-1]
-    tip_force = R_tip @ floats.array(robot.tip_force, (3,))
-    tip_moment = R_tip @ floats.array(robot.tip_moment, (3,)) + np.cross(t_tip, tip_force)
+    arm = recursions_arm(robot)  # the one description of the arm (recursions.arm), exact; then floats
+    joints, bodies = arm.joints, arm.inertials
+
+    def array(values: Iterable[Any], shape: tuple[int, ...]) -> np.ndarray:
+        return floats.array(values, (len(joints), *shape))
+
     return NumericModel(
         name=robot.name,
-        revolute=np.array([link.revolute for link in robot.links]),
-        theta0=np.array([floats.scalar(link.theta) for link in robot.links]),
-        d0=np.array([floats.scalar(link.d) for link in robot.links]),
-        E=E,
-        p=p,
-        mass=mass,
-        first_moment=first,
-        inertia_origin=inertia,
-        damping=np.array([floats.scalar(link.damping) for link in robot.links]),
-        armature=np.array([floats.scalar(link.armature) for link in robot.links]),
-        gravity=floats.array(robot.gravity, (3,)),
-        tip_force=tip_force,
-        tip_moment=tip_moment,
-        parent=robot.parents,
+        revolute=np.array([j.revolute for j in joints]),
+        theta0=array((j.theta for j in joints), ()),
+        d0=array((j.d for j in joints), ()),
+        E=array((x for j in joints for row in j.F for x in row), (3, 3)),
+        p=array((x for j in joints for x in j.p), (3,)),
+        mass=array((b.M for b in bodies), ()),
+        first_moment=array((x for b in bodies for x in b.MS), (3,)),
+        inertia_origin=array((x for b in bodies for row in b.J for x in row), (3, 3)),
+        damping=array((b.damping for b in bodies), ()),
+        armature=array((b.armature for b in bodies), ()),
+        gravity=floats.array(arm.gravity, (3,)),
+        tip_force=floats.array(arm.tip_force, (3,)),
+        tip_moment=floats.array(arm.tip_moment, (3,)),
+        parent=arm.parents,
     )
 
 

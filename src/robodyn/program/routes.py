@@ -235,7 +235,7 @@ def aba_forward(ctx: Context, ops: Builder) -> list[Any]:
     if ctx.base is not None:
         raise ValueError("the base-parameter program solves forward dynamics by L D L^T (route recursive)")
     q, qd, tau = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "tau"))
-    return featherstone.joint_accelerations(ctx.arm, q, qd, tau, BuilderOps(ops), parent=ctx.robot.parents)
+    return featherstone.joint_accelerations(ctx.arm_data, q, qd, tau, BuilderOps(ops))
 
 
 #: How ``forward`` can be made: from M and bias by L D L^T, or by the articulated-body algorithm.

@@ -22,15 +22,15 @@ for each body i with parent lambda(i) (``parent[i]``; -1 is the fixed base),
 (the "line" numbers count the rows of Table 7.1 as laid out here, not verified against the printed page;
 the book's own equation numbers for sec. 7.3 were not at hand and are not quoted.)
 
-Everything of body i is in the body's own modified-DH frame (a standard-DH arm is converted first,
-:meth:`~robodyn.Manipulator.to_convention`), so the joint axis is z_i and S_i = (z, 0) for a revolute joint,
+Everything of body i is in its own frame of :mod:`robodyn.recursions.arm` (the modified-DH frame; a
+standard-DH arm is converted first), so the joint axis is z_i and S_i = (z, 0) for a revolute joint,
 (0, z) for a prismatic one. A spatial motion is (angular, linear at the frame origin), a spatial force
 (moment about the origin, force), a spatial inertia the 3x3 blocks [[A, B], [B^T, C]] (a rigid body:
 A = its inertia tensor about the origin, B = hat(m c), C = m 1). The transform iX_lambda is not formed as a
-6x6 matrix: it is the product of the elementary moves of the link (the placement's translation and
-rotation, Rot(x, alpha), Trans(x, a), Trans(z, d), Rot(z, theta + q) for a revolute joint or Rot(z, theta),
-Trans(z, d + q) for a prismatic one; Rot(z) and Trans(z) commute), and motions, forces and inertias go
-through them one move at a time, so that every zero and one of the geometry folds on the scalars that fold.
+6x6 matrix: it is the product of the elementary moves of the joint's description R = F Rot(z, theta + q),
+P = p + F z (d + q) (Trans(p), Rot(F), Trans(z, d), Rot(z, theta + q) for a revolute joint, or Rot(z, theta),
+Trans(z, d + q) for a prismatic one), and motions, forces and inertias go through them one move at a time,
+so that every zero and one of the geometry folds on the scalars that fold.
 
 The joint terms act as in the inverse dynamics tau = M qdd + h + G + b qd + load: the armature adds to M_ii
 only, so D_i = S_i^T U_i + armature_i; the viscous damping b_i qd_i is taken from tau_i in u_i. With a zero
@@ -51,9 +51,7 @@ from typing import Protocol
 import sympy
 
 from robodyn.errors import DerivationError
-from robodyn.model.dh import modified
-from robodyn.model.manipulator import Manipulator
-from robodyn.recursions.bodies import body_parameters
+from robodyn.recursions.arm import ArmData, JointData, inertials
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, vadd, vscale
 
@@ -147,16 +145,22 @@ class Trans:
 Move = Rot | Trans
 
 
-def _rot_x(c: Scalar, s: Scalar) -> Mat:
-    return ((1, 0, 0), (0, c, -s), (0, s, c))
-
-
 def _rot_z(c: Scalar, s: Scalar) -> Mat:
     return ((c, -s, 0), (s, c, 0), (0, 0, 1))
 
 
 def _zero(x: sympy.Expr) -> bool:
     return sympy.sympify(x) == 0
+
+
+def literal(x: sympy.Expr, ops: ScalarOps) -> Scalar:
+    """A model number as a scalar, exactly 0 and 1 as the literals the folding helpers drop."""
+    value = sympy.sympify(x)
+    if value == 0:
+        return 0
+    if value == 1:
+        return 1
+    return ops.number(x)
 
 
 @dataclass(frozen=True)
@@ -168,32 +172,32 @@ class Joint:
     moves: tuple[Move, ...]
 
 
-def jcalc(link: object, ops: ScalarOps, q: Scalar) -> Joint:
-    """The moves of a modified-DH row (Featherstone's XT(i) and jcalc's XJ): parent frame -> frame i,
-    A = placement Rot(x, alpha) Trans(x, a) Rot(z, theta) Trans(z, d), theta or d plus q. Moves whose
-    parameter is exactly zero are left out."""
+def jcalc(joint: JointData, ops: ScalarOps, q: Scalar) -> Joint:
+    """The moves of joint i (Featherstone's XT(i), then jcalc's XJ(i)) from the arm's one description
+    (:mod:`robodyn.recursions.arm`: R = F Rot(z, theta + q), P = p + F z (d + q)), parent frame -> frame i:
+    Trans(p) Rot(F), then Trans(z, d) Rot(z, theta + q) for a revolute joint or Rot(z, theta) Trans(z, d + q)
+    for a prismatic one (Rot(z) and Trans(z) commute). Moves that are exactly the identity are left out."""
     moves: list[Move] = []
-    if getattr(link, "has_placement", False):  # A = Trans(p_P) Rot(R_P) ... (Link.placement)
-        T = link.placement  # type: ignore[attr-defined]
-        if any(not _zero(T[r, 3]) for r in range(3)):
-            moves.append(Trans(tuple(ops.number(T[r, 3]) for r in range(3))))  # type: ignore[arg-type]
-        if any(not _zero(T[r, c] - (1 if r == c else 0)) for r in range(3) for c in range(3)):
-            moves.append(Rot(tuple(tuple(ops.number(T[r, c]) for c in range(3)) for r in range(3))))  # type: ignore[arg-type]
-    alpha, a, d, theta = link.alpha, link.a, link.d, link.theta  # type: ignore[attr-defined]
-    if not _zero(alpha):
-        moves.append(Rot(_rot_x(*ops.cos_sin(alpha, None))))
-    if not _zero(a):
-        moves.append(Trans((ops.number(a), 0, 0)))
-    revolute = link.joint == "R"  # type: ignore[attr-defined]
-    if revolute:
-        if not _zero(d):
-            moves.append(Trans((0, 0, ops.number(d))))
-        moves.append(Rot(_rot_z(*ops.cos_sin(theta, q))))  # XJ: Rot(z, theta + q)
+    F = sympy.Matrix(joint.F)
+    p, p_turned = sympy.Matrix(joint.p), F.T * sympy.Matrix(joint.p)  # Trans(p) Rot(F) = Rot(F) Trans(F^T p)
+    turn = [Rot(tuple(tuple(literal(x, ops) for x in row) for row in joint.F))] if sympy.eye(3) != F else []
+    if sum(not _zero(x) for x in p_turned) <= sum(not _zero(x) for x in p):  # the sparser translation
+        moves += [*turn, *_translation(p_turned, ops)]  # e.g. Rot(x, alpha) Trans(x, a)
     else:
-        if not _zero(theta):
-            moves.append(Rot(_rot_z(*ops.cos_sin(theta, None))))
-        moves.append(Trans((0, 0, q if _zero(d) else ops.number(d) + q)))  # XJ: Trans(z, d + q)
-    return Joint(revolute, tuple(moves))
+        moves += [*_translation(p, ops), *turn]
+    if joint.revolute:
+        if not _zero(joint.d):
+            moves.append(Trans((0, 0, ops.number(joint.d))))
+        moves.append(Rot(_rot_z(*ops.cos_sin(joint.theta, q))))  # XJ: Rot(z, theta + q)
+    else:
+        if not _zero(joint.theta):
+            moves.append(Rot(_rot_z(*ops.cos_sin(joint.theta, None))))
+        moves.append(Trans((0, 0, q if _zero(joint.d) else ops.number(joint.d) + q)))  # XJ: Trans(z, d + q)
+    return Joint(joint.revolute, tuple(moves))
+
+
+def _translation(p: sympy.Matrix, ops: ScalarOps) -> list[Move]:
+    return [Trans(tuple(literal(x, ops) for x in p))] if any(not _zero(x) for x in p) else []  # type: ignore[arg-type]
 
 
 def motion_to_child(joint: Joint, m: Motion) -> Motion:
@@ -326,40 +330,33 @@ def serial_parents(n: int) -> tuple[int, ...]:
 
 # -- the algorithm ---------------------------------------------------------------------------------
 def joint_accelerations(
-    robot: Manipulator,
+    arm: ArmData,
     q: Sequence[Scalar],
     qd: Sequence[Scalar],
     tau: Sequence[Scalar],
     ops: ArticulatedOps,
-    parent: Sequence[int] | None = None,
 ) -> list[Scalar]:
     """qdd = M^-1 (tau - bias) by the articulated-body algorithm (module docstring) on any scalar type.
 
-    ``robot``: either DH convention (converted to modified DH, the frames of the algorithm); gravity, the
-    tip load (on the last body, in the robot's last frame), damping, armature and the payload are the
-    model's. ``parent[i]``: the parent of body i (0-based, -1 the base, parent[i] < i); the robot's own
-    (:attr:`~robodyn.Manipulator.parents`) when None.
+    ``arm``: the arm as the recursions read it (:func:`robodyn.recursions.arm.arm_data`: either DH convention,
+    in the modified-DH frames of the algorithm); gravity, the tip load (on the last body), damping, armature
+    and the payload are the arm's, and so is the parent array (parent[i] < i, -1 the base).
     """
-    arm = modified(robot)
-    n = arm.n
-    parent = arm.parents if parent is None else tuple(parent)
+    n, parent = arm.n, arm.parents
     if len(parent) != n or any(not -1 <= p < i for i, p in enumerate(parent)):
         raise DerivationError(f"parent must list, for each of the {n} bodies, an earlier body or -1 (the base)")
 
     with ops.stage("pass 1"):
         joints, v, c, IA, pA = [], [], [], [], []
-        for i, link in enumerate(arm.links):
-            joint = jcalc(link, ops, q[i])  # line 4
+        for i, (data, body) in enumerate(zip(arm.joints, inertials(arm, ops), strict=True)):
+            joint = jcalc(data, ops, q[i])  # line 4
             joints.append(joint)
             vJ: Motion = ((0, 0, qd[i]), ZERO3) if joint.revolute else (ZERO3, (0, 0, qd[i]))
             v_i = vJ if parent[i] < 0 else _add_motion(motion_to_child(joint, v[parent[i]]), vJ)  # line 5
             v.append(v_i)
             c.append(cross_motion(v_i, vJ))  # line 6
-            J, MS, M = body_parameters(arm, i)
-            J_s = tuple(tuple(ops.number(x) for x in row) for row in J)
-            MS_s, M_s = tuple(ops.number(x) for x in MS), ops.number(M)
-            IA.append(rigid_inertia(J_s, MS_s, M_s))  # line 7  # type: ignore[arg-type]
-            pA.append(rigid_bias(J_s, MS_s, M_s, v_i))  # line 8  # type: ignore[arg-type]
+            IA.append(rigid_inertia(body.J, body.MS, body.M))  # line 7
+            pA.append(rigid_bias(body.J, body.MS, body.M, v_i))  # line 8
         tip: Force = (tuple(ops.number(x) for x in arm.tip_moment), tuple(ops.number(x) for x in arm.tip_force))  # type: ignore[assignment]
         pA[n - 1] = _add_force(pA[n - 1], tip)  # - f^x: the tip load is the force the last body exerts
 
@@ -369,13 +366,13 @@ def joint_accelerations(
         D_inv: list[Scalar] = [0] * n
         u: list[Scalar] = [0] * n
         for i in reversed(range(n)):
-            link, joint = arm.links[i], joints[i]
+            body, joint = arm.inertials[i], joints[i]
             axis = 2 if joint.revolute else 5  # S_i = e_axis of the 6-vector
             U[i] = tuple(_entry(IA[i], a, axis) for a in range(6))  # line 11: IA_i S_i
-            armature_free = _zero(link.armature)
-            D[i] = U[i][axis] if armature_free else U[i][axis] + ops.number(link.armature)  # line 12
+            armature_free = _zero(body.armature)
+            D[i] = U[i][axis] if armature_free else U[i][axis] + ops.number(body.armature)  # line 12
             force = _six(pA[i])[axis]
-            u[i] = tau[i] - force if _zero(link.damping) else tau[i] - ops.number(link.damping) * qd[i] - force  # 13
+            u[i] = tau[i] - force if _zero(body.damping) else tau[i] - ops.number(body.damping) * qd[i] - force  # 13
             D_inv[i] = ops.reciprocal(D[i])
             lam = parent[i]
             if lam < 0:

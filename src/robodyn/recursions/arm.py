@@ -18,6 +18,7 @@ them into the scalars of an ``ops`` (:mod:`robodyn.recursions.scalars`) at one s
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -102,17 +103,25 @@ class Joint:
 
 
 # -- from a Manipulator -------------------------------------------------------------------------
+@functools.lru_cache(maxsize=16)
 def arm_data(robot: Manipulator) -> ArmData:
-    """The arm in modified DH (converted first if need be) as the recursions read it."""
+    """The arm in modified DH (converted first if need be) as the recursions read it; once per arm (the arm is
+    immutable, and derive, build, the numeric engine and the regressor all read it)."""
     arm = modified(robot)
     return ArmData(
-        joints=tuple(_joint_data(link) for link in arm.links),
+        joints=joint_data(arm),
         inertials=tuple(_link_inertial(arm, j) for j in range(arm.n)),
         parents=tuple(arm.parents),
         gravity=tuple(arm.gravity),  # type: ignore[arg-type]
         tip_force=tuple(arm.tip_force),  # type: ignore[arg-type]
         tip_moment=tuple(arm.tip_moment),  # type: ignore[arg-type]
     )
+
+
+def joint_data(robot: Manipulator) -> tuple[JointData, ...]:
+    """The joints alone (in modified DH, converted first if need be), for a recursion that keeps the model's
+    own inertial data (:mod:`robodyn.recursions.kane`)."""
+    return tuple(_joint_data(link) for link in modified(robot).links)
 
 
 def _joint_data(link: Any) -> JointData:

@@ -6,7 +6,9 @@ Their notation (sec. 3.1): frame i sits on joint axis i, Z_i along it, and link 
     [a_i]_{i-1} = (a_i, b_i sin(alpha_i), -b_i cos(alpha_i))   (eq. 8)
 
 which is Craig's modified DH with their alpha_i, a_i = Craig's alpha_{i-1}, a_{i-1} (our row i's
-``alpha`` and ``a``) and b_i = -d_i. :func:`to_angeles` is the one place where our model is converted.
+``alpha`` and ``a``) and b_i = -d_i. :func:`to_angeles` is the one place where our model is converted: it reads
+the joints of :mod:`robodyn.recursions.arm` (F = Rot(x, alpha), p = (a, 0, 0) without placements) and keeps
+the model's mass-centre data, which the paper's stage 3 uses.
 
 The algorithm (sec. 6), with p_i'' = c_i'' - g the acceleration of mass centre C_i when the base
 accelerates by -g (eq. 41, 51), W_i = Omega_i' + Omega_i^2 (eq. 53), everything of link i in frame i:
@@ -50,6 +52,7 @@ import sympy
 
 from robodyn.errors import DerivationError
 from robodyn.model.manipulator import Manipulator
+from robodyn.recursions.arm import joint_data
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd, vneg, vscale, vsub
 
@@ -137,22 +140,22 @@ def to_angeles(
     modified, inertias = _modified(robot)
     with ops.stage("conversion"):
         links = []
-        for i, link in enumerate(modified.links):
-            ca, sa = ops.cos_sin(link.alpha, None)
-            a, b0 = ops.number(link.a), -ops.number(link.d)
+        for i, joint in enumerate(joint_data(modified)):  # no placement: F = Rot(x, alpha), p = (a, 0, 0)
+            ca, sa = ops.number(joint.F[1][1]), ops.number(joint.F[2][1])
+            a, b0 = ops.number(joint.p[0]), -ops.number(joint.d)
             bodies = tuple(
                 Body(ops.number(body.mass), tuple(ops.number(x) for x in body.com), _inertia(ops, inertia))
                 for body, inertia in zip(modified.bodies(i), inertias[i], strict=True)
             )
-            if link.revolute:
-                ct, st = ops.cos_sin(link.theta, q[i])
+            if joint.revolute:
+                ct, st = ops.cos_sin(joint.theta, q[i])
                 common = dict(b=b0, cos_theta=ct, sin_theta=st, rate=qd[i], accel=qdd[i])
                 a_vec: Vec | None = (a, b0 * sa, -(b0 * ca))  # eq. 8, constant: computed off line
             else:
-                ct, st = ops.cos_sin(link.theta, None)
+                ct, st = ops.cos_sin(joint.theta, None)
                 common = dict(b=b0 - q[i], cos_theta=ct, sin_theta=st, rate=-qd[i], accel=-qdd[i])
                 a_vec = None
-            links.append(HDLink(link.revolute, ca, sa, a, a_vec=a_vec, bodies=bodies, **common))
+            links.append(HDLink(joint.revolute, ca, sa, a, a_vec=a_vec, bodies=bodies, **common))
         f, m = tuple(tip_force), tuple(tip_moment)
         if robot.convention == "standard":  # standard frame n = modified frame n moved by Trans(x, a) Rot(x, alpha)
             last = robot.links[-1]
