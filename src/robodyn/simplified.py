@@ -40,11 +40,10 @@ import numpy as np
 import symengine as se
 
 from robodyn.algebra import to_se
-from robodyn.errors import ModelError
 from robodyn.formulations import dalembert
 from robodyn.model.io import atomic_path, write_all
 from robodyn.model.manipulator import Manipulator
-from robodyn.model.params import bind_parameters
+from robodyn.model.params import bind_parameters, bound_robot
 from robodyn.plots import plain_suptitle
 from robodyn.symbols import joint_symbols
 from robodyn.trajectories import TRAJECTORIES as TRAJECTORIES  # re-exported: trajectories used to live here
@@ -68,15 +67,6 @@ def parameter_values(robot: Manipulator, params: Mapping[str, float] | None = No
     """Values for the free parameters of ``robot``: ``params`` (checked: :mod:`robodyn.model.params`), with
     ``g`` defaulting to 9.81."""
     return bind_parameters(robot, params, DEFAULT_PARAMETERS)
-
-
-def numeric_robot(robot: Manipulator, values: Mapping[str, float]) -> Manipulator:
-    """``robot`` with its parameters bound; an error names any left free."""
-    bound = robot.subs(values) if values else robot
-    free = [s.name for s in bound.parameters()]
-    if free:
-        raise ModelError(f"give numeric values for the parameters {', '.join(free)}", field="params")
-    return bound
 
 
 @dataclass(frozen=True)
@@ -368,7 +358,7 @@ def simplify_model(
     if not 0 <= threshold < 1:
         raise ValueError(f"threshold must be in [0, 1), got {threshold}")
     bindings = parameter_values(robot, params)
-    robot = numeric_robot(robot, bindings)
+    robot = bound_robot(robot, bindings)
     path = load_trajectory(trajectory, robot, samples)
     if split is None:
         parts = symbolic_split(robot)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +46,13 @@ from scipy.integrate import OdeSolver, solve_ivp
 from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
 from robodyn.compile import compile as compile_robot
-from robodyn.errors import DerivationError, ModelError, ModelWarning
+from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import derive
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.io import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters as checked_parameters
+from robodyn.model.params import bound_robot
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
 from robodyn.plots import save, simulation_figure
@@ -204,10 +204,7 @@ class LambdifiedDynamics(Dynamics):
 
     def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
         super().__init__(robot, params)
-        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-            warnings.simplefilter("ignore", ModelWarning)
-            bound = robot.subs(self.params) if self.params else robot
-        eqs = derive(bound, "newton-euler")
+        eqs = derive(bound_robot(robot, self.params), "newton-euler")
         q, qd, _ = eqs.symbols.symengine()
         M, bias = eqs.raw("M"), eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
         outputs = [M[i, j] for i in range(self.n) for j in range(self.n)] + [bias[i, 0] for i in range(self.n)]
@@ -664,11 +661,7 @@ class Derivatives:
     """dID/dq and dID/dqd of one arm (parameters bound), compiled once: see :mod:`robodyn.linear`."""
 
     def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
-        numeric.compile_model(robot, dict(params or {}))  # names any parameter left unbound
-        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-            warnings.simplefilter("ignore", ModelWarning)
-            bound = robot.subs(dict(params)) if params else robot
-        eqs = derive(bound, "newton-euler")
+        eqs = derive(bound_robot(robot, params), "newton-euler")
         q, qd, qdd = eqs.symbols.symengine()
         tau = eqs.raw("tau")
         n = robot.n

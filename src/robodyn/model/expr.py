@@ -145,6 +145,12 @@ def to_expr(value: object, field: str = "value") -> sympy.Expr:
 
 
 def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
+    if expr.is_Number and expr.is_finite and expr.is_real:  # a plain number (most fields): its two bounds only
+        if _too_big(expr):
+            raise ModelError(f"a number with more than {MAX_DIGITS} digits", field=field)
+        if abs(expr) > MAX_MAGNITUDE:
+            raise ModelError(f"{shown(expr)} holds a number of magnitude above {MAX_MAGNITUDE:g}", field=field)
+        return expr  # type: ignore[return-value]
     if not isinstance(expr, sympy.Expr):
         raise ModelError(f"expected a scalar expression, got {shown(expr)}", field=field)
     if any(_too_big(atom) for atom in expr.atoms(sympy.Rational)):

@@ -103,9 +103,12 @@ class Link(RigidBody):
         return dataclasses.replace(self, **changes)
 
 
+_IDENTITY = sympy.ImmutableMatrix.eye(4)
+
+
 def _as_transform(value: object, field_name: str) -> sympy.ImmutableMatrix:
-    if value is None:
-        return sympy.ImmutableMatrix.eye(4)
+    if value is None or (isinstance(value, sympy.ImmutableMatrix) and value == _IDENTITY):  # the default, as is
+        return _IDENTITY
     rows = value.tolist() if isinstance(value, sympy.MatrixBase) else value
     if not isinstance(rows, Sequence) or len(rows) != 4 or any(
         not isinstance(r, Sequence) or isinstance(r, str) or len(r) != 4 for r in rows

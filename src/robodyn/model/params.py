@@ -1,15 +1,18 @@
 """Values for a robot's symbolic parameters (``params={"L1": 1.0, ...}``, ``--param L1=1.0``), checked once.
 
-Every place that binds parameter values goes through :func:`bind_parameters` (or, for the numeric engine,
-:func:`parameter_value` and :func:`check_names`): a name the robot does not have, a value that is not a
-number, or one that is not finite (nan, inf, or an overflowing literal such as ``1e999``) is one
-:class:`~robodyn.errors.ModelError` naming the parameter, and an unknown name is listed beside the robot's
-parameters. Silently ignoring a misspelt name would leave the default or stop later with a vaguer message.
+Every place that binds parameter values goes through :func:`bind_parameters` (names to floats, with
+defaults), :func:`symbol_values` (Symbols to floats) or :func:`bound_robot` (the robot with them
+substituted); the compiled code checks its parameter vector with :func:`parameter_value`. A name the robot
+does not have, a value that is not a number, or one that is not finite (nan, inf, or an overflowing literal
+such as ``1e999``) is one :class:`~robodyn.errors.ModelError` naming the parameter, and an unknown name is
+listed beside the robot's parameters. Silently ignoring a misspelt name would leave the default or stop
+later with a vaguer message.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -76,6 +79,21 @@ def symbol_values(params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]
             raise TypeError(f"params keys must be str or sympy.Symbol, got {type(key).__name__}")
         mapping[symbol] = parameter_value(symbol, value)  # a finite number, or one ModelError
     return mapping
+
+
+def bound_robot(robot: Manipulator, params: Mapping[Any, Any] | None) -> Manipulator:
+    """``robot`` with ``params`` (names or Symbols, checked as by :func:`symbol_values` and :func:`check_names`)
+    substituted, every parameter bound; a :class:`ModelError` names those left free and how to bind them."""
+    values = symbol_values(params)
+    check_names(robot, (s.name for s in values))
+    if values:
+        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
+            warnings.simplefilter("ignore")
+            robot = robot.subs(values)
+    free = [s.name for s in robot.parameters()]
+    if free:
+        raise ModelError(f"give numeric values for the parameters {', '.join(free)}: params={{...}}", field="params")
+    return robot
 
 
 def random_values(robot: Manipulator, rng: Any, low: float = 0.5, high: float = 2.0,

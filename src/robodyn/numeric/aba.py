@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator
-from robodyn.numeric.kane import NumpyOps, _numeric_robot, in_blocks
+from robodyn.model.params import bound_robot
+from robodyn.numeric.kane import NumpyOps, in_blocks
 from robodyn.recursions.aba import joint_accelerations
+from robodyn.recursions.arm import arm_data
 
 
 def aba_forward_dynamics(
@@ -35,6 +37,6 @@ def aba_forward_dynamics(
     ``q``, ``qd``, ``tau``: (n,) for one state or (N, n) for a batch; the result has the same shape.
     ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
     """
-    robot = _numeric_robot(robot, params)
+    arm = arm_data(bound_robot(robot, params))
     ops = NumpyOps()
-    return in_blocks(robot.n, {"q": q, "qd": qd, "tau": tau}, lambda columns: joint_accelerations(robot, *columns, ops))
+    return in_blocks(arm.n, {"q": q, "qd": qd, "tau": tau}, lambda columns: joint_accelerations(arm, *columns, ops))

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import sympy
 
-from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import bound_robot
 from robodyn.recursions.kane import joint_torques
 
 #: States per block (rows of this length stay in cache; results do not depend on it).
@@ -48,18 +47,6 @@ class NumpyOps:
         return 1.0 / x
 
 
-def _numeric_robot(robot: Manipulator, params: Mapping[Any, Any] | None) -> Manipulator:
-    if params:
-        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-            warnings.simplefilter("ignore")
-            robot = robot.subs(params)
-    free = robot.parameters()
-    if free:
-        names = ", ".join(s.name for s in free)
-        raise ModelError(f"the model has free symbols {names}: pass params={{...}} with their values")
-    return robot
-
-
 def _batch(x: Any, n: int, name: str) -> np.ndarray:
     array = np.asarray(x, dtype=float)
     if array.ndim not in (1, 2) or array.shape[-1] != n:
@@ -80,7 +67,7 @@ def kane_inverse_dynamics(
     ``q``, ``qd``, ``qdd``: (n,) for one state or (N, n) for a batch; the result has the same shape.
     ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
     """
-    robot = _numeric_robot(robot, params)
+    robot = bound_robot(robot, params)
     ops = NumpyOps()
     gravity = [float(x) for x in robot.gravity]
     tip_force = [float(x) for x in robot.tip_force]
