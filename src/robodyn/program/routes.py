@@ -472,13 +472,17 @@ def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
     rate_pairs = [(x[i], x[j]) for x in (qd, qdd) for i in range(robot.n) for j in range(i + 1, robot.n)]
     bases = factor.angle_sum_bases(modified(robot), q)
 
+    done: dict[SeExpr, dict] = {}  # the route costing and both forward candidates prepare the same entries
+
     def prepare(expr: SeExpr) -> dict:
-        candidates = []
-        for basis in bases:
-            e = canonical(expr.xreplace(basis), q) if basis else se.expand(expr)
-            poly = factor.to_poly(e, known)
-            candidates.append(factor.contract_rates(factor.contract_angles(poly, angle_pairs), rate_pairs))
-        return min(candidates, key=len)
+        if expr not in done:
+            candidates = []
+            for basis in bases:
+                e = canonical(expr.xreplace(basis), q) if basis else se.expand(expr)
+                poly = factor.to_poly(e, known)
+                candidates.append(factor.contract_rates(factor.contract_angles(poly, angle_pairs), rate_pairs))
+            done[expr] = min(candidates, key=len)
+        return done[expr]  # read only (factor never changes a polynomial it is given)
 
     return prepare
 
