@@ -118,13 +118,15 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     ctx = routes.Context(robot)
     needed = sorted({p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))})
     plan = {part: _cheapest_route(ctx, part) for part in needed}
-    program = routes.assemble(ctx, outputs, plan)
-    program.route = _route_name(plan)
     if "forward" not in outputs:
+        program = routes.assemble(ctx, outputs, plan)
+        program.route = _route_name(plan)
         return program
-    # forward by the articulated-body algorithm: the other outputs' parts as planned
+    # forward by L D L^T and by the articulated-body algorithm (the other outputs' parts as planned), in one
+    # builder: the parts both share are built once
+    program, articulated = routes.forward_candidates(ctx, outputs, plan, ("ldlt", "aba"))
+    program.route = _route_name(plan)
     others = {part: plan[part] for part in sorted({o for o in outputs if o != "forward"})}
-    articulated = routes.assemble(ctx, outputs, {**others, "forward": "aba"})
     articulated.route = _route_name({**others, "forward": "aba"})
     candidates = {LDLT: (program.route, program.count()["evaluation"]),
                   ABA: (articulated.route, articulated.count()["evaluation"])}

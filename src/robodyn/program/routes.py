@@ -245,6 +245,13 @@ FORWARD_ROUTES = ("ldlt", "aba")
 def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Program:
     """The program for ``outputs`` with each part built by the route ``plan[part]``; ``plan["forward"]``,
     if given, is ``"ldlt"`` (the default: M and bias by their routes, then :func:`ldlt_solve`) or ``"aba"``."""
+    return forward_candidates(ctx, outputs, plan, (plan.get("forward", "ldlt"),))[0]
+
+
+def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str],
+                       forward_routes: Sequence[str] = FORWARD_ROUTES) -> list[Program]:
+    """The program for ``outputs`` once per route of ``forward`` in ``forward_routes``, all made in one builder:
+    the other parts are built once and shared, and each program keeps only the statements it uses."""
     ops = Builder(ctx.params)
     parts: dict[str, list[Any]] = {}
 
@@ -253,19 +260,23 @@ def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Prog
             parts[name] = PART_ROUTES[plan[name]](ctx, ops, name)
         return parts[name]
 
-    out: dict[str, list[Any]] = {}
-    for name in outputs:
-        if name == "forward" and plan.get("forward", "ldlt") == "aba":
-            out[name] = aba_forward(ctx, ops)
-        elif name == "forward":
-            n = ctx.robot.n
-            flat = part("M")
-            M = [flat[i * n : (i + 1) * n] for i in range(n)]
-            rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]
-            out[name] = ldlt_solve(ops, M, rhs, ctx.robot.parents)
-        else:
-            out[name] = part(name)
-    return ctx.program(ops, out)
+    common = {name: part(name) for name in outputs if name != "forward"}
+    programs = []
+    for route in forward_routes if "forward" in outputs else ("ldlt",):
+        out: dict[str, list[Any]] = {}
+        for name in outputs:
+            if name != "forward":
+                out[name] = common[name]
+            elif route == "aba":
+                out[name] = aba_forward(ctx, ops)
+            else:
+                n = ctx.robot.n
+                flat = part("M")
+                M = [flat[i * n : (i + 1) * n] for i in range(n)]
+                rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]
+                out[name] = ldlt_solve(ops, M, rhs, ctx.robot.parents)
+        programs.append(ctx.program(ops, out))
+    return programs
 
 
 def canonical_terms(ctx: Context, name: str) -> int:
@@ -472,17 +483,13 @@ def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
     rate_pairs = [(x[i], x[j]) for x in (qd, qdd) for i in range(robot.n) for j in range(i + 1, robot.n)]
     bases = factor.angle_sum_bases(modified(robot), q)
 
-    done: dict[SeExpr, dict] = {}  # the route costing and both forward candidates prepare the same entries
-
     def prepare(expr: SeExpr) -> dict:
-        if expr not in done:
-            candidates = []
-            for basis in bases:
-                e = canonical(expr.xreplace(basis), q) if basis else se.expand(expr)
-                poly = factor.to_poly(e, known)
-                candidates.append(factor.contract_rates(factor.contract_angles(poly, angle_pairs), rate_pairs))
-            done[expr] = min(candidates, key=len)
-        return done[expr]  # read only (factor never changes a polynomial it is given)
+        candidates = []
+        for basis in bases:
+            e = canonical(expr.xreplace(basis), q) if basis else se.expand(expr)
+            poly = factor.to_poly(e, known)
+            candidates.append(factor.contract_rates(factor.contract_angles(poly, angle_pairs), rate_pairs))
+        return min(candidates, key=len)
 
     return prepare
 
