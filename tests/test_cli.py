@@ -26,6 +26,20 @@ def test_list_names_every_robot():
         assert name in result.output
 
 
+def test_version_from_the_entry_point_and_python_m():
+    """``robodyn --version`` and ``python -m robodyn --version`` print the package's version and exit 0."""
+    import robodyn
+
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.output.strip() == f"robodyn {robodyn.__version__}"
+    proc = subprocess.run([sys.executable, "-m", "robodyn", "--version"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"robodyn {robodyn.__version__}"
+    proc = subprocess.run([sys.executable, "-m", "robodyn", "list"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "puma560" in proc.stdout
+
+
 def test_show():
     result = run("show", "stanford_modified")
     assert result.exit_code == 0

@@ -26,6 +26,7 @@ from rich.table import Table
 
 import robodyn as rd
 from robodyn import library, tables
+from robodyn._version import __version__
 from robodyn.check import check as run_check
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError, ModelError, printable
@@ -41,6 +42,20 @@ app = typer.Typer(
 )
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"robodyn {__version__}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", help="Print robodyn's version and exit.", is_eager=True,
+                                          callback=_print_version)] = False,
+) -> None:
+    """Symbolic equations of motion of robot manipulators: serial chains and kinematic trees."""
 
 MODEL_HELP = "A built-in robot name (see `robodyn list`) or a .yaml/.json model file."
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
