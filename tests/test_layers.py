@@ -28,6 +28,7 @@ parameter layout both use is in ``recursions``):
    ``torques``, ``plots``, ``check``, ``opcount``, ``simplified``, ``interop``
 7. the package face: ``robodyn`` (``__init__``)
 8. over the face: ``report``, ``demo``, ``cli``
+9. ``__main__`` (``python -m robodyn``), which runs the command line
 
 A module may import from its own layer or any lower one, never from a higher one; within a layer the graph is
 still acyclic (checked below over all modules).
@@ -56,7 +57,7 @@ LAYERS: dict[str, int] = {
     "robodyn.ik": 6, "robodyn.trajectories": 6, "robodyn.torques": 6, "robodyn.plots": 6, "robodyn.check": 6,
     "robodyn.opcount": 6, "robodyn.simplified": 6, "robodyn.interop": 6,
     "robodyn": 7,
-    "robodyn.report": 8, "robodyn.demo": 8, "robodyn.cli": 8,
+    "robodyn.report": 8, "robodyn.demo": 8, "robodyn.cli": 8, "robodyn.__main__": 9,
 }
 
 #: Groups of one layer that must not import each other in either direction.
