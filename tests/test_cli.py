@@ -30,14 +30,26 @@ def test_version_from_the_entry_point_and_python_m():
     """``robodyn --version`` and ``python -m robodyn --version`` print the package's version and exit 0."""
     import robodyn
 
-    result = run("--version")
-    assert result.exit_code == 0
-    assert result.output.strip() == f"robodyn {robodyn.__version__}"
-    proc = subprocess.run([sys.executable, "-m", "robodyn", "--version"], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"robodyn {robodyn.__version__}"
+    for command in (["-c", "from robodyn.cli import main; main()"], ["-m", "robodyn"]):
+        proc = subprocess.run([sys.executable, *command, "--version"], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == f"robodyn {robodyn.__version__}"
     proc = subprocess.run([sys.executable, "-m", "robodyn", "list"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and "puma560" in proc.stdout
+
+
+def test_help_and_list_do_not_import_sympy_or_numpy():
+    """``robodyn --help`` and ``robodyn list`` start without the algebra (issue 14: under 0.2 s; the time is
+    measured by benchmarks, the imports here)."""
+    for args in (["--help"], ["list"]):
+        code = "\n".join([
+            f"import sys; from robodyn.cli import main; sys.argv = ['robodyn', *{args!r}]",
+            "try:\n    main()\nexcept SystemExit:\n    pass",
+            "print(sorted(m for m in ('sympy', 'numpy', 'symengine') if m in sys.modules), file=sys.stderr)",
+        ])
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
 
 
 def test_show():

@@ -4,30 +4,77 @@
     robot = rd.load("puma560")                       # built-in name or model-file path
     eqs = rd.derive(robot, method="newton-euler")    # or "lagrange-euler"
     eqs.tau, eqs.M, eqs.h, eqs.G                     # sympy matrices
+
+Every name of this package face is loaded on first use, so that ``import robodyn`` (and ``robodyn --help``)
+does not import sympy, NumPy or the code generators until they are needed.
 """
 
-from robodyn import library
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from robodyn._version import __version__
-from robodyn.compile import compile  # the function; the module stays importable as robodyn.compile
-from robodyn.equations import ConfigSpace, EmdegForm, Equations, FuForm
-from robodyn.errors import DerivationError, ModelError, ModelWarning
-from robodyn.formulations import derive
-from robodyn.loading import load
-from robodyn.model import Link, Manipulator, Payload
 
-#: Loaded on first use, so that ``import robodyn`` stays quick (they import scipy.integrate, scipy.signal).
-_LAZY_FUNCTIONS = {"simulate": "robodyn.simulation", "linearize": "robodyn.linear"}
-_LAZY_MODULES = ("simulation", "linear", "ik", "report", "plots", "identification", "toolbox", "urdf", "interop")
+if TYPE_CHECKING:  # what the names below are, for type checkers and editors
+    from robodyn import identification, library, toolbox
+    from robodyn.compile import compile
+    from robodyn.equations import ConfigSpace, EmdegForm, Equations, FuForm
+    from robodyn.errors import DerivationError, ModelError, ModelWarning
+    from robodyn.formulations import derive
+    from robodyn.linear import linearize
+    from robodyn.loading import load
+    from robodyn.model import Link, Manipulator, Payload
+    from robodyn.simulation import simulate
+
+#: name -> the module that defines it (a function or class), loaded on first use.
+_NAMES = {
+    "compile": "robodyn.compile",
+    "ConfigSpace": "robodyn.equations", "EmdegForm": "robodyn.equations", "Equations": "robodyn.equations",
+    "FuForm": "robodyn.equations",
+    "DerivationError": "robodyn.errors", "ModelError": "robodyn.errors", "ModelWarning": "robodyn.errors",
+    "derive": "robodyn.formulations",
+    "load": "robodyn.loading",
+    "Link": "robodyn.model", "Manipulator": "robodyn.model", "Payload": "robodyn.model",
+    "simulate": "robodyn.simulation",
+    "linearize": "robodyn.linear",
+}
+#: Submodules reachable as attributes (``rd.toolbox.rne``), loaded on first use.
+_MODULES = ("library", "simulation", "linear", "ik", "report", "plots", "identification", "toolbox", "urdf",
+            "interop", "numeric", "codegen", "program")
 
 
-def __getattr__(name: str) -> object:
-    import importlib
+class _Face(types.ModuleType):
+    """The package face's module type: ``rd.compile`` is the function even after ``robodyn.compile`` (the module)
+    is imported, which binds the module to this attribute (importing a submodule sets the package's attribute
+    of that name; the data descriptor below takes precedence and ignores it)."""
 
-    if name in _LAZY_FUNCTIONS:
-        return getattr(importlib.import_module(_LAZY_FUNCTIONS[name]), name)
-    if name in _LAZY_MODULES:
+    @property
+    def compile(self) -> Any:
+        return importlib.import_module("robodyn.compile").compile
+
+    @compile.setter
+    def compile(self, value: Any) -> None:  # the import system binding the submodule: kept out of the face
+        pass
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+        globals()[name] = value  # once
+        return value
+    if name in _MODULES:
         return importlib.import_module(f"robodyn.{name}")
     raise AttributeError(f"module 'robodyn' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_NAMES, *_MODULES})
+
+
+sys.modules[__name__].__class__ = _Face
 
 __all__ = [
     "ConfigSpace",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 import time
 import warnings
@@ -15,47 +16,31 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import robodyn as rd
-from robodyn import library, tables
+from robodyn import library
 from robodyn._version import __version__
-from robodyn.check import check as run_check
-from robodyn.equations import Equations
 from robodyn.errors import DerivationError, ModelError, printable
-from robodyn.model.expr import expression_text
-from robodyn.model.io import atomic_write, path_exists, shown_path, write_all
-from robodyn.model.params import bind_parameters
+
+if TYPE_CHECKING:
+    from robodyn.equations import Equations
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Symbolic equations of motion of robot manipulators: serial chains and kinematic trees.",
+    help="Symbolic equations of motion of robot manipulators: serial chains and kinematic trees. "
+    "`robodyn --version` prints the version.",
 )
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-
-def _print_version(value: bool) -> None:
-    if value:
-        out.print(f"robodyn {__version__}", markup=False)
-        raise typer.Exit()
-
-
-@app.callback()
-def _options(
-    version: Annotated[bool, typer.Option("--version", help="Print robodyn's version and exit.", is_eager=True,
-                                          callback=_print_version)] = False,
-) -> None:
-    """Symbolic equations of motion of robot manipulators: serial chains and kinematic trees."""
 
 MODEL_HELP = "A built-in robot name (see `robodyn list`) or a .yaml/.json model file."
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
@@ -135,6 +120,8 @@ def _guarded(body: Callable[[], int | None]) -> None:
         err.print("interrupted", markup=False)
         raise typer.Exit(130) from None
     except OSError as exc:  # last resort: a system error no check above turned into a message
+        from robodyn.model.io import shown_path
+
         where = f"{shown_path(exc.filename)}: " if exc.filename is not None else ""
         err.print(printable(f"error: {where}{exc.strerror or exc}"), markup=False)
         raise typer.Exit(2) from None
@@ -145,6 +132,8 @@ def _guarded(body: Callable[[], int | None]) -> None:
 @contextmanager
 def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
     """A progress bar on stderr that appears only if the work takes longer than a second."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     progress = Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -197,6 +186,8 @@ def _parse_lock(items: list[str]) -> dict[str, float]:
 
 
 def _write(text: str, output: Path | None) -> None:
+    from robodyn.model.io import atomic_write, path_exists
+
     if output is None:
         out.print(text, markup=False)
         return
@@ -212,6 +203,7 @@ def _write(text: str, output: Path | None) -> None:
 
 def _check_output_directory(directory: Path) -> None:
     """Refuse, before any work, an output directory that exists as something else."""
+    from robodyn.model.io import path_exists
 
     if path_exists(directory, f"--output {directory}") and not directory.is_dir():
         raise UserError(f"--output {directory}: not a directory")
@@ -272,6 +264,8 @@ def show(
     lock: LockOption = None,
 ) -> None:
     """Show a robot's DH table and inertial data, with the conventions they follow."""
+
+    from robodyn import tables
 
     def body() -> None:
         robot = _load(model, strict, lock)
@@ -354,6 +348,8 @@ def check(
     lock: LockOption = None,
 ) -> None:
     """Derive with every available method and compare them; exit 1 if any disagree."""
+
+    from robodyn.check import check as run_check
 
     def body() -> int:
         if not 0 < rtol < 1:
@@ -534,6 +530,8 @@ def torques(
 def _check_directory(option: str, path: Path | None) -> None:
     """Refuse, before any work, an output file whose directory is missing or that names a directory;
     a plot (an option ending in ``plot``) must also have an image suffix that matplotlib writes."""
+    from robodyn.model.io import path_exists
+
     if path is None:
         return
 
@@ -652,6 +650,8 @@ def _symbol_names(robot: rd.Manipulator) -> dict[str, list[str]]:
 
 
 def _matrix_text(name: str, matrix: Any) -> str:
+    import numpy as np
+
     if hasattr(matrix, "free_symbols"):
         return f"{name} =\n{matrix}"
     with np.printoptions(precision=6, suppress=False, linewidth=160):
@@ -692,6 +692,8 @@ def linearize(
         if disc is not None:
             matrices.update({"Ad": disc.Ad, "Bd": disc.Bd})
         if fmt is Format.json:
+            from robodyn.model.expr import expression_text
+
             def plain(m: Any) -> Any:
                 return [[expression_text(x) for x in row] for row in m.tolist()] if symbolic else m.tolist()
 
@@ -738,6 +740,8 @@ def report(
 def _parse_params(items: list[str], robot: rd.Manipulator) -> dict[str, float]:
     """``--param NAME=VALUE`` options: each NAME one of ``robot``'s parameters, each VALUE a finite number
     (:mod:`robodyn.model.params`; its one-line error is prefixed with the option)."""
+    from robodyn.model.params import bind_parameters
+
     params: dict[str, object] = {}
     for item in items:
         name, sep, value = (part.strip() for part in item.partition("="))
@@ -777,6 +781,7 @@ def codegen(
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
     bias, G and forward dynamics, each with its operation count (see README, Generated code)."""
     from robodyn import codegen as generator
+    from robodyn.model.io import write_all
 
     def body() -> None:
         keys = [key.strip() for key in outputs.split(",") if key.strip()]
@@ -855,6 +860,9 @@ def main() -> None:
     Typer bundles its own click; its exceptions are recognised by their interface (``exit_code``,
     ``format_message``, ``ctx``) rather than imported from a private module.
     """
+    if sys.argv[1:] == ["--version"]:  # here, not a typer option: parsing one costs ``robodyn list`` 60 ms
+        out.print(f"robodyn {__version__}", markup=False)
+        raise SystemExit(0)
     try:
         code = app(standalone_mode=False)
     except Exception as exc:

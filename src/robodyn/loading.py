@@ -8,7 +8,7 @@ from pathlib import Path
 
 from robodyn import library
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.model.io import path_exists, read_model_file
+from robodyn.model.io import build_located, parse_text, path_exists, read_model_file
 from robodyn.model.manipulator import Manipulator
 from robodyn.urdf import read_urdf
 
@@ -39,7 +39,8 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
         if exists:
             warnings.warn(f"{text!r} is a built-in robot and also a file here: loading the built-in; to load the "
                           f"file, give its path as ./{text}", ModelWarning, stacklevel=2)
-        return library.load(text, strict=strict)
+        shown, source = library.text(text)
+        return build_located(parse_text(source, json_format=False, file=shown), shown, strict=strict)
     if path.suffix.lower() == ".urdf":
         if not exists:
             raise ModelError("no such file", file=text)

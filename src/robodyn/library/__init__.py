@@ -1,4 +1,5 @@
-"""The built-in robots: model files shipped in this package, listed with their sources."""
+"""The built-in robots: model files shipped in this package, listed with their sources (the catalogue only:
+no model is built here, so listing them does not import sympy; :func:`robodyn.load` builds one)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from importlib import resources
 import yaml
 
 from robodyn.errors import ModelError
-from robodyn.model.io import build_located, parse_text
-from robodyn.model.manipulator import Manipulator
+
+#: libyaml's safe loader where PyYAML has it (the catalogue is read by ``robodyn list``, which should start fast).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -33,18 +35,15 @@ def entries() -> list[Entry]:
     """Name, one-line description and source of every built-in robot."""
     out = []
     for name, path in sorted(_files().items()):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))  # type: ignore[attr-defined]
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)  # type: ignore[attr-defined]
         out.append(Entry(name, str(data.get("description", "")), str(data.get("source", ""))))
     return out
 
 
-def load(name: str, *, strict: bool = False) -> Manipulator:
-    """A built-in robot by name."""
-
+def text(name: str) -> tuple[str, str]:
+    """(the name shown in messages, the model file's text) of a built-in robot;
+    :func:`robodyn.load` builds it."""
     files = _files()
     if name not in files:
         raise ModelError(f"no built-in robot named {name!r}; available: {', '.join(sorted(files))}")
-    path = files[name]
-    shown = f"<library>/{name}.yaml"
-    data = parse_text(path.read_text(encoding="utf-8"), json_format=False, file=shown)  # type: ignore[attr-defined]
-    return build_located(data, shown, strict=strict)
+    return f"<library>/{name}.yaml", files[name].read_text(encoding="utf-8")  # type: ignore[attr-defined]
