@@ -208,7 +208,7 @@ def test_codegen_takes_aba_where_cheaper(chain20: rd.Manipulator) -> None:
 # -- (4) robodyn count --------------------------------------------------------------------------------
 def test_count_prints_both_candidates_on_a_20_joint_chain(chain20: rd.Manipulator, chain20_forward, tmp_path) -> None:
     path = chain20.save(tmp_path / "chain20.yaml")
-    result = CliRunner().invoke(app, ["count", str(path), "--output", "forward"])
+    result = CliRunner().invoke(app, ["count", str(path), "--outputs", "forward"])
     assert result.exit_code == 0, result.output
     first, second = [line for line in result.output.splitlines() if line.strip()][:2]
     aba = chain20_forward.candidates["ABA"][1]
@@ -218,7 +218,7 @@ def test_count_prints_both_candidates_on_a_20_joint_chain(chain20: rd.Manipulato
     assert f"by LDL^T (route recursive): {ldlt.multiplications} multiplications, {ldlt.additions} additions" in second
     assert f"by ABA (route aba): {aba.multiplications} multiplications, {aba.additions} additions" in second
     assert second.endswith("picked ABA, the cheaper")
-    result = CliRunner().invoke(app, ["count", str(path), "--output", "forward", "--format", "json"])
+    result = CliRunner().invoke(app, ["count", str(path), "--outputs", "forward", "--format", "json"])
     data = json.loads(result.output)
     assert data["picked"] == "ABA" and set(data["forward_candidates"]) == {"LDL^T", "ABA"}
 

@@ -154,7 +154,7 @@ def test_real_process_prints_no_traceback(tmp_path):
         ["check", "puma560", "--rtol", "-1"],
         ["derive", "double_pendulum", "--no-such-option"],
         ["count", "double_pendulum", "--format", "latex"],  # count prints text or json only
-        ["count", "double_pendulum", "--method", "kane", "--output", "M"],  # kane counts tau only
+        ["count", "double_pendulum", "--method", "kane", "--outputs", "M"],  # kane counts tau only
         ["count", "double_pendulum", "--method", "kane", "--route", "factored"],
         ["count", "double_pendulum", "--method", "kane", "--base"],
     ],
@@ -183,7 +183,33 @@ def test_count_formats_and_kane():
     result = run("count", "double_pendulum", "--method", "kane", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["method"] == "kane"
-    result = run("count", "double_pendulum", "--method", "kane", "--output", "tau", "--route", "auto")
+    result = run("count", "double_pendulum", "--method", "kane", "--outputs", "tau", "--route", "auto")
     assert result.exit_code == 0 and "Kane's algorithm" in result.output
-    bad = run("count", "double_pendulum", "--method", "kane", "--output", "h")
-    assert bad.exit_code == 2 and "--output" in bad.output and "kane" in bad.output
+    bad = run("count", "double_pendulum", "--method", "kane", "--outputs", "h")
+    assert bad.exit_code == 2 and "--outputs" in bad.output and "kane" in bad.output
+
+
+@pytest.mark.parametrize("command", [["linearize", "double_pendulum", "--q0", "0,0"], ["simulate", "double_pendulum"],
+                                     ["torques", "double_pendulum"], ["simplify-model", "double_pendulum"]])
+def test_missing_parameters_are_named_with_the_cli_option(command):
+    """A parameter left without a value is one line that names --param, not the Python API's params={...}."""
+    result = run(*command, "--param", "L1=1.0")
+    assert result.exit_code == 2
+    assert result.output.count("error:") == 1 and "--param NAME=VALUE" in result.output, result.output
+    assert "L2, m1, m2" in result.output and "L1" not in result.output.split("need values")[0]
+    assert "params={" not in result.output
+
+
+def test_count_o_is_an_output_file_and_capital_o_what_to_count(tmp_path):
+    """-o is an output file in every command (issue 14); what count computes is -O/--outputs."""
+    target = tmp_path / "counts.json"
+    result = run("count", "two_link_payload", "-O", "forward", "-f", "json", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    written = json.loads(target.read_text())
+    assert set(written["forward_candidates"]) == {"LDL^T", "ABA"} and written["picked"] == "LDL^T"
+    assert written == json.loads(run("count", "two_link_payload", "-O", "forward", "-f", "json").output)
+    kane = tmp_path / "kane.txt"
+    assert run("count", "puma560", "--method", "kane", "-o", str(kane)).exit_code == 0
+    assert kane.read_text().startswith("Kane's algorithm on puma560")
+    missing = run("count", "two_link_payload", "-o", str(tmp_path / "nowhere" / "c.txt"))
+    assert missing.exit_code == 2 and "does not exist" in missing.output

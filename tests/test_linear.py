@@ -220,6 +220,15 @@ def test_cli_linearize(tmp_path):
     assert_close(data["Ad"], linear.discretize(lin, dt=0.01).Ad)
     text = runner.invoke(app, ["linearize", "double_pendulum", "--symbolic", "--q0", "0,0", "--qd0", "0,0"])
     assert text.exit_code == 0 and "g/L1" in text.output
+    latex = runner.invoke(app, ["linearize", "double_pendulum", "--q0", "0,0", "--dt", "0.01", "-f", "latex", *params])
+    assert latex.exit_code == 0, latex.output
+    rows = {line.split(" = ")[0]: line.split(" = ")[1] for line in latex.output.splitlines() if " = " in line
+            and not line.startswith("%")}
+    assert set(rows) == {"A", "B", "C", "D", "A_d", "B_d"}
+    body = rows["A"].removeprefix(r"\left[\begin{matrix}").removesuffix(r"\end{matrix}\right]")
+    assert_close([[float(x) for x in row.split("&")] for row in body.split(r"\\")], lin.A, rtol=1e-5)
+    symbolic = runner.invoke(app, ["linearize", "double_pendulum", "--symbolic", "--q0", "0,0", "-f", "latex"])
+    assert symbolic.exit_code == 0 and r"\frac{g}{L_{1}}" in symbolic.output
     bad = runner.invoke(app, ["linearize", "puma560", "--symbolic"])
     assert bad.exit_code == 2 and bad.output.count("error:") == 1
     for dt in ("inf", "nan", "0"):

@@ -244,7 +244,7 @@ def test_compile_cache_tells_a_tree_from_the_chain_of_its_rows(tmp_path: Path) -
 
 
 def test_cli_count_prints_both_candidates_for_a_tree() -> None:
-    result = CliRunner().invoke(app, ["count", str(TREE_FILE), "--output", "forward"])
+    result = CliRunner().invoke(app, ["count", str(TREE_FILE), "--outputs", "forward"])
     assert result.exit_code == 0, result.output
     print(result.output)
     candidates = build(torso(), ("forward",)).candidates

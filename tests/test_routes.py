@@ -182,7 +182,7 @@ def test_operation_counts_reach_the_figures(name, output, mults, adds):
 
 
 def test_count_cli_json_keys():
-    result = CliRunner().invoke(app, ["count", "two_link_payload", "--output", "forward", "--format", "json"])
+    result = CliRunner().invoke(app, ["count", "two_link_payload", "--outputs", "forward", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert set(data) >= {"multiplications", "additions", "trig", "constants", "route"}

@@ -39,7 +39,7 @@ def tree() -> rd.Manipulator:
         ["derive", "--method", "gd", "--format", "json"],
         ["derive", "--method", "emdeg"],
         ["check", "--samples", "2"],
-        ["count", "--output", "forward"],
+        ["count", "--outputs", "forward"],
         ["torques", "--param", "g=9.81", "--samples", "20"],
         ["simulate", "--param", "g=9.81", "--t-end", "0.2", "--samples", "5", "--engine", "numpy"],
         ["linearize", "--param", "g=9.81", "--output", "tool"],

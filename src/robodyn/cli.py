@@ -109,12 +109,21 @@ def _show_warning(message: Any, category: Any, filename: str, lineno: int, file:
     err.print(f"warning: {printable(str(message))}", markup=False)
 
 
+def _cli_message(exc: Exception) -> str:
+    """The error as the command line says it: parameters left without values are given with ``--param``."""
+    unbound = getattr(exc, "unbound", ())
+    if unbound:
+        return (f"the model's parameters {', '.join(unbound)} need values: give each with --param NAME=VALUE "
+                f"(e.g. --param {unbound[0]}=1.0)")
+    return str(exc)
+
+
 def _guarded(body: Callable[[], int | None]) -> None:
     warnings.showwarning = _show_warning
     try:
         code = body()
     except (ModelError, DerivationError, UserError) as exc:
-        err.print(f"error: {printable(str(exc))}", markup=False)
+        err.print(f"error: {printable(_cli_message(exc))}", markup=False)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
@@ -384,8 +393,8 @@ class CountFormat(StrEnum):
 @app.command()
 def count(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
-    output: Annotated[
-        CountOutput, typer.Option("--output", "-o", help="What to compute (all: every distinct M, c, b, g element).")
+    what: Annotated[
+        CountOutput, typer.Option("--outputs", "-O", help="What to compute (all: every distinct M, c, b, g element).")
     ] = CountOutput.tau,
     method: Annotated[
         CountMethod, typer.Option("--method", "-m", help="program: the cheapest straight-line program; kane: "
@@ -395,37 +404,38 @@ def count(
     base: Annotated[bool, typer.Option("--base", help="The model in base parameters (identification), each one an "
                                        "input.")] = False,
     fmt: Annotated[CountFormat, typer.Option("--format", "-f", help="text or json.")] = CountFormat.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
 ) -> None:
     """Count the multiplications and additions per evaluation, beside the published figures."""
 
     def body() -> None:
+        _check_directory("--output", output)
         if method is CountMethod.kane:
-            for flag, given, default in (("--base", base, False), ("--output", output, CountOutput.tau),
+            for flag, given, default in (("--base", base, False), ("--outputs", what, CountOutput.tau),
                                          ("--route", route, Route.auto)):
                 if given != default:
                     raise UserError(f"{flag} is for the straight-line program: leave out --method kane")
         robot = _load(model, strict, lock)
         if method is CountMethod.kane:
-            _count_kane(robot, fmt)
+            _write(_count_kane(robot, fmt), output)
             return
         from robodyn.identification import base_parameters
         from robodyn.program.targets import count_summary, format_summary
 
         with delayed_progress(f"building the program for {robot.name}"):
             try:
-                summary = count_summary(robot, "elements" if output is CountOutput.all else output.value, route.value,
+                summary = count_summary(robot, "elements" if what is CountOutput.all else what.value, route.value,
                                         base=base_parameters(robot) if base else None)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
-        out.print(json.dumps(summary, indent=2) if fmt is CountFormat.json else format_summary(summary),
-                  markup=False)
+        _write(json.dumps(summary, indent=2) if fmt is CountFormat.json else format_summary(summary), output)
 
     _guarded(body)
 
 
-def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> None:
+def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> str:
     from robodyn import opcount
 
     measured = opcount.count_operations(robot)
@@ -440,13 +450,14 @@ def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> None:
             "general_geometry_formula": {"ours": "105n - 110, 90n - 106", "paper": "105n - 109, 90n - 105"},
             "table1": [row.__dict__ for row in rows],
         }
-        out.print(json.dumps(data, indent=2), markup=False)
-        return
-    out.print(f"Kane's algorithm on {robot.name} ({robot.n} joints): {measured.multiplications} multiplications, "
-              f"{measured.additions} additions (this geometry's 0, 1, -1 folded; constants off line)", markup=False)
-    out.print(opcount.format_table(rows), markup=False)
-    out.print(opcount.stage_table(6), markup=False)
-    out.print(opcount.EXPLANATION, markup=False)
+        return json.dumps(data, indent=2)
+    return "\n".join([
+        f"Kane's algorithm on {robot.name} ({robot.n} joints): {measured.multiplications} multiplications, "
+        f"{measured.additions} additions (this geometry's 0, 1, -1 folded; constants off line)",
+        opcount.format_table(rows),
+        opcount.stage_table(6),
+        opcount.EXPLANATION,
+    ])
 
 
 @app.command("simplify-model")
@@ -649,6 +660,17 @@ def _symbol_names(robot: rd.Manipulator) -> dict[str, list[str]]:
             "inputs": [x.name for x in tau_symbols(robot.n)], "parameters": [x.name for x in robot.parameters()]}
 
 
+def _matrix_latex(name: str, matrix: Any, symbolic: bool) -> str:
+    """``NAME = \\left[\\begin{matrix} ... \\end{matrix}\\right]``: symbolic entries as sympy writes them, numbers
+    to 6 significant digits."""
+    import sympy
+
+    entries = sympy.Matrix(matrix) if symbolic else sympy.Matrix(
+        [[sympy.Float(float(x), 6) if x else sympy.Integer(0) for x in row] for row in matrix.tolist()])
+    subscripted = {"Ad": "A_d", "Bd": "B_d"}.get(name, name)
+    return f"{subscripted} = {sympy.latex(entries)}"
+
+
 def _matrix_text(name: str, matrix: Any) -> str:
     import numpy as np
 
@@ -668,7 +690,7 @@ def linearize(
     dt: Annotated[float | None, typer.Option("--dt", help="Also give the discrete model for this step (s).")] = None,
     discrete: Annotated[Discrete, typer.Option("--discrete", help="Discretisation.")] = Discrete.zoh,
     symbolic: Annotated[bool, typer.Option("--symbolic", help="Symbolic A, B (arms of up to 3 joints).")] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="text, latex or json.")] = Format.text,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
@@ -702,6 +724,11 @@ def linearize(
                     **(_symbol_names(robot) if symbolic else {}),
                     **{k: plain(v) for k, v in matrices.items()}}
             out.print(json.dumps(data, indent=2), markup=False)
+            return
+        if fmt is Format.latex:
+            out.print(f"% {robot.name}: x = (q, qd), u = tau, y = {lin.output}", markup=False)
+            for name, matrix in matrices.items():
+                out.print(_matrix_latex(name, matrix, symbolic), markup=False)
             return
         out.print(f"{robot.name}: x = (q, qd), u = tau, y = {lin.output}", markup=False)
         for name, matrix in matrices.items():

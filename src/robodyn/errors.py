@@ -25,7 +25,8 @@ class ModelError(ValueError):
     """A robot description is invalid.
 
     Attributes ``file``, ``link`` (1-based, or None for manipulator-level fields)
-    and ``field`` say where; ``problem`` says what.
+    and ``field`` say where; ``problem`` says what. ``unbound`` names the parameters a computation needs
+    numbers for and was not given (the command line turns it into a ``--param`` hint).
     """
 
     def __init__(
@@ -35,8 +36,10 @@ class ModelError(ValueError):
         file: str | None = None,
         link: int | str | None = None,
         field: str | None = None,
+        unbound: tuple[str, ...] = (),
     ) -> None:
         self.problem = problem
+        self.unbound = tuple(unbound)
         self.file = file
         self.link = link
         self.field = field
@@ -60,6 +63,7 @@ class ModelError(ValueError):
             file=file if file is not None else self.file,
             link=self.link if self.link is not None else link,
             field=self.field,
+            unbound=self.unbound,
         )
 
 

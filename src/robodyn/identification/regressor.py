@@ -252,7 +252,7 @@ def _geometry_binding(robot: Manipulator, params: Mapping[Any, Any] | None) -> d
     if missing:
         raise ModelError(
             f"the regressor of {robot.name!r} needs numbers for its geometry symbols {', '.join(missing)}: "
-            "bind them with params={...}", field="params"
+            "bind them with params={...}", field="params", unbound=tuple(missing)
         )
     for s in robot.parameters():
         bound.setdefault(s, 0.0)
@@ -348,7 +348,8 @@ def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, 
         values = np.array([float(x.xreplace(binding)) for x in p], dtype=float)
     except TypeError:
         missing = sorted({s.name for x in p for s in x.xreplace(binding).free_symbols})
-        raise ModelError(f"bind the symbols {', '.join(missing)} with params={{...}}", field="params") from None
+        raise ModelError(f"bind the symbols {', '.join(missing)} with params={{...}}", field="params",
+                         unbound=tuple(missing)) from None
     check_physical(robot, binding)
     return values
 

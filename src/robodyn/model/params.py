@@ -92,7 +92,8 @@ def bound_robot(robot: Manipulator, params: Mapping[Any, Any] | None) -> Manipul
             robot = robot.subs(values)
     free = [s.name for s in robot.parameters()]
     if free:
-        raise ModelError(f"give numeric values for the parameters {', '.join(free)}: params={{...}}", field="params")
+        raise ModelError(f"give numeric values for the parameters {', '.join(free)}: params={{...}}", field="params",
+                         unbound=tuple(free))
     return robot
 
 

@@ -145,6 +145,7 @@ def _check_bound(robot: Manipulator, mapping: Mapping[sympy.Symbol, float]) -> N
             f"bind them with params={{{', '.join(repr(m) + ': ...' for m in missing[:3])}"
             f"{', ...' if len(missing) > 3 else ''}}}",
             field="params",
+            unbound=tuple(missing),
         )
 
 
