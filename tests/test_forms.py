@@ -78,6 +78,9 @@ def test_to_dict_is_json_and_parseable(form):
         assert equivalent(B, eqs.config_space().B, 2)
         C = sympy.Matrix([[parse_expr(x) for x in row] for row in data["C"]])
         assert equivalent(C, eqs.config_space().C, 2)
+        # ROBMAT's squared rates are shown as qd_sq, never as q2, the second joint's symbol
+        assert "q2" not in data and [parse_expr(x) for x in data["qd_sq"]] == list(eqs.config_space().q2)
+        assert "q2[1]" not in eqs.to_text("config-space") and "qd_sq[1] = qd1**2" in eqs.to_text("config-space")
 
 
 def test_latex_and_text():

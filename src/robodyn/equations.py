@@ -283,7 +283,8 @@ class Equations:
             return out
         if form == "config-space":
             cs = self.config_space()
-            out.update(B=cs.B, C=cs.C, qq=cs.qq, q2=cs.q2)
+            # ROBMAT's q2 (the squared rates) is shown as qd_sq: q2 is the second joint's symbol
+            out.update(B=cs.B, C=cs.C, qq=cs.qq, qd_sq=cs.q2)
             return out
         if form == "fu":
             fu = self.fu_form()
@@ -466,7 +467,7 @@ def _read_leaves(value: Any, symbols: Mapping[str, sympy.Symbol], key: str) -> t
 
 
 def _latex_name(name: str) -> str:
-    special = {"tau": "\\tau", "christoffel": "\\Gamma", "qq": "\\dot q\\dot q", "q2": "\\dot q^2"}
+    special = {"tau": "\\tau", "christoffel": "\\Gamma", "qq": "\\dot q\\dot q", "qd_sq": "\\dot q^2"}
     if name in special:
         return special[name]
     if "_" in name:
