@@ -626,7 +626,7 @@ for key, extra in {"samples_zero": ["--samples", "0"], "samples_negative": ["--s
                    "rtol_nan": ["--rtol", "nan"], "rtol_one": ["--rtol", "1"], "rtol_inf": ["--rtol", "inf"],
                    "rtol_zero": ["--rtol", "0"]}.items():
     cli(f"check_{key}", ["check", "arm.yaml", *extra], mentions=(extra[0],))
-for key, extra in {"output_unknown": ["--output", "everything"], "format_latex": ["--format", "latex"],
+for key, extra in {"outputs_unknown": ["--outputs", "everything"], "format_latex": ["--format", "latex"],
                    "route_unknown": ["--route", "scenic"], "method_unknown": ["--method", "guess"]}.items():
     cli(f"count_{key}", ["count", "arm.yaml", *extra], mentions=(extra[0],))
 for key, extra in {"samples_zero": ["--samples", "0"], "samples_huge": ["--samples", "1000000000"],
