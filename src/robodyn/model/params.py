@@ -81,20 +81,28 @@ def symbol_values(params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]
     return mapping
 
 
+def check_bound(robot: Manipulator, bound: Iterable[sympy.Symbol]) -> None:
+    """Refuse, with one :class:`ModelError` naming them (also as ``unbound``, for the command line's hint), the
+    parameters of ``robot`` that ``bound`` leaves without a value."""
+    given = set(bound)
+    missing = [s.name for s in robot.parameters() if s not in given]
+    if missing:
+        example = ", ".join(repr(m) + ": ..." for m in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        raise ModelError(f"robot {robot.name!r} has free symbols {', '.join(missing)}; a numeric computation needs "
+                         f"numbers: bind them with params={{{example}}}", field="params", unbound=tuple(missing))
+
+
 def bound_robot(robot: Manipulator, params: Mapping[Any, Any] | None) -> Manipulator:
-    """``robot`` with ``params`` (names or Symbols, checked as by :func:`symbol_values` and :func:`check_names`)
-    substituted, every parameter bound; a :class:`ModelError` names those left free and how to bind them."""
+    """``robot`` with ``params`` (names or Symbols, checked as by :func:`symbol_values`, :func:`check_names` and
+    :func:`check_bound`) substituted: every parameter bound."""
     values = symbol_values(params)
     check_names(robot, (s.name for s in values))
-    if values:
-        with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-            warnings.simplefilter("ignore")
-            robot = robot.subs(values)
-    free = [s.name for s in robot.parameters()]
-    if free:
-        raise ModelError(f"give numeric values for the parameters {', '.join(free)}: params={{...}}", field="params",
-                         unbound=tuple(free))
-    return robot
+    check_bound(robot, values)
+    if not values:
+        return robot
+    with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
+        warnings.simplefilter("ignore")
+        return robot.subs(values)
 
 
 def random_values(robot: Manipulator, rng: Any, low: float = 0.5, high: float = 2.0,

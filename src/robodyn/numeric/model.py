@@ -34,7 +34,7 @@ from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
-from robodyn.model.params import check_names, symbol_values
+from robodyn.model.params import check_bound, check_names, symbol_values
 from robodyn.recursions.arm import ArmData, Inertial, JointData
 from robodyn.recursions.arm import arm_data as recursions_arm
 
@@ -137,18 +137,6 @@ def arm_data(model: NumericModel) -> ArmData:
 # -- turning expressions into floats ------------------------------------------------------------
 
 
-def _check_bound(robot: Manipulator, mapping: Mapping[sympy.Symbol, float]) -> None:
-    missing = [s.name for s in robot.parameters() if s not in mapping]
-    if missing:
-        raise ModelError(
-            f"robot {robot.name!r} has free symbols {', '.join(missing)}; the numeric engine needs numbers: "
-            f"bind them with params={{{', '.join(repr(m) + ': ...' for m in missing[:3])}"
-            f"{', ...' if len(missing) > 3 else ''}}}",
-            field="params",
-            unbound=tuple(missing),
-        )
-
-
 class _Floats:
     """Evaluate sympy expressions of one robot as floats under one parameter binding."""
 
@@ -192,7 +180,7 @@ def bound_floats(robot: Manipulator, params: Params | None) -> _Floats:
     """The evaluator of ``robot``'s expressions under ``params``; a :class:`ModelError` names what is unbound."""
     mapping = symbol_values(params)
     check_names(robot, mapping)
-    _check_bound(robot, mapping)
+    check_bound(robot, mapping)
     return _Floats(mapping)
 
 

@@ -44,6 +44,7 @@ stand for the zeros and ones of the algorithm, as there.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -62,7 +63,7 @@ Inertia = tuple[Mat, Mat, Mat]  # the blocks A, B, C of [[A, B], [B^T, C]]
 
 
 class ArticulatedOps(ScalarOps, Protocol):
-    """The scalar interface of :mod:`robodyn.recursions.kane` and one division (ABA divides by D_i)."""
+    """The scalar interface of :mod:`robodyn.recursions.scalars` and one division (ABA divides by D_i)."""
 
     def reciprocal(self, x: Scalar) -> Scalar:
         """1 / x."""
@@ -153,16 +154,6 @@ def _zero(x: sympy.Expr) -> bool:
     return sympy.sympify(x) == 0
 
 
-def literal(x: sympy.Expr, ops: ScalarOps) -> Scalar:
-    """A model number as a scalar, exactly 0 and 1 as the literals the folding helpers drop."""
-    value = sympy.sympify(x)
-    if value == 0:
-        return 0
-    if value == 1:
-        return 1
-    return ops.number(x)
-
-
 @dataclass(frozen=True)
 class Joint:
     """Link i's joint: ``moves`` from the parent frame to frame i (XT(i) then XJ(i), Table 7.1 line 4),
@@ -172,32 +163,62 @@ class Joint:
     moves: tuple[Move, ...]
 
 
+@functools.lru_cache(maxsize=1024)
+def _fixed_moves(joint: JointData) -> tuple[tuple[str, tuple], ...]:
+    """XT(i), the joint's moves that do not depend on q, as model numbers (exact 0 and 1 as the literals the
+    folding helpers drop), decided once per joint: Trans(p) Rot(F) = Rot(F) Trans(F^T p), with whichever
+    translation has fewer nonzero entries (Rot(x, alpha) Trans(x, a) for a plain modified-DH row; a placement
+    may do better the other way round), then Trans(z, d) (revolute) or Rot(z, theta) (prismatic); moves that
+    are exactly the identity are left out."""
+    F = sympy.Matrix(joint.F)
+    p, p_turned = sympy.Matrix(joint.p), F.T * sympy.Matrix(joint.p)
+    turn = [("R", _literals(F.tolist()))] if sympy.eye(3) != F else []
+    if sum(not _zero(x) for x in p_turned) <= sum(not _zero(x) for x in p):
+        moves = [*turn, *_translation(p_turned)]
+    else:
+        moves = [*_translation(p), *turn]
+    if joint.revolute and not _zero(joint.d):
+        moves.append(("T", (0, 0, _literal(joint.d))))
+    if not joint.revolute and not _zero(joint.theta):
+        moves.append(("Rz", ()))  # Rot(z, theta), of the joint's theta
+    return tuple(moves)
+
+
+def _translation(p: sympy.Matrix) -> list[tuple[str, tuple]]:
+    return [("T", tuple(_literal(x) for x in p))] if any(not _zero(x) for x in p) else []
+
+
+def _literal(x: sympy.Expr) -> sympy.Expr | int:
+    value = sympy.sympify(x)
+    return 0 if value == 0 else 1 if value == 1 else value
+
+
+def _literals(rows: list[list[sympy.Expr]]) -> tuple[tuple[sympy.Expr | int, ...], ...]:
+    return tuple(tuple(_literal(x) for x in row) for row in rows)
+
+
+def _scalar(x: sympy.Expr | int, ops: ScalarOps) -> Scalar:
+    return x if type(x) is int else ops.number(x)
+
+
 def jcalc(joint: JointData, ops: ScalarOps, q: Scalar) -> Joint:
     """The moves of joint i (Featherstone's XT(i), then jcalc's XJ(i)) from the arm's one description
     (:mod:`robodyn.recursions.arm`: R = F Rot(z, theta + q), P = p + F z (d + q)), parent frame -> frame i:
-    Trans(p) Rot(F), then Trans(z, d) Rot(z, theta + q) for a revolute joint or Rot(z, theta) Trans(z, d + q)
-    for a prismatic one (Rot(z) and Trans(z) commute). Moves that are exactly the identity are left out."""
+    the fixed moves of :func:`_fixed_moves`, then XJ = Rot(z, theta + q) for a revolute joint or
+    Trans(z, d + q) for a prismatic one (Rot(z) and Trans(z) commute)."""
     moves: list[Move] = []
-    F = sympy.Matrix(joint.F)
-    p, p_turned = sympy.Matrix(joint.p), F.T * sympy.Matrix(joint.p)  # Trans(p) Rot(F) = Rot(F) Trans(F^T p)
-    turn = [Rot(tuple(tuple(literal(x, ops) for x in row) for row in joint.F))] if sympy.eye(3) != F else []
-    if sum(not _zero(x) for x in p_turned) <= sum(not _zero(x) for x in p):  # the sparser translation
-        moves += [*turn, *_translation(p_turned, ops)]  # e.g. Rot(x, alpha) Trans(x, a)
-    else:
-        moves += [*_translation(p, ops), *turn]
+    for kind, values in _fixed_moves(joint):
+        if kind == "T":
+            moves.append(Trans(tuple(_scalar(x, ops) for x in values)))  # type: ignore[arg-type]
+        elif kind == "R":
+            moves.append(Rot(tuple(tuple(_scalar(x, ops) for x in row) for row in values)))  # type: ignore[arg-type]
+        else:
+            moves.append(Rot(_rot_z(*ops.cos_sin(joint.theta, None))))
     if joint.revolute:
-        if not _zero(joint.d):
-            moves.append(Trans((0, 0, ops.number(joint.d))))
         moves.append(Rot(_rot_z(*ops.cos_sin(joint.theta, q))))  # XJ: Rot(z, theta + q)
     else:
-        if not _zero(joint.theta):
-            moves.append(Rot(_rot_z(*ops.cos_sin(joint.theta, None))))
         moves.append(Trans((0, 0, q if _zero(joint.d) else ops.number(joint.d) + q)))  # XJ: Trans(z, d + q)
     return Joint(joint.revolute, tuple(moves))
-
-
-def _translation(p: sympy.Matrix, ops: ScalarOps) -> list[Move]:
-    return [Trans(tuple(literal(x, ops) for x in p))] if any(not _zero(x) for x in p) else []  # type: ignore[arg-type]
 
 
 def motion_to_child(joint: Joint, m: Motion) -> Motion:

@@ -118,6 +118,7 @@ def arm_data(robot: Manipulator) -> ArmData:
     )
 
 
+@functools.lru_cache(maxsize=16)
 def joint_data(robot: Manipulator) -> tuple[JointData, ...]:
     """The joints alone (in modified DH, converted first if need be), for a recursion that keeps the model's
     own inertial data (:mod:`robodyn.recursions.kane`)."""

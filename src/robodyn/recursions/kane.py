@@ -44,13 +44,13 @@ b_i qd_i and armature qdd_i are added to tau_i (the paper's phi_d, eq. 24, set t
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy
 
 from robodyn.errors import DerivationError
+from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.recursions.arm import joint_data
 from robodyn.recursions.scalars import ScalarOps
@@ -137,15 +137,15 @@ def to_angeles(
             f"link {placed[0]} has a fixed placement before its joint, which Angeles' HD notation (Kane's "
             "algorithm) cannot express; use newton-euler or lagrange-euler"
         )
-    modified, inertias = _modified(robot)
+    converted, inertias = _modified(robot)
     with ops.stage("conversion"):
         links = []
-        for i, joint in enumerate(joint_data(modified)):  # no placement: F = Rot(x, alpha), p = (a, 0, 0)
+        for i, joint in enumerate(joint_data(converted)):  # no placement: F = Rot(x, alpha), p = (a, 0, 0)
             ca, sa = ops.number(joint.F[1][1]), ops.number(joint.F[2][1])
             a, b0 = ops.number(joint.p[0]), -ops.number(joint.d)
             bodies = tuple(
                 Body(ops.number(body.mass), tuple(ops.number(x) for x in body.com), _inertia(ops, inertia))
-                for body, inertia in zip(modified.bodies(i), inertias[i], strict=True)
+                for body, inertia in zip(converted.bodies(i), inertias[i], strict=True)
             )
             if joint.revolute:
                 ct, st = ops.cos_sin(joint.theta, q[i])
@@ -166,11 +166,10 @@ def to_angeles(
 
 
 def _modified(robot: Manipulator) -> tuple[Manipulator, list[list[sympy.Matrix]]]:
-    """``robot`` in modified DH (:mod:`robodyn.model.convert`) and its bodies' inertia tensors there."""
-    with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
-        warnings.simplefilter("ignore")
-        modified = robot.to_convention("modified")
-    return modified, [[body.inertia for body in modified.bodies(i)] for i in range(robot.n)]
+    """``robot`` in modified DH (:func:`robodyn.model.dh.modified`, converted once per arm) and its bodies'
+    inertia tensors there."""
+    arm = modified(robot)
+    return arm, [[body.inertia for body in arm.bodies(i)] for i in range(robot.n)]
 
 
 def _rot_x(c: Scalar, s: Scalar, v: Vec) -> Vec:
