@@ -85,7 +85,18 @@ from typing import Any
 import numpy as np
 
 from robodyn.codegen import generate, load_python
-from robodyn.codegen.spec import GENERATOR_VERSION, KEYS, KINDS, Array, ModuleSpec, Routine, module_spec, sanitize
+from robodyn.codegen.spec import (
+    DEFAULT_KEYS,
+    GENERATOR_VERSION,
+    KEYS,
+    KINDS,
+    Array,
+    ModuleSpec,
+    Routine,
+    module_spec,
+    output_shape,
+    sanitize,
+)
 from robodyn.model.io import manipulator_to_dict
 from robodyn.model.params import parameter_value
 from robodyn.program import OperationCount
@@ -256,8 +267,7 @@ class CompiledDynamics:
             raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
         batch = (1, self.n) if len(shape) == 1 else shape
         flat = [np.ascontiguousarray(np.broadcast_to(a, batch)) for a in given]
-        tail = (self.n, self.n) if routine == "mass_matrix" else (self.n,)
-        out = self._call(routine, k, flat, tail)
+        out = self._call(routine, k, flat, self._tail(routine))
         return out[0] if len(shape) == 1 else out
 
     def one_state(self, routine: str, *, params: ParamValues | None = None) -> Callable[..., np.ndarray]:
@@ -269,10 +279,13 @@ class CompiledDynamics:
         if routine not in self.routines:
             raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
         k = self.constants(params)
-        tail = (self.n, self.n) if routine == "mass_matrix" else (self.n,)
         if self._one_state is not None:
-            return self._one_state(routine, k, tail)
+            return self._one_state(routine, k, self._tail(routine))
         return lambda *arrays: self._run(routine, arrays, params)
+
+    def _tail(self, routine: str) -> tuple[int, ...]:
+        """The shape of one state's result of ``routine``."""
+        return self._spec.routine(routine).output.shape
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, *, params: ParamValues | None = None) -> np.ndarray:
         """tau = M(q) qdd + h(q, qd) + G(q) + damping + load."""
@@ -298,6 +311,20 @@ class CompiledDynamics:
         """qdd solving M(q) qdd = tau - bias(q, qd) (a generated LDL^T solve; no check that M is
         positive definite)."""
         return self._run("forward_dynamics", (q, qd, tau), params)
+
+    def inverse_dynamics_derivatives(self, q: Any, qd: Any, qdd: Any, *,
+                                     params: ParamValues | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(dtau/dq, dtau/dqd), each (n, n) or (N, n, n), [..., i, j] = d tau_i / d x_j (dtau/dqdd is M);
+        compile with ``outputs`` holding ``"dtau"``."""
+        out = self._run("inverse_dynamics_derivatives", (q, qd, qdd), params)
+        return out[..., 0, :, :], out[..., 1, :, :]
+
+    def forward_dynamics_derivatives(self, q: Any, qd: Any, tau: Any, *,
+                                     params: ParamValues | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(dqdd/dq, dqdd/dqd, dqdd/dtau = M^-1) at qdd = forward_dynamics(q, qd, tau), each (n, n) or
+        (N, n, n); compile with ``outputs`` holding ``"dqdd"``."""
+        out = self._run("forward_dynamics_derivatives", (q, qd, tau), params)
+        return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
 
 
 # -- backends --------------------------------------------------------------------------------------
@@ -385,7 +412,8 @@ def compile(
 ) -> CompiledDynamics:
     """Generate, compile (or find in the cache) and load the dynamics routines of ``robot``.
 
-    ``outputs``: ``--outputs`` keys (``tau``, ``M``, ``h``, ``bias``, ``G``, ``forward``; default all);
+    ``outputs``: ``--outputs`` keys (``tau``, ``M``, ``h``, ``bias``, ``G``, ``forward``, and the derivatives
+    ``dtau`` and ``dqdd``; default all but the derivatives);
     ``base``: the model in the robot's base parameters, whose ``parameters`` are then the base
     parameters (:func:`robodyn.identification.base_parameters`: pass identified values) and any
     geometry symbols;
@@ -394,7 +422,8 @@ def compile(
     :func:`find_compiler`); ``spec``: the routines of ``robot`` if already generated
     (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again.
     Raises :class:`CompileError` without a compiler or if compiling fails."""
-    keys = tuple(kind.key for kind in KINDS if outputs is None or kind.key in set(outputs))
+    wanted = set(DEFAULT_KEYS if outputs is None else outputs)
+    keys = tuple(kind.key for kind in KINDS if kind.key in wanted)
     if outputs is not None:
         unknown = sorted(set(outputs) - set(KEYS))
         if unknown:
@@ -564,8 +593,7 @@ class Expected:
         if routine == "constants":
             return [("params", (len(spec.parameters),)), k]
         kind = next(kind for kind in KINDS if kind.name == routine)
-        output = (self.n, self.n) if kind.output == "M" else (self.n,)
-        return [k, *((name, (self.n,)) for name in kind.inputs), (kind.output, output)]
+        return [k, *((name, (self.n,)) for name in kind.inputs), (kind.output, output_shape(kind.output, self.n))]
 
 
 def _cache_root(cache: str | Path | None) -> Path:

@@ -13,10 +13,11 @@ x = (q, qd), xdot = f(x, u) = (qd, M^-1 (u - bias)). About (q0, qd0, tau0), with
 
 where ID(q, qd, qdd) = M qdd + bias is the inverse dynamics, differentiated at qdd = qdd0. This follows
 from differentiating ID(q, qd, f(q, qd, tau)) = tau: dID/dq + M df/dq = 0. The derivatives of ID are
-exact: the Newton-Euler torques of :func:`robodyn.derive` (parameters substituted) are differentiated
-symbolically by symengine and compiled with ``Lambdify`` once per arm (:func:`derivatives`); no finite
-differences. The symbolic form (arms of up to three joints) applies the same formula to the sympy
-equations with M^-1 = adj(M) / det(M).
+exact: the program's derivative outputs (:func:`robodyn.program.build` with ``dtau_dq``, ``dtau_dqd``: the
+Newton-Euler recursion differentiated in forward mode, as a straight-line program), run by the generated NumPy
+module built once per arm (:func:`derivatives`); no finite differences. (:func:`robodyn.compile` with outputs
+``dtau`` and ``dqdd`` gives the same derivatives compiled, for batches.) The symbolic form (arms of up to
+three joints) applies the same formula to the sympy equations with M^-1 = adj(M) / det(M).
 
 Discrete time: :func:`discretize` (zero-order hold or forward Euler, by :func:`scipy.signal.cont2discrete`)
 and :func:`rk4_step` (classical Runge-Kutta over one step with tau held).

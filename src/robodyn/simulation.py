@@ -658,22 +658,20 @@ class Oscillations:
 
 
 class Derivatives:
-    """dID/dq and dID/dqd of one arm (parameters bound), compiled once: see :mod:`robodyn.linear`."""
+    """dID/dq and dID/dqd of one arm (parameters bound): the program's derivative outputs
+    (:func:`robodyn.program.build` ``("dtau_dq", "dtau_dqd")``, forward-mode over the Newton-Euler recursion),
+    run by the generated NumPy module; see :mod:`robodyn.linear`."""
 
     def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
-        eqs = derive(bound_robot(robot, params), "newton-euler")
-        q, qd, qdd = eqs.symbols.symengine()
-        tau = eqs.raw("tau")
-        n = robot.n
-        rows = [tau[i, 0].diff(v) for i in range(n) for v in (*q, *qd)]
-        self.n = n
-        self._function = se.Lambdify([*q, *qd, *qdd], rows, cse=True)
+        self.n = robot.n
+        self._compiled = compile_robot(robot, outputs=("dtau",), backend="numpy")
+        names = self._compiled.parameters
+        self._params = tuple(float((params or {})[name]) for name in names) if names else None
 
     def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(dtau/dq, dtau/dqd), each (n, n), row i = joint i, at one state."""
-        n = self.n
-        values = np.asarray(self._function(np.concatenate([q, qd, qdd])), dtype=float).reshape(n, 2 * n)
-        return values[:, :n], values[:, n:]
+        d_q, d_qd = self._compiled.inverse_dynamics_derivatives(q, qd, qdd, params=self._params)
+        return np.asarray(d_q), np.asarray(d_qd)
 
 
 #: parameter binding -> Derivatives, per robot; entries vanish with their robot.

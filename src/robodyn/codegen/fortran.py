@@ -1,7 +1,8 @@
 """Fortran 90: one module per robot, printed with sympy's ``FCodePrinter`` (free form).
 
 Module ``NAME`` holds the same routines as the C code, as subroutines with explicit-shape arrays
-(``q(n)``, ``M(n, n)``; M is symmetric, so its memory layout is also C's row-major), and the batch
+(``q(n)``, ``M(n, n)``; M is symmetric, so its memory layout is also C's row-major; the stacked derivatives,
+C's (2, n, n), are declared ``dtau(n, n, 2)`` and indexed in reverse, which is C's layout), and the batch
 twins take ``q(n, n_states)``: one state per column, which is C's (N, n) row-major layout. Each
 subroutine is also given a C binding label (``bind(C, name="NAME_inverse_dynamics")``, from
 Fortran 2003's ``iso_c_binding``, as every current compiler has it), so the compiled object has
@@ -38,6 +39,10 @@ class FortranEmitter(Emitter):
         if len(array.shape) == 2:  # (i, j) of the row-major entry i*n + j
             i, j = divmod(index, array.shape[1])
             target = f"{array.name}({i + 1}, {j + 1})"
+        elif len(array.shape) == 3:  # (j, i, s) of C's entry [s][i][j]: the same memory
+            s, rest = divmod(index, array.shape[1] * array.shape[2])
+            i, j = divmod(rest, array.shape[2])
+            target = f"{array.name}({j + 1}, {i + 1}, {s + 1})"
         else:
             target = f"{array.name}({index + 1})"
         return self.printer.doprint(expr, assign_to=sp.Symbol(target))
@@ -47,7 +52,8 @@ class FortranEmitter(Emitter):
     def _extent(array: Array, batch: bool) -> str:
         if array.name in ("k", "params"):
             return "(*)"  # may be empty
-        dims = [str(d) for d in array.shape] + (["n_states"] if batch else [])
+        shape = array.shape[::-1] if len(array.shape) == 3 else array.shape  # C's layout (see store)
+        dims = [str(d) for d in shape] + (["n_states"] if batch else [])
         return f"({', '.join(dims)})"
 
     def _declare(self, routine: Routine, batch: bool) -> list[str]:

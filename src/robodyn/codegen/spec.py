@@ -73,8 +73,23 @@ KINDS: tuple[Kind, ...] = (
     Kind("gravity", "G", ("G",), ("q",), "G", "G(q): the torques that hold the arm against gravity"),
     Kind("forward_dynamics", "forward", ("forward",), ("q", "qd", "tau"), "qdd",
          "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
+    Kind("inverse_dynamics_derivatives", "dtau", ("dtau_dq", "dtau_dqd"), ("q", "qd", "qdd"), "dtau",
+         "dtau[0] = dtau/dq, dtau[1] = dtau/dqd (row i: joint i's torque), by forward-mode differentiation of "
+         "the Newton-Euler recursion (dtau/dqdd = M)"),
+    Kind("forward_dynamics_derivatives", "dqdd", ("dqdd_dq", "dqdd_dqd", "dqdd_dtau"), ("q", "qd", "tau"), "dqdd",
+         "dqdd[0] = dqdd/dq, dqdd[1] = dqdd/dqd, dqdd[2] = dqdd/dtau = M^-1, from the inverse dynamics' "
+         "derivatives at qdd: dqdd/dx = -M^-1 dtau/dx"),
 )
 KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
+#: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``).
+DEFAULT_KEYS = ("tau", "M", "h", "bias", "G", "forward")
+
+
+def output_shape(name: str, n: int) -> tuple[int, ...]:
+    """The shape of a routine's output array: (n, n) for M, (2, n, n) and (3, n, n) for the stacked
+    derivatives (each n x n row-major: [i, j] = d out_i / d in_j), else (n,)."""
+    stacked = {"M": (), "dtau": (2,), "dqdd": (3,)}
+    return (*stacked[name], n, n) if name in stacked else (n,)
 #: The summary of ``forward_dynamics`` when the Program's ``forward`` (articulated-body algorithm) is used.
 ABA_SUMMARY = "qdd solving M(q) qdd = tau - bias(q, qd), by Featherstone's articulated-body algorithm"
 #: Local-variable prefix and first index of each array's entries.
@@ -180,9 +195,10 @@ def sanitize(name: str, *, limit: int = 40) -> str:
 
 
 def select(outputs: Iterable[str] | None) -> tuple[Kind, ...]:
-    """The kinds for ``--outputs`` keys (tau, M, h, bias, G, forward), in :data:`KINDS` order."""
+    """The kinds for ``--outputs`` keys (tau, M, h, bias, G, forward, dtau, dqdd), in :data:`KINDS` order
+    (None: :data:`DEFAULT_KEYS`)."""
     if outputs is None:
-        return KINDS
+        return tuple(kind for kind in KINDS if kind.key in DEFAULT_KEYS)
     wanted = list(outputs)
     unknown = [key for key in wanted if key not in KEYS]
     if unknown:
@@ -328,7 +344,7 @@ def _array(name: str, n: int, n_constants: int, n_params: int) -> Array:
         return Array("k", (n_constants,))
     if name == "params":
         return Array("params", (n_params,))
-    return Array(name, (n, n) if name == "M" else (n,))
+    return Array(name, output_shape(name, n))
 
 
 def _loads(arrays: Sequence[Array], used: set[SeExpr]) -> tuple[Load, ...]:
@@ -381,7 +397,7 @@ def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -
 
 
 def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol], aba: bool) -> Routine:
-    stores = names.outputs[kind.parts[0]]
+    stores = [x for part in kind.parts for x in names.outputs[part]]
     summary = ABA_SUMMARY if kind.name == "forward_dynamics" and aba else kind.summary
     body = _needed(names.body, stores)
     inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0) for a in kind.inputs]

@@ -39,9 +39,10 @@ __all__ = [
 
 
 #: What :func:`build` can produce: the parts of tau = M qdd + h + G + damping + load,
-#: ``bias`` = tau at qdd = 0 (h + G + damping + load), ``forward`` = qdd = M^-1 (tau - bias), and
-#: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...).
-OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements")
+#: ``bias`` = tau at qdd = 0 (h + G + damping + load), ``forward`` = qdd = M^-1 (tau - bias),
+#: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...), and the
+#: derivatives :data:`~robodyn.program.routes.DERIVATIVES` (dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd, dqdd_dtau).
+OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements", *routes.DERIVATIVES)
 
 #: The routes :func:`build` knows (see :mod:`robodyn.program.routes`); ``aba``: forward dynamics by
 #: Featherstone's articulated-body algorithm, any other part by the customised recursions.
@@ -106,7 +107,7 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
         return _build_base(robot, outputs, route, base)
     if route == "aba":  # forward by the articulated-body algorithm, the other parts as auto plans them
         ctx = routes.Context(robot)
-        plan = {part: _cheapest_route(ctx, part) for part in sorted({o for o in outputs if o != "forward"})}
+        plan = {part: _cheapest_route(ctx, part) for part in _needed(outputs, forward=False)}
         plan["forward"] = "aba"
         program = routes.assemble(ctx, outputs, plan)
         program.route = _route_name(plan)
@@ -116,8 +117,7 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
         program.route = program.route or route  # a route may say more (emdeg: "emdeg (unfactored: ...)")
         return program
     ctx = routes.Context(robot)
-    needed = sorted({p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))})
-    plan = {part: _cheapest_route(ctx, part) for part in needed}
+    plan = {part: _cheapest_route(ctx, part) for part in _needed(outputs)}
     if "forward" not in outputs:
         program = routes.assemble(ctx, outputs, plan)
         program.route = _route_name(plan)
@@ -126,7 +126,7 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     # builder: the parts both share are built once
     program, articulated = routes.forward_candidates(ctx, outputs, plan, ("ldlt", "aba"))
     program.route = _route_name(plan)
-    others = {part: plan[part] for part in sorted({o for o in outputs if o != "forward"})}
+    others = {part: plan[part] for part in _needed(outputs, forward=False)}
     articulated.route = _route_name({**others, "forward": "aba"})
     candidates = {LDLT: (program.route, program.count()["evaluation"]),
                   ABA: (articulated.route, articulated.count()["evaluation"])}
@@ -135,22 +135,27 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     return best
 
 
+def _needed(outputs: Sequence[str], *, forward: bool = True) -> list[str]:
+    """The parts (tau, M, h, G, bias) that ``outputs`` are made of (``forward=False``: but for ``forward``)."""
+    return sorted({p for o in outputs if forward or o != "forward" for p in routes.parts_of(o)})
+
+
 def _route_name(plan: dict[str, str]) -> str:
-    """``"recursive"`` when every part took one route, else ``"M: factored, bias: recursive"``."""
+    """``"recursive"`` when every part took one route, else ``"M: factored, bias: recursive"``; ``"recursive"``
+    for a program of derivatives alone (which the recursions give)."""
     if len(set(plan.values())) > 1:
         return ", ".join(f"{part}: {r}" for part, r in plan.items())
-    return next(iter(plan.values()))
+    return next(iter(plan.values()), "recursive")
 
 
 def _build_base(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> Program:
-    if route not in ("auto", "recursive") or "elements" in outputs:
+    if route not in ("auto", "recursive") or "elements" in outputs or set(outputs) & set(routes.DERIVATIVES):
         raise ValueError("the base-parameter model is built by the recursive route (outputs tau, M, h, G, bias, "
                          "forward)")
     if base.robot is not robot and base.robot != robot:
         raise ValueError(f"base= holds the base parameters of {base.robot.name}, not of {robot.name}")
     ctx = routes.Context(robot, base)
-    needed = {p for o in outputs for p in (("M", "bias") if o == "forward" else (o,))}
-    program = routes.assemble(ctx, outputs, dict.fromkeys(needed, "recursive"))
+    program = routes.assemble(ctx, outputs, dict.fromkeys(_needed(outputs), "recursive"))
     program.route = "recursive, base parameters"
     return program
 

@@ -311,8 +311,7 @@ def _inline(
     def keep(block: list[Assignment]) -> list[Assignment]:
         kept = []
         for a in block:
-            sub = {s: replace[s] for s in a.expr.free_symbols if s in replace}  # not the whole map each time
-            expr = a.expr.xreplace(sub) if sub else a.expr
+            expr = _substituted(a.expr, replace)
             symbol = se.Symbol(a.name)
             # a constant is not pushed into run-time code, where it would be recomputed
             inlinable = uses.get(symbol, 0) == 1 and _size(expr) <= INLINE_LIMIT
@@ -324,8 +323,14 @@ def _inline(
 
     new_constants = keep(constants)
     new_body = keep(body)
-    new_outputs = {name: [x.xreplace(replace) for x in xs] for name, xs in outputs.items()}
+    new_outputs = {name: [_substituted(x, replace) for x in xs] for name, xs in outputs.items()}
     return new_constants, new_body, new_outputs
+
+
+def _substituted(expr: SeExpr, replace: dict[SeExpr, SeExpr]) -> SeExpr:
+    """``expr`` with its symbols in ``replace`` replaced (only those: a map of the whole program costs its size)."""
+    sub = {s: replace[s] for s in expr.free_symbols if s in replace}
+    return expr.xreplace(sub) if sub else expr
 
 
 #: A temporary is inlined only while the expression it joins stays this small (readable, and

@@ -8,6 +8,7 @@ Horner's rule does; the result is the same expression and never costs more.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -163,7 +164,9 @@ def share_pairs(body: list, outputs: dict[str, list[SeExpr]], names: Any) -> tup
     exprs = [a.expr for a in body] + [x for xs in outputs.values() for x in xs]
     shared: list[tuple[se.Symbol, SeExpr]] = []
     per = [_pair_counts([e]) for e in exprs]  # counted per expression: a rewrite recounts only its own
-    counts: Counter = sum(per, Counter())
+    counts: Counter = Counter()
+    for mine in per:
+        counts.update(mine)
     order: dict[tuple, tuple] = {}  # tie-break (shorter terms first, then a fixed order), computed once a pair
 
     def rank(pair: tuple) -> tuple:
@@ -172,19 +175,26 @@ def share_pairs(body: list, outputs: dict[str, list[SeExpr]], names: Any) -> tup
             order[pair] = (-len(text[0]) - len(text[1]), text, pair[2])
         return (counts[pair], *order[pair])
 
-    while counts:
-        best = max(counts, key=rank)
-        if counts[best] < 2:
-            break
+    frequent = {pair for pair, c in counts.items() if c >= 2}  # the only pairs worth a temporary
+
+    while frequent:
+        best = max(frequent, key=rank)
         a, b, relative = best
         t = se.Symbol(next(names))
         shared.append((t, a + relative * b))
         for i, mine in enumerate(per):
             if best in mine:
                 exprs[i] = _replace_pair(exprs[i], a, b, relative, t)
-                counts -= mine
+                counts.subtract(mine)  # in place (``-=`` rebuilds the whole counter)
                 per[i] = _pair_counts([exprs[i]])
-                counts += per[i]
+                counts.update(per[i])
+                for pair in (*mine, *per[i]):
+                    if counts.get(pair, 0) <= 0:
+                        counts.pop(pair, None)
+                    if counts.get(pair, 0) >= 2:
+                        frequent.add(pair)
+                    else:
+                        frequent.discard(pair)
     if not shared:
         return body, outputs
     new_body = [Assignment(a.name, e) for a, e in zip(body, exprs, strict=False)]
@@ -193,11 +203,37 @@ def share_pairs(body: list, outputs: dict[str, list[SeExpr]], names: Any) -> tup
     for name, xs in outputs.items():
         new_outputs[name] = exprs[k : k + len(xs)]
         k += len(xs)
-    # a shared pair may use earlier shared pairs: place each before the first assignment (or output) using it
-    for t, value in reversed(shared):
-        users = [i for i, a in enumerate(new_body) if t in a.expr.free_symbols]
-        new_body.insert(users[0] if users else len(new_body), Assignment(str(t), value))
-    return _order(new_body), new_outputs
+    return _order(_place(new_body, shared)), new_outputs
+
+
+def _place(body: list, shared: list[tuple[se.Symbol, SeExpr]]) -> list:
+    """``body`` with each shared pair (t, value) inserted just before the first statement that uses it, the
+    last pair first (a pair may use earlier pairs: then it may be placed before such a pair). Each statement's
+    symbols are read once: ``groups[i]`` holds the pairs placed just before body statement i, in order."""
+    first: dict[SeExpr, int] = {}  # symbol -> the first body statement using it
+    for i, a in enumerate(body):
+        for s in a.expr.free_symbols:
+            first.setdefault(s, i)
+    users: dict[SeExpr, list[se.Symbol]] = {}  # t -> the pairs whose value uses it
+    for t, value in shared:
+        for s in value.free_symbols:
+            users.setdefault(s, []).append(t)
+    groups: dict[int, list[se.Symbol]] = {}
+    group_of: dict[se.Symbol, int] = {}
+    for t, _ in reversed(shared):
+        spots = [(first[t], math.inf, None)] if t in first else []  # a body statement comes after its group
+        spots += [(group_of[u], groups[group_of[u]].index(u), u) for u in users.get(t, ()) if u in group_of]
+        where, _, before = min(spots, default=(len(body), math.inf, None))
+        group = groups.setdefault(where, [])
+        group.insert(len(group) if before is None else group.index(before), t)
+        group_of[t] = where
+    values = dict(shared)
+    out: list = []
+    for i in range(len(body) + 1):
+        out += [Assignment(str(t), values[t]) for t in groups.get(i, ())]
+        if i < len(body):
+            out.append(body[i])
+    return out
 
 
 def _order(body: list) -> list:

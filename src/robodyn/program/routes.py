@@ -43,11 +43,25 @@ from robodyn.program.core import Assignment, Program
 from robodyn.recursions import aba as featherstone
 from robodyn.recursions import composite, newton_euler
 from robodyn.recursions.arm import ArmData, Inertial, arm_data
+from robodyn.recursions.forward_mode import DualOps, constant, jacobian, seeded
 from robodyn.recursions.parameters import INERTIAL, TENSOR_INDEX, per_link
 from robodyn.symbols import joint_symbols
 
 #: The parts the shared-builder routes produce; ``forward`` is made of M and bias.
 PARTS = ("tau", "M", "h", "G", "bias")
+
+#: The derivatives of the dynamics (n*n row-major each, entry [i*n + j] = d out_i / d in_j): of the inverse
+#: dynamics tau(q, qd, qdd) with respect to q and qd (with respect to qdd it is M), and of the forward dynamics
+#: qdd(q, qd, tau) with respect to q, qd and tau (M^-1). Always by the recursions (:func:`derivative_outputs`).
+DERIVATIVES = ("dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd", "dqdd_dtau")
+
+
+def parts_of(output: str) -> tuple[str, ...]:
+    """The parts an output is made of: ``forward`` and the forward-dynamics derivatives of M and bias (solved
+    by L D L^T), the inverse-dynamics derivatives of none (the recursion on duals), a part of itself."""
+    if output == "forward" or output.startswith("dqdd_"):
+        return ("M", "bias")
+    return () if output.startswith("dtau_") else (output,)
 
 
 class Context:
@@ -94,7 +108,8 @@ class Context:
         return _preparation(self.robot, self.inputs)
 
     def program(self, ops: Builder, out: dict[str, list[Any]]) -> Program:
-        used = {k: v for k, v in self.inputs.items() if k != "tau" or "forward" in out}
+        solves = "forward" in out or any(name.startswith("dqdd_") for name in out)  # tau an input
+        used = {k: v for k, v in self.inputs.items() if k != "tau" or solves}
         return ops.program(used, out, angles=self.inputs["q"])
 
 
@@ -260,7 +275,9 @@ def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str
             parts[name] = PART_ROUTES[plan[name]](ctx, ops, name)
         return parts[name]
 
-    common = {name: part(name) for name in outputs if name != "forward"}
+    common = {name: part(name) for name in outputs if name != "forward" and name not in DERIVATIVES}
+    if any(name in DERIVATIVES for name in outputs):
+        common.update(derivative_outputs(ctx, ops, [o for o in outputs if o in DERIVATIVES], part))
     programs = []
     for route in forward_routes if "forward" in outputs else ("ldlt",):
         out: dict[str, list[Any]] = {}
@@ -270,13 +287,61 @@ def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str
             elif route == "aba":
                 out[name] = aba_forward(ctx, ops)
             else:
-                n = ctx.robot.n
-                flat = part("M")
-                M = [flat[i * n : (i + 1) * n] for i in range(n)]
-                rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]
-                out[name] = ldlt_solve(ops, M, rhs, ctx.robot.parents)
+                out[name] = _ldlt_forward(ctx, ops, part)[1]
         programs.append(ctx.program(ops, out))
     return programs
+
+
+def _id_jacobians(ctx: Context, ops: Builder, q: list[Any], qd: list[Any], qdd: list[Any],
+                  directions: Sequence[str]) -> dict[str, list[list[Any]]]:
+    """{d: dID/dd} for d in ``directions`` (of "q", "qd"), at (q, qd, qdd): the Newton-Euler recursion on duals
+    seeded along those directions."""
+    if not directions:
+        return {}
+    x = [seeded(v, name) if name in directions else constant(v) for name, v in (("q", q), ("qd", qd))]
+    tau = newton_euler.inverse_dynamics(ctx.arm_data, DualOps(BuilderOps(ops)), *x, constant(qdd))
+    return {d: jacobian(tau, d, ctx.robot.n) for d in directions}
+
+
+def _ldlt_forward(ctx: Context, ops: Builder, part: Callable[[str], list[Any]]) -> tuple[Callable[..., list[Any]],
+                                                                                            list[Any]]:
+    """M's L D L^T solve (:func:`ldlt_factor`) and qdd = M^-1 (tau - bias), from the parts M and bias."""
+    n = ctx.robot.n
+    flat = part("M")
+    solve = ldlt_factor(ops, [flat[i * n : (i + 1) * n] for i in range(n)], ctx.robot.parents)
+    rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]
+    return solve, solve(rhs)
+
+
+def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
+                       part: Callable[[str], list[Any]]) -> dict[str, list[Any]]:
+    """The derivatives ``names`` (of :data:`DERIVATIVES`) on the builder's scalars.
+
+    The inverse dynamics ID(q, qd, qdd) is the customised Newton-Euler recursion run on duals
+    (:mod:`robodyn.recursions.forward_mode`) seeded along q and qd: the derivative statements share the value
+    statements, and a joint's rate reaches only its subtree's forward pass. The forward dynamics follows from
+    differentiating ID(q, qd, FD(q, qd, tau)) = tau (Carpentier and Mansard, RSS 2018, sec. IV):
+
+        dFD/dq = -M^-1 dID/dq,   dFD/dqd = -M^-1 dID/dqd,   dFD/dtau = M^-1,
+
+    with ID differentiated at qdd = FD(q, qd, tau), each column solved with the L D L^T factors of M that
+    ``forward`` uses (the same statements, shared)."""
+    n, wanted = ctx.robot.n, set(names)
+    q, qd, qdd = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "qdd"))
+    out: dict[str, list[Any]] = {}
+    directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
+    for d, jac in _id_jacobians(ctx, ops, q, qd, qdd, directions).items():
+        out[f"dtau_d{d}"] = [entry for row in jac for entry in row]
+    if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
+        solve, qdd_fd = _ldlt_forward(ctx, ops, part)
+        directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
+        for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_fd, directions).items():
+            columns = [solve([-jac[i][j] for i in range(n)]) for j in range(n)]
+            out[f"dqdd_d{d}"] = [columns[j][i] for i in range(n) for j in range(n)]
+        if "dqdd_dtau" in wanted:
+            columns = [solve([1 if i == j else 0 for i in range(n)]) for j in range(n)]
+            out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(n) for j in range(n)]
+    return {name: out[name] for name in names}
 
 
 def canonical_terms(ctx: Context, name: str) -> int:
@@ -313,8 +378,15 @@ def factored(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
 
 
 def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any], parents: Sequence[int] | None = None) -> list[Any]:
-    """x with M x = rhs by an L D L^T factorisation (unit lower L), unrolled, that visits only the entries of
-    links related on the tree ``parents`` (one an ancestor of the other; None: every entry, dense).
+    """x with M x = rhs by :func:`ldlt_factor`."""
+    return ldlt_factor(ops, M, parents)(rhs)
+
+
+def ldlt_factor(ops: Any, M: list[list[Any]], parents: Sequence[int] | None = None) -> Callable[[list[Any]],
+                                                                                                 list[Any]]:
+    """The solve x = M^-1 rhs by an L D L^T factorisation (unit lower L), unrolled, that visits only the entries
+    of links related on the tree ``parents`` (one an ancestor of the other; None: every entry, dense): the
+    factorisation is made here, once; each call of the function returned makes the two substitutions.
 
     The columns are eliminated in an order with no fill-in, each as Golub and Van Loan's algorithm 4.1.2 does
     (v = L_jk D_k, D_j = M_jj - L_j. v, L_ij = (M_ij - L_i. v) / D_j; each division by D_j one reciprocal and
@@ -324,7 +396,7 @@ def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any], parents: Sequence[i
     on different branches stays an exact zero through the factorisation and both substitutions. A serial
     chain (or ``parents`` None) has no zero to keep: any order fills nothing, and the natural order is kept
     (the programs of chains as they were)."""
-    n = len(rhs)
+    n = len(M)
     tree = parents is not None and tuple(parents) != tuple(range(-1, n - 1))
     order = list(reversed(range(n))) if tree else list(range(n))  # order[a]: the link eliminated a-th
     related = _related(parents, n)
@@ -347,17 +419,21 @@ def ldlt_solve(ops: Any, M: list[list[Any]], rhs: list[Any], parents: Sequence[i
             shared = [k for k in row if related[order[i]][order[k]]]
             L[i, j] = ((A[i][j] - ops.dot([L[i, k] for k in shared], [v[k] for k in shared])) * inv[j] if shared
                        else A[i][j] * inv[j])
-    y = [rhs[link] for link in order]
-    for i in range(n):  # L y = rhs
-        row = before[i]
-        y[i] = y[i] - ops.dot([L[i, k] for k in row], [y[k] for k in row]) if row else ops.value(y[i])
-    x: list[Any] = [0] * n
-    for i in reversed(range(n)):  # D L^T x = y
-        x[i] = y[i] * inv[i] - ops.dot([L[k, i] for k in after[i]], [x[k] for k in after[i]])
-    out: list[Any] = [0] * n
-    for a, link in enumerate(order):
-        out[link] = x[a]
-    return out
+
+    def solve(rhs: list[Any]) -> list[Any]:
+        y = [rhs[link] for link in order]
+        for i in range(n):  # L y = rhs
+            row = before[i]
+            y[i] = y[i] - ops.dot([L[i, k] for k in row], [y[k] for k in row]) if row else ops.value(y[i])
+        x: list[Any] = [0] * n
+        for i in reversed(range(n)):  # D L^T x = y
+            x[i] = y[i] * inv[i] - ops.dot([L[k, i] for k in after[i]], [x[k] for k in after[i]])
+        out: list[Any] = [0] * n
+        for a, link in enumerate(order):
+            out[link] = x[a]
+        return out
+
+    return solve
 
 
 def _related(parents: Sequence[int] | None, n: int) -> list[list[bool]]:
@@ -375,8 +451,9 @@ def _related(parents: Sequence[int] | None, n: int) -> list[list[bool]]:
 
 def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     """Common subexpressions of the canonical Newton-Euler parts (no factoring): the baseline."""
-    if "forward" in outputs:
-        raise ValueError("the expanded route gives tau, M, h, G and bias; use the recursive route for forward")
+    if "forward" in outputs or set(outputs) & set(DERIVATIVES):
+        raise ValueError("the expanded route gives tau, M, h, G and bias; use the recursive route for forward "
+                         "dynamics and the derivatives")
     eqs = derive(robot, "newton-euler")
     if "bias" in outputs:
         eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
