@@ -69,6 +69,13 @@ class CountOutput(StrEnum):
     G = "G"
     bias = "bias"
     forward = "forward"
+    dtau = "dtau"
+    dqdd = "dqdd"
+    dtau_dq = "dtau_dq"
+    dtau_dqd = "dtau_dqd"
+    dqdd_dq = "dqdd_dq"
+    dqdd_dqd = "dqdd_dqd"
+    dqdd_dtau = "dqdd_dtau"
     all = "all"
 
 
@@ -394,7 +401,8 @@ class CountFormat(StrEnum):
 def count(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     what: Annotated[
-        CountOutput, typer.Option("--outputs", "-O", help="What to compute (all: every distinct M, c, b, g element).")
+        CountOutput, typer.Option("--outputs", "-O", help="What to compute (all: every distinct M, c, b, g element; "
+                                  "dtau: dtau/dq and dtau/dqd; dqdd: dqdd/dq, dqdd/dqd and M^-1).")
     ] = CountOutput.tau,
     method: Annotated[
         CountMethod, typer.Option("--method", "-m", help="program: the cheapest straight-line program; kane: "
@@ -795,7 +803,8 @@ def codegen(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     lang: Annotated[Language, typer.Option("--lang", "-l", help="Language of the generated code.")] = Language.c,
     outputs: Annotated[
-        str, typer.Option("--outputs", help="Routines, comma-separated: tau, M, h, bias, G, forward.")
+        str, typer.Option("--outputs", help="Routines, comma-separated: tau, M, h, bias, G, forward, and the "
+                          "derivatives dtau (dtau/dq, dtau/dqd) and dqdd (dqdd/dq, dqdd/dqd, M^-1).")
     ] = "tau,M,h,bias,G,forward",
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the generated files.")] = Path(
         "robodyn-out/codegen"
