@@ -9,6 +9,7 @@ states (and random parameter values for any symbols left) to a relative toleranc
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -53,6 +54,35 @@ class CheckResult:
     @property
     def agree(self) -> bool:
         return all(c.agree for c in self.comparisons)
+
+    #: The columns of :meth:`rows` (what ``robodyn check`` prints).
+    COLUMNS = ("method", "part", "mode", "max relative difference", "agree")
+
+    def rows(self) -> list[tuple[str, str, str, str, str]]:
+        """One row per comparison (and per method left out, with the reason), as ``robodyn check`` prints them."""
+        out = []
+        for c in self.comparisons:
+            diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
+            out.append((c.method, c.part, c.mode, diff, "yes" if c.agree else "NO"))
+        out += [(method, "-", "-", reason, "-") for method, reason in self.skipped.items()]
+        return out
+
+    def verdict(self) -> str:
+        return "all methods agree" if self.agree else "methods disagree"
+
+    def __repr__(self) -> str:
+        """The table ``robodyn check`` prints, as plain text."""
+        rows = [self.COLUMNS, *self.rows()]
+        widths = [max(len(row[k]) for row in rows) for k in range(len(self.COLUMNS))]
+        lines = [f"{self.robot}: every method against {self.reference}"]
+        lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+        return "\n".join([*lines, self.verdict()])
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<th>{html.escape(c)}</th>" for c in self.COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows())
+        caption = html.escape(f"{self.robot}: every method against {self.reference}; {self.verdict()}")
+        return f"<table><caption>{caption}</caption><tr>{cells}</tr>{body}</table>"
 
 
 def has_floats(robot: Manipulator) -> bool:

@@ -374,17 +374,14 @@ def check(
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
         table = Table(title=_shown(f"{robot.name}: every method against {result.reference}"))
-        for header in ("method", "part", "mode", "max relative difference", "agree"):
+        for header in result.COLUMNS:
             table.add_column(header)
-        for c in result.comparisons:
-            diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
-            table.add_row(c.method, c.part, c.mode, diff, "yes" if c.agree else "[red]NO[/red]")
-        for method, reason in result.skipped.items():
-            table.add_row(method, "-", "-", _shown(reason), "-")
+        for method, part, mode, diff, agree in result.rows():
+            table.add_row(method, part, mode, _shown(diff), "[red]NO[/red]" if agree == "NO" else agree)
         out.print(table)
         times = ", ".join(f"{m} {s:.3f} s" for m, s in result.seconds.items())
         out.print(f"derivation times: {times}")
-        out.print("all methods agree" if result.agree else "[red]methods disagree[/red]")
+        out.print(result.verdict() if result.agree else f"[red]{result.verdict()}[/red]")
         return 0 if result.agree else 1
 
     _guarded(body)

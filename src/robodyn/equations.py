@@ -69,6 +69,17 @@ class ConfigSpace:
         """F = M qdd + 2 B qq + C q2 + G (rigid-body part, without damping and tip load)."""
         return self.M * qdd + 2 * self.B * self.qq + self.C * self.q2 + self.G
 
+    def __repr__(self) -> str:
+        return _form_repr("ConfigSpace", {"M": self.M, "B": self.B, "C": self.C, "G": self.G})
+
+    def _repr_latex_(self) -> str:
+        """F = M qdd + 2 B qq + C qd_sq + G, then each matrix (qq: the products qd_i qd_j, i < j; qd_sq: the
+        squares qd_i^2)."""
+        lines = [r"F = M \ddot{q} + 2 B\,\dot{q}\dot{q} + C\,\dot{q}^2 + G"]
+        lines += [f"{name} = {sympy.latex(value)}" for name, value in
+                  (("M", self.M), ("B", self.B), ("C", self.C), ("G", self.G))]
+        return "$\\begin{gathered}" + " \\\\\n".join(lines) + "\\end{gathered}$"
+
 
 @dataclass(frozen=True)
 class FuForm:
@@ -82,6 +93,9 @@ class FuForm:
         """h_i = qd^T H_{i,v} qd (eq. 3.2-38)."""
         return sympy.Matrix([(qd.T * Hi * qd)[0, 0] for Hi in self.H])
 
+    def __repr__(self) -> str:
+        return _form_repr("FuForm", {"D": self.D, **{f"H{i + 1}": H for i, H in enumerate(self.H)}, "c": self.c})
+
 
 @dataclass(frozen=True)
 class EmdegForm:
@@ -91,6 +105,18 @@ class EmdegForm:
     c: dict[tuple[int, int], sympy.Expr]
     b: dict[tuple[int, int, int], sympy.Expr]
     g: sympy.ImmutableMatrix
+
+    def __repr__(self) -> str:
+        nonzero = sum(1 for x in [*self.c.values(), *self.b.values()] if x != 0)
+        return (f"EmdegForm(n={self.M.rows}: M {self.M.rows}x{self.M.cols}, {len(self.c)} c_ijj, {len(self.b)} b_ijk "
+                f"({nonzero} of them nonzero), g {self.g.rows}x1)")
+
+
+def _form_repr(kind: str, matrices: dict[str, Any]) -> str:
+    """``Kind(M 2x2 (5 terms), ...)``: the shape and size of each matrix, not its entries."""
+    parts = [f"{name} {m.rows}x{m.cols} ({sum(len(sympy.Add.make_args(x)) for x in m if x != 0)} terms)"
+             for name, m in matrices.items()]
+    return f"{kind}({', '.join(parts)})"
 
 
 def expands_cheaply(robot: Manipulator) -> bool:

@@ -83,6 +83,12 @@ class LinearModel:
     def symbolic(self) -> bool:
         return isinstance(self.A, sympy.MatrixBase)
 
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{name} {m.shape[0]}x{m.shape[1]}" for name, m in
+                           (("A", self.A), ("B", self.B), ("C", self.C), ("D", self.D)))
+        kind = "symbolic" if self.symbolic else "numeric"
+        return f"LinearModel({kind}, {shapes}, output {self.output!r})"
+
     def eigenvalues(self) -> np.ndarray:
         """The eigenvalues of A (numeric models)."""
         return np.linalg.eigvals(np.asarray(self.A, dtype=float))

@@ -8,6 +8,7 @@ a prismatic one; energies in J. :func:`save` writes atomically; :func:`png_base6
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 from pathlib import Path
@@ -18,14 +19,30 @@ import numpy as np
 from robodyn.model.io import atomic_path
 from robodyn.model.manipulator import Manipulator
 
+
+@functools.cache
+def _inline_figure_class() -> type:
+    """matplotlib's Figure with ``_repr_png_``: a Figure made without pyplot (no global state, no backend switch)
+    has no notebook display of its own, so that ``result.plot()`` would print ``<Figure size ...>``. Made on first
+    use (matplotlib loads then)."""
+    from matplotlib.figure import Figure
+
+    class InlineFigure(Figure):
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", bbox_inches="tight")
+            return buffer.getvalue()
+
+    return InlineFigure
+
 #: Image formats that matplotlib's Agg, PDF, PS and SVG backends write (the file suffix chooses).
 IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 
 
 def new_figure(panels: int, columns: int = 2, height: float = 2.3, width: float = 5.0) -> tuple[Any, list[Any]]:
-    """A Figure with ``panels`` axes on a grid of ``columns``; the unused axes are switched off."""
-    from matplotlib.figure import Figure
-
+    """A Figure with ``panels`` axes on a grid of ``columns``; the unused axes are switched off. The Figure shows
+    itself inline in a notebook (``_repr_png_``), without pyplot."""
+    Figure = _inline_figure_class()
     cols = min(columns, panels)
     rows = math.ceil(panels / cols)
     fig = Figure(figsize=(width * cols + 1, height * rows + 1))

@@ -314,6 +314,11 @@ class SimulationResult:
         scale = max(abs(E[0]), float(np.max(self.kinetic)), float(np.max(np.abs(self.potential - self.potential[0]))))
         return float(np.max(np.abs(E - E[0])) / scale) if scale > 0 else 0.0
 
+    def __repr__(self) -> str:
+        return (f"<SimulationResult {self.robot.name}: t = {self.t[0]:g}..{self.t[-1]:g} s, {len(self.t)} samples, "
+                f"{self.method} ({self.engine} engine), {self.nfev} evaluations, energy drift "
+                f"{self.energy_drift():.3g}; .plot() for a figure>")
+
     def summary(self) -> str:
         """A few lines: span, evaluations, energy drift, final state."""
         q_end = ", ".join(f"{x:.6g}" for x in self.q[-1])
@@ -644,6 +649,10 @@ class Oscillations:
     K: np.ndarray
     eigenvalues: np.ndarray
     modes: np.ndarray
+
+    def __repr__(self) -> str:
+        periods = ", ".join(f"{p:.4g}" for p in self.periods)
+        return f"Oscillations(q0={np.array2string(self.q0, precision=4)}, periods [s] = ({periods}))"
 
     @property
     def periods(self) -> np.ndarray:

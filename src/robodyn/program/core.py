@@ -140,6 +140,16 @@ class Program:
             env[se.Symbol(a.name)] = value(a.expr)
         return {name: np.array([value(x) for x in xs]) for name, xs in self.outputs.items()}
 
+    def __repr__(self) -> str:
+        """One line: outputs and their sizes, inputs, the count per evaluation and the route (``str``: the listing)."""
+        outputs = ", ".join(f"{name}[{len(xs)}]" for name, xs in self.outputs.items())
+        inputs = ", ".join(f"{name}[{len(xs)}]" for name, xs in self.inputs.items())
+        c = self.count()
+        e, k = c["evaluation"], c["constants"]
+        return (f"<Program {outputs} from {inputs}: {e.multiplications} multiplications, {e.additions} additions, "
+                f"{e.trig} sin/cos per evaluation; constants {k.multiplications}, {k.additions}; "
+                f"{len(self.body)} run-time statements; route {self.route or '-'}>")
+
     def __str__(self) -> str:
         lines = ["# constants (computed once)"]
         lines += [str(a) for a in self.constants]
