@@ -57,6 +57,11 @@ class Method(StrEnum):
     dalembert = "dalembert"
 
 
+#: The one help text of ``--trajectory`` (every command that takes one, the same names).
+TRAJECTORY_HELP = ("A built-in trajectory (angeles1: Angeles, Ma and Rojas' example 1; angeles2: their example 2) "
+                   "or a CSV file (t, q1..qn[, qd1..qdn, qdd1..qddn]).")
+
+
 class CountMethod(StrEnum):
     program = "program"
     kane = "kane"
@@ -470,8 +475,8 @@ def simplify_model(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     trajectory: Annotated[
         str,
-        typer.Option("--trajectory", "-t", help="A built-in trajectory name or a CSV file (t, q1..qn[, qd.., qdd..])."),
-    ] = "stanford_example1",
+        typer.Option("--trajectory", "-t", help=TRAJECTORY_HELP),
+    ] = "angeles1",
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the plots and the report.")] = Path(
         "robodyn-out/simplified"
     ),
@@ -504,8 +509,7 @@ def torques(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     trajectory: Annotated[
         str,
-        typer.Option("--trajectory", "-t",
-                     help="A built-in trajectory (angeles1, angeles2) or a CSV file (t, q1..qn[, qd..])."),
+        typer.Option("--trajectory", "-t", help=TRAJECTORY_HELP),
     ] = "angeles1",
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the torque/force plot (PNG) here.")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Write t, tau1.. (f_i: forces) as CSV here.")] = None,
@@ -872,7 +876,7 @@ def demo(
         out.print(programs)
         for p in summary.programs:
             for f in p.to_beat:
-                out.print(f"  {_DEMO_OUTPUTS.get(p.output, p.output)}, to beat: {f['source']}: "
+                out.print(f"  {_DEMO_OUTPUTS.get(p.output, p.output)}, {f['source']}: "
                           f"{f['multiplications']} mult, {f['additions']} add", markup=False)
         for path in [*summary.outputs, *summary.code.files]:
             out.print(f"wrote {path}", markup=False)

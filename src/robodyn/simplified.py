@@ -338,7 +338,7 @@ def symbolic_split(robot: Manipulator) -> dict[str, se.DenseMatrix]:
 
 def simplify_model(
     robot: Manipulator,
-    trajectory: str | Path | Trajectory = "stanford_example1",
+    trajectory: str | Path | Trajectory = "angeles1",
     threshold: float = 0.1,
     output_dir: str | Path | None = None,
     *,

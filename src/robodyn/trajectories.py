@@ -11,7 +11,7 @@ A :class:`Trajectory` holds t of shape (N,) and q, qd, qdd of shape (N, n). Sour
   with d_i = -b_i (:func:`robodyn.model.io.angeles_to_modified`), so on the built-in ``stanford_arm``
   the joint coordinate is q_3 = -b_3(t), and likewise qd_3 = -bd_3, qdd_3 = -bdd_3. :func:`angeles1`
   applies that mapping to every prismatic joint (``prismatic_sign=-1``). ``stanford_example1`` is an
-  alias kept for :mod:`robodyn.simplified`.
+  alias of the name ``angeles1`` that every command and function uses (kept for scripts that name it).
 - :func:`angeles2`: their example 2 (the industrial arm's straight Cartesian line over 1 s), built by the
   numeric inverse kinematics of :mod:`robodyn.ik` (see :func:`robodyn.ik.angeles2` for the start and end).
 - :func:`quintic`: point-to-point quintic polynomial, zero velocity and acceleration at both ends.

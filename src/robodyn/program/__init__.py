@@ -182,7 +182,7 @@ def emdeg_text(robot: Any) -> str:
     c = program.count()
     run, constants = c["evaluation"], c["constants"]
     how = "factored" if program.route == "emdeg" else program.route.removeprefix("emdeg (").rstrip(")")
-    lines = [f"# {robot.name}: Burdick's M_ij, c_ijj, b_ijk, g_i (EMDEG, seed 001), {how}"]
+    lines = [f"# {robot.name}: Burdick's M_ij, c_ijj, b_ijk, g_i (EMDEG), {how}"]
     lines.append("# configuration-independent terms, computed once and stored as constants:")
     lines += [str(a) for a in program.constants]
     lines.append("# configuration-dependent terms, computed in real time:")

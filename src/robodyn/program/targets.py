@@ -1,4 +1,4 @@
-"""Published operation counts to beat, and the summary ``robodyn count`` prints."""
+"""Published operation counts, and the summary ``robodyn count`` prints."""
 
 from __future__ import annotations
 
@@ -16,31 +16,31 @@ class Figure:
     additions: int
 
 
-#: (library robot, output) -> the published figures (issue 4's table; seeds 001, 003, 004).
+#: (library robot, output) -> the published figures, and the targets robodyn set itself.
 FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
     ("puma560_symbolic", "tau"): (
-        Figure("EMDEG (Burdick 1986, seed 001)", 401, 254),
+        Figure("EMDEG (Burdick 1986)", 401, 254),
         Figure("SymPyBotics, modified DH, all inertial parameters symbolic", 362, 319),
-        Figure("robodyn goal", 220, 180),
+        Figure("target", 220, 180),
     ),
-    ("puma560_symbolic", "elements"): (Figure("EMDEG (Burdick 1986, seed 001)", 291, 131),),
+    ("puma560_symbolic", "elements"): (Figure("EMDEG (Burdick 1986)", 291, 131),),
     ("puma560", "tau (base parameters)"): (
         Figure("customised Newton-Euler, base parameters as symbols, Staubli RX-90 (SYMORO+; Khalil and Dombre)",
                160, 113),
     ),
     ("puma560", "tau"): (
-        Figure("Angeles, Ma and Rojas, general geometry (seed 003)", 521, 435),
+        Figure("Angeles, Ma and Rojas 1989, general geometry", 521, 435),
         Figure("customised Newton-Euler, base parameters, Staubli RX-90 (SYMORO+)", 160, 113),
-        Figure("robodyn goal", 180, 150),
+        Figure("target", 180, 150),
     ),
     ("two_link_payload", "tau"): (
-        Figure("Macsyma (seed 004)", 30, 17),
-        Figure("minimum quoted in seed 004", 20, 14),
-        Figure("robodyn goal", 14, 14),
+        Figure("Macsyma (thesis appendix)", 30, 17),
+        Figure("minimum quoted in the Macsyma thesis appendix", 20, 14),
+        Figure("target", 14, 14),
     ),
     ("two_link_payload", "forward"): (
-        Figure("Macsyma (seed 004)", 57, 33),
-        Figure("robodyn goal", 45, 30),
+        Figure("Macsyma (thesis appendix)", 57, 33),
+        Figure("target", 45, 30),
     ),
 }
 
