@@ -441,6 +441,31 @@ def test_owned_by_another_user_is_refused(cache: Path, where: str) -> None:
     compile_and_check(cache)
 
 
-def test_the_numpy_backend_reads_and_writes_no_file(tmp_path: Path) -> None:
-    dyn = rd.compile(load_quiet("double_pendulum"), outputs=["G"], backend="numpy", cache=tmp_path / "cache")
-    assert dyn.path is None and not (tmp_path / "cache").exists()
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_the_python_backends_are_cached_and_checked(tmp_path: Path, backend: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The NumPy and JAX modules are entries like the library: the module and its manifest; a second compile
+    executes the cached module without generating; an edited module is never executed, but rebuilt."""
+    if backend == "jax":
+        pytest.importorskip("jax")
+    cache = tmp_path / "cache"
+    robot = load_quiet("double_pendulum")
+    dyn = rd.compile(robot, outputs=["G"], backend=backend, cache=cache)
+    (entry,) = cache.iterdir()
+    module = entry / ("double_pendulum.py" if backend == "numpy" else "double_pendulum_jax.py")
+    assert sorted(p.name for p in entry.iterdir()) == sorted([module.name, "spec.json"])
+    assert dyn.path is None and dyn.backend == backend
+    params = {"L1": 1.0, "L2": 0.5, "g": 9.81, "m1": 2.0, "m2": 1.0}
+    q = np.array([[0.3, -0.2], [1.0, 0.5]])
+    expected = dyn.gravity(q, params=params)
+    with monkeypatch.context() as patch:  # a cache hit generates nothing
+        patch.setattr(compile_module, "module_spec", lambda *a, **k: pytest.fail("generated again"))
+        again = rd.compile(robot, outputs=["G"], backend=backend, cache=cache)
+    assert np.array_equal(again.gravity(q, params=params), expected)
+    module.write_text(module.read_text() + "\nraise SystemExit('an edited module was executed')\n")
+    rebuilt = rd.compile(robot, outputs=["G"], backend=backend, cache=cache)
+    assert np.array_equal(rebuilt.gravity(q, params=params), expected)
+    assert "SystemExit" not in module.read_text()
+    for bad in (np.zeros(5), np.zeros((2, 3, 3)), np.zeros((3, 7))):
+        with pytest.raises(ValueError, match="shape"):
+            dyn.gravity(bad, params=params)

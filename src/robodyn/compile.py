@@ -52,8 +52,10 @@ directories above the cache directory are not checked (one that others may write
 ``/tmp``, a group's shared project directory): whoever may rename one can point the cache path at another
 directory, but that directory, its entries and their files must still belong to this user, be writable
 by no other and match their hashes, so at most this user's own entries are found (or written) there.
-The NumPy backend (``backend="numpy"``) reads no file: its module is generated and executed in memory
-each time.
+The NumPy and JAX backends (``backend="numpy"`` or ``"jax"``) are cached the same way: an entry holds the
+generated module ``NAME.py`` (``NAME_jax.py``) and its ``spec.json`` (the command part of the key is the
+backend's name); the module's bytes are read once through the checked descriptor, hashed, and the bytes
+that matched are executed, so a later process skips generating them (the PUMA: 2 s -> 0.1 s).
 The library is loaded with :mod:`ctypes` (standard library: no build-time dependency, and the calls
 release the GIL); batches loop in C (the ``_batch`` routines).
 
@@ -84,7 +86,7 @@ from typing import Any
 
 import numpy as np
 
-from robodyn.codegen import generate, load_python
+from robodyn.codegen import exec_python, generate, python_file
 from robodyn.codegen.spec import (
     DEFAULT_KEYS,
     GENERATOR_VERSION,
@@ -198,7 +200,8 @@ def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: b
 class CompiledDynamics:
     """Inverse dynamics, M, h, the bias, G and forward dynamics of one robot, on one state (n,) or a
     batch (N, n); ``params`` (a mapping name -> value, or values in :attr:`parameters` order) for a
-    robot with symbolic parameters. Backed by a compiled library or by the generated NumPy module."""
+    robot with symbolic parameters. Backed by a compiled library or by the generated NumPy or JAX module (JAX
+    computes in its own precision: float32 unless ``jax_enable_x64`` is set)."""
 
     def __init__(self, spec: ModuleSpec, call: Callable[[str, np.ndarray, list[np.ndarray], tuple[int, ...]],
                                                           np.ndarray], *, backend: str, path: Path | None = None,
@@ -386,15 +389,16 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
     return CompiledDynamics(spec, call, backend="c", path=Path(path), one_state=one_state)
 
 
-def _python_backend(spec: ModuleSpec) -> CompiledDynamics:
-    module = load_python(None, "numpy", spec=spec)
+def _python_backend(spec: ModuleSpec, language: str, text: str) -> CompiledDynamics:
+    """A :class:`CompiledDynamics` over the generated NumPy or JAX module ``text`` (of ``spec``)."""
+    module = exec_python(text, python_file(spec.name, language))
 
     def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
         if routine == "constants":
             return np.asarray(module.constants(arrays[0]), dtype=float).reshape(tail)
-        return getattr(module, routine)(k, *arrays)
+        return np.asarray(getattr(module, routine)(k, *arrays), dtype=float)
 
-    return CompiledDynamics(spec, call, backend="numpy")
+    return CompiledDynamics(spec, call, backend=language)
 
 
 # -- compiling -------------------------------------------------------------------------------------
@@ -417,7 +421,8 @@ def compile(
     ``base``: the model in the robot's base parameters, whose ``parameters`` are then the base
     parameters (:func:`robodyn.identification.base_parameters`: pass identified values) and any
     geometry symbols;
-    ``backend``: ``"c"`` (compiled) or ``"numpy"`` (the generated NumPy module, nothing compiled);
+    ``backend``: ``"c"`` (compiled), ``"numpy"`` or ``"jax"`` (the generated NumPy or JAX module, nothing
+    compiled; cached like the library, see the module docstring);
     ``cache``: the cache directory (default :func:`cache_dir`); ``compiler``: the command (default
     :func:`find_compiler`); ``spec``: the routines of ``robot`` if already generated
     (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again.
@@ -430,18 +435,19 @@ def compile(
             raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(KEYS)}")
     if spec is not None and spec.kinds != tuple(kind.name for kind in KINDS if kind.key in keys):
         raise ValueError(f"spec has routines {spec.kinds}, not those of outputs {keys}")
-    if backend == "numpy":
-        return _python_backend(spec or module_spec(robot, keys, base=base))
-    if backend != "c":
-        raise ValueError(f"unknown backend {backend!r}; choose 'c' or 'numpy'")
-    command = list(compiler) if compiler is not None else find_compiler()
-    if not command:
-        raise CompileError(f"no C compiler found (tried $CC, cc and gcc); {FALLBACK}")
-    command = [*command, *C_FLAGS, *native_flags()]
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose {', '.join(repr(b) for b in BACKENDS)}")
+    if backend == "c":
+        command = list(compiler) if compiler is not None else find_compiler()
+        if not command:
+            raise CompileError(f"no C compiler found (tried $CC, cc and gcc); {FALLBACK}")
+        command = [*command, *C_FLAGS, *native_flags()]
+    else:
+        command = [f"robodyn-{backend}-module"]  # nothing is compiled: the key names the backend
     name = sanitize(f"{robot.name}_base" if base else robot.name)
     key = _cache_key(robot, keys, command, base)
     expected = Expected(name, robot.n, tuple(kind.name for kind in KINDS if kind.key in keys),
-                        None if base else tuple(s.name for s in robot.parameters()))
+                        None if base else tuple(s.name for s in robot.parameters()), backend)
     entry = _cache_root(cache) / f"{name}-{key}"
     replace = False
     try:
@@ -483,9 +489,13 @@ def _build(spec: ModuleSpec, entry: Path, command: list[str], expected: Expected
 
     work = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=entry.parent))
     try:
-        files = generate(None, "c", spec=spec)
+        files = generate(None, expected.backend, spec=spec)
         for filename, text in files.items():
             (work / filename).write_text(text, encoding="utf-8")
+        if expected.backend != "c":  # a Python module: nothing to compile
+            _seal(work, spec, files, expected)
+            _install(work, entry, expected, replace=replace)
+            return
         library = work / f"{spec.name}.so"
         run = [*command, "-o", str(library), str(work / f"{spec.name}.c"), "-lm"]
         result = _run(run)
@@ -496,15 +506,20 @@ def _build(spec: ModuleSpec, entry: Path, command: list[str], expected: Expected
         if result.returncode != 0:
             tail = " ".join(result.stderr.split())[-800:]
             raise CompileError(f"{shlex.join(run)} failed (exit {result.returncode}): {tail}; {FALLBACK}")
-        names = _entry_files(spec.name)  # (what the generator writes, and the library: what is checked)
-        for filename in [*files, library.name]:
-            os.chmod(work / filename, 0o600)
-        (work / SPEC_FILE).write_text(_spec_to_json(spec, {f: _sha256((work / f).read_bytes()) for f in names}),
-                                      encoding="utf-8")
-        os.chmod(work / SPEC_FILE, 0o600)
+        _seal(work, spec, [*files, library.name], expected)
         _install(work, entry, expected, replace=replace)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _seal(work: Path, spec: ModuleSpec, files: Iterable[str], expected: Expected) -> None:
+    """Make ``files`` private and write the manifest with the hashes of the entry's files."""
+    for filename in files:
+        os.chmod(work / filename, 0o600)
+    names = _entry_files(spec.name, expected.backend)  # (what is checked)
+    (work / SPEC_FILE).write_text(_spec_to_json(spec, {f: _sha256((work / f).read_bytes()) for f in names}),
+                                  encoding="utf-8")
+    os.chmod(work / SPEC_FILE, 0o600)
 
 
 def _install(work: Path, entry: Path, expected: Expected, *, replace: bool = False) -> None:
@@ -557,9 +572,16 @@ class _UnloadableError(Exception):
     """An entry passes every check, but its library does not load (``dlopen`` fails, or routines are missing)."""
 
 
-def _entry_files(name: str) -> list[str]:
-    """The files of an entry besides its manifest, as :func:`_build` writes them: source, header, library."""
-    return [f"{name}.c", f"{name}.h", f"{name}.so"]
+#: What :func:`compile` can build: the compiled C, or the generated NumPy or JAX module.
+BACKENDS = ("c", "numpy", "jax")
+
+
+def _entry_files(name: str, backend: str = "c") -> list[str]:
+    """The files of an entry besides its manifest, as :func:`_build` writes them: source, header, library (C);
+    the module (NumPy, JAX). The last one is what is loaded."""
+    if backend == "c":
+        return [f"{name}.c", f"{name}.h", f"{name}.so"]
+    return [python_file(name, backend)]
 
 
 @dataclass(frozen=True)
@@ -572,6 +594,7 @@ class Expected:
     n: int
     kinds: tuple[str, ...]
     parameters: tuple[str, ...] | None
+    backend: str = "c"
 
     def problem(self, spec: ModuleSpec) -> str | None:
         """What ``spec`` gets wrong, or None: every array shape the wrapper allocates by must be the robot's."""
@@ -661,11 +684,12 @@ def _fd_name(fd: int) -> str | None:
     return f"{PROC_FD}{steps}/{fd}"
 
 
-def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int] | None:
+def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int | None, bytes | None] | None:
     """The spec of a cache entry that passes every check (see the module docstring), with the descriptor
-    its library was hashed through (open: the caller loads from it, and closes it); None where the entry
-    is missing, unreadable or fails one (to be built again). A CompileError where the entry or one of its
-    files belongs to another user or may be written by others."""
+    its library was hashed through (C: open, the caller loads from it, and closes it) or the bytes of its
+    module that were hashed (NumPy, JAX); None where the entry is missing, unreadable or fails one (to be built
+    again). A CompileError where the entry or one of its files belongs to another user or may be written by
+    others."""
     try:
         info = os.lstat(entry)
     except FileNotFoundError:
@@ -674,6 +698,7 @@ def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int] | 
         return None
     _check_private(entry, info, "the compile cache entry")
     dir_fd = library = None
+    module: bytes | None = None
     try:
         if _OPEN_DIR is not None:
             dir_fd = os.open(entry, _OPEN_DIR)
@@ -686,28 +711,34 @@ def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int] | 
             manifest = json.loads(b"".join(_chunks(fd, entry / SPEC_FILE, MAX_MANIFEST_BYTES)))
         finally:
             os.close(fd)
-        files, names = manifest["files"], _entry_files(expected.name)
+        files, names = manifest["files"], _entry_files(expected.name, expected.backend)
         # The names first: nothing is opened that is not one of the entry's own files.
         if (manifest["format"] != MANIFEST_FORMAT or not isinstance(files, dict) or sorted(files) != sorted(names)
                 or manifest["spec_sha256"] != _sha256(_canonical(manifest["spec"]))):
             return None
+        python = expected.backend != "c"
         for name in names:
             fd = _open_private(name, entry / name, dir_fd)
-            if name == f"{expected.name}.so":
+            loaded = name == names[-1]  # the library, or the module
+            if loaded and not python:
                 library = fd
-            digest = hashlib.sha256()
+            digest, kept = hashlib.sha256(), []
             try:
                 for chunk in _chunks(fd, entry / name, MAX_FILE_BYTES):
                     digest.update(chunk)
+                    if loaded and python:
+                        kept.append(chunk)
             finally:
                 if fd != library:
                     os.close(fd)
             if digest.hexdigest() != files[name]:
                 return None
+            if loaded and python:
+                module = b"".join(kept)  # the bytes that were hashed are the ones executed
         spec = _spec_from_json(manifest["spec"])
-        if expected.problem(spec) is not None or library is None:
+        if expected.problem(spec) is not None or (library is None and module is None):
             return None
-        opened, library = (spec, library), None
+        opened, library = (spec, library, module), None
         return opened
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # unreadable, or not what was written
         return None
@@ -724,7 +755,8 @@ def _checked_spec(entry: Path, expected: Expected) -> ModuleSpec | None:
     opened = _open_verified(entry, expected)
     if opened is None:
         return None
-    os.close(opened[1])
+    if opened[1] is not None:
+        os.close(opened[1])
     return opened[0]
 
 
@@ -734,7 +766,12 @@ def _load_entry(entry: Path, expected: Expected) -> CompiledDynamics | None:
     opened = _open_verified(entry, expected)
     if opened is None:
         return None
-    spec, fd = opened
+    spec, fd, module = opened
+    if fd is None:  # a NumPy or JAX module
+        try:
+            return _python_backend(spec, expected.backend, (module or b"").decode("utf-8"))
+        except (SyntaxError, UnicodeDecodeError) as exc:  # (hashed, so only a module another version wrote)
+            raise _UnloadableError(" ".join(str(exc).split())) from None
     try:
         return load_library(entry / f"{expected.name}.so", spec, fd=fd)
     except (OSError, AttributeError) as exc:  # not a library for this host, or without the routines

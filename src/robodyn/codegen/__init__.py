@@ -26,8 +26,8 @@ from robodyn.codegen.jax_ import JaxEmitter
 from robodyn.codegen.numpy_ import NumPyEmitter
 from robodyn.codegen.spec import GENERATOR_VERSION, KEYS, KINDS, ModuleSpec, module_spec, sanitize
 
-__all__ = ["GENERATOR_VERSION", "KEYS", "KINDS", "LANGUAGES", "ModuleSpec", "emitter", "generate",
-           "load_python", "module_spec", "sanitize"]
+__all__ = ["GENERATOR_VERSION", "KEYS", "KINDS", "LANGUAGES", "ModuleSpec", "emitter", "exec_python", "generate",
+           "load_python", "module_spec", "python_file", "sanitize"]
 
 LANGUAGES = ("c", "fortran", "numpy", "jax")
 
@@ -65,6 +65,16 @@ def load_python(robot: Any, language: str = "numpy", outputs: Iterable[str] | No
         raise ValueError(f"load_python makes NumPy or JAX modules, not {language!r}")
     spec = spec if spec is not None else module_spec(robot, outputs, base=base)
     (filename, text), = generate(robot, language, spec=spec).items()
+    return exec_python(text, filename)
+
+
+def python_file(name: str, language: str) -> str:
+    """The file name of the generated ``language`` (numpy, jax) module of the module ``name``."""
+    return f"{name}.py" if language == "numpy" else f"{name}_{language}.py"
+
+
+def exec_python(text: str, filename: str) -> types.ModuleType:
+    """The generated module ``text`` (of file ``filename``), executed in-process as a fresh module."""
     module = types.ModuleType(filename.removesuffix(".py"))
     module.__file__ = f"<robodyn generated {filename}>"
     exec(compile(text, module.__file__, "exec"), module.__dict__)
