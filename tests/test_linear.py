@@ -134,6 +134,12 @@ def test_symbolic_refuses_large_arms():
         linear.linearize(load_quiet("puma560"), np.zeros(6), symbolic=True)
 
 
+def test_symbolic_refuses_an_output_matrix_in_one_line():
+    """A matrix C is for numeric models: refused as a ModelError, not numpy's ambiguous truth value."""
+    with pytest.raises(rd.ModelError, match="symbolic linearisation offers the outputs state, q and qd"):
+        linear.linearize(load_quiet("double_pendulum"), symbolic=True, output=np.eye(4))
+
+
 def test_outputs():
     robot = load_quiet("puma560")
     q = np.array([0.1, -0.3, 0.5, 0.0, 0.4, 0.0])

@@ -637,10 +637,10 @@ def simulate(
             _check_directory(option, path)
         start = _parse_vector("--q0", q0, robot.n)
         rates = _parse_vector("--qd0", qd0, robot.n)
+        limit: dict[str, Any] = {} if max_evaluations is None else {"max_evaluations": max_evaluations}
         with delayed_progress(f"simulating {robot.name}"):
             result = run_simulation(robot, t_end, start, rates, torque.value, method=method, rtol=rtol, atol=atol,
-                                    params=params, samples=samples, engine=engine.value,
-                                    **({} if max_evaluations is None else {"max_evaluations": max_evaluations}))
+                                    params=params, samples=samples, engine=engine.value, **limit)
         out.print(result.summary(), markup=False)
         _write_each(((csv_out, result.write_csv), (plot, result.plot)))
 

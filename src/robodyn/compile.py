@@ -743,9 +743,9 @@ def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int | N
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # unreadable, or not what was written
         return None
     finally:
-        for fd in (dir_fd, library):
-            if fd is not None:
-                os.close(fd)
+        for still_open in (dir_fd, library):
+            if still_open is not None:
+                os.close(still_open)
 
 
 def _checked_spec(entry: Path, expected: Expected) -> ModuleSpec | None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -254,7 +255,7 @@ def angeles2(robot: Manipulator, samples: int = 101, stroke: float = ANGELES2_ST
     return angeles2_path(robot, samples, stroke).trajectory
 
 
-def plot_joint_trajectory(trajectory: Trajectory, robot: Manipulator, path: str | None = None) -> object:
+def plot_joint_trajectory(trajectory: Trajectory, robot: Manipulator, path: str | Path | None = None) -> object:
     """q_i(t) in degrees (revolute) or metres (prismatic), one panel per joint (Angeles et al. fig. 4, 7);
     returns the matplotlib Figure and writes it atomically to ``path`` if given."""
 

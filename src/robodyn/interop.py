@@ -62,7 +62,8 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     model = pin.Model()
     model.name = robot.name
     model.gravity = pin.Motion(floats.array(robot.gravity, (3,)), np.zeros(3))
-    armature, damping, C_of, joint_of = [], [], {}, {-1: 0}  # joint_of: link -> Pinocchio's joint id
+    C_of: dict[int, Any] = {}  # per link: its frame (a pin.SE3)
+    armature, damping, joint_of = [], [], {-1: 0}  # joint_of: link -> Pinocchio's joint id
     for i in robot.depth_first():
         link = robot.links[i]
         B, C = map(se3, link_transforms(floats, robot.convention, link))

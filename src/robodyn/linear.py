@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
@@ -136,7 +136,8 @@ def linearize(
     ``params`` (optional there) substitutes parameter values.
     """
     if symbolic:
-        return linearize_symbolic(robot, q0, qd0, tau0, output=output, params=params)
+        # cast: a symbolic model offers no matrix C; linearize_symbolic checks output itself
+        return linearize_symbolic(robot, q0, qd0, tau0, output=cast("str | None", output), params=params)
     n = robot.n
     bound = bind_parameters(robot, params)
     q = _vector(q0, n, "q0")
@@ -190,7 +191,7 @@ def linearize_symbolic(
             f"a symbolic linearisation is offered for arms of up to {SYMBOLIC_MAX_JOINTS} joints; {robot.name} "
             f"has {n}: use linearize(..., symbolic=False) at a numeric operating point"
         )
-    if output not in (None, "state", "q", "qd"):
+    if not (output is None or (isinstance(output, str) and output in ("state", "q", "qd"))):
         raise ModelError("a symbolic linearisation offers the outputs state, q and qd", field="output")
     eqs = derive(robot, "newton-euler")
     s = eqs.symbols
@@ -291,7 +292,8 @@ def discretize(
     if isinstance(A, LinearModel):
         if A.symbolic:
             raise ModelError("discretize a numeric model (see linear.evaluate for a symbolic one)", field="A")
-        A, B, C, D = A.A, A.B, A.C, A.D
+        model = A
+        A, B, C, D = model.A, model.B, model.C, model.D
     if method not in DISCRETE_METHODS:
         raise ModelError(f"unknown method {method!r}; choose from {', '.join(DISCRETE_METHODS)}", field="method")
     _check_step(dt)

@@ -363,8 +363,8 @@ def simplify_model(
     if split is None:
         parts = symbolic_split(robot)
     else:
-        values = {se.Symbol(k): to_se(v) for k, v in bindings.items()}
-        parts = {k: v.subs(values) for k, v in split.items()}
+        substitution = {se.Symbol(k): to_se(v) for k, v in bindings.items()}
+        parts = {k: v.subs(substitution) for k, v in split.items()}
     values = evaluate_split(robot, parts, path)
     elements = classify_all(values, threshold)
     model = SimplifiedModel(

@@ -57,7 +57,7 @@ import io
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Real
 from pathlib import Path
 from typing import Any
@@ -82,12 +82,8 @@ class _Body:
     """Mass, first moment and inertia about the origin of the frame it is expressed in (floats)."""
 
     m: float = 0.0
-    h: np.ndarray | None = None
-    J: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        self.h = np.zeros(3) if self.h is None else self.h
-        self.J = np.zeros((3, 3)) if self.J is None else self.J
+    h: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    J: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
 
     @staticmethod
     def from_com(m: float, c: np.ndarray, inertia: np.ndarray) -> _Body:
@@ -516,7 +512,7 @@ def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
     """``lock`` checked: joint names (text) to finite real numbers."""
     if not isinstance(lock, Mapping):
         raise ModelError(f"lock must map joint names to positions, got {type(lock).__name__}", file=shown)
-    out = {}
+    out: dict[str, float] = {}
     for name, value in lock.items():
         if not isinstance(name, str):
             raise ModelError(f"lock: a joint name must be text, got {type(name).__name__}", file=shown)
@@ -633,7 +629,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
         ET.SubElement(inertial, "mass", value=repr(float(mass)))
         entries = {f"i{'xyz'[r]}{'xyz'[c]}": repr(float(inertia[r, c])) for r, c in
                    ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))}
-        ET.SubElement(inertial, "inertia", **entries)
+        ET.SubElement(inertial, "inertia", entries)
         joint = ET.SubElement(root, "joint", name=joint_names[i], type="continuous" if link.revolute else "prismatic")
         ET.SubElement(joint, "parent", link="base_link" if p < 0 else link_names[p])
         ET.SubElement(joint, "child", link=link_names[i])

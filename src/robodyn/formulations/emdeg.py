@@ -224,7 +224,7 @@ def elements(robot: Manipulator, q: list[SeExpr], progress: Progress | None = No
     def finish(x: SeExpr) -> SeExpr:
         return canonical(x, q) if expand else x
 
-    Mc = [[finish(M[i, j]) if i <= j else None for j in range(n)] for i in range(n)]
+    Mc: list[list[SeExpr]] = [[finish(M[i, j]) if i <= j else None for j in range(n)] for i in range(n)]
     for i in range(n):
         for j in range(i):
             Mc[i][j] = Mc[j][i]

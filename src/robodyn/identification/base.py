@@ -353,7 +353,7 @@ class BaseParameters:
         same = self.frames is self.robot  # a modified-DH robot is its own frames: Y is already its regressor
         Y_robot = Y if same else numeric_regressor(self.robot, q, qd, qdd, params=binding, coulomb=self.coulomb)
         tau = Y_robot.reshape(samples * n, -1) @ p
-        residual = float(np.linalg.norm(tau - Y_b @ b) / max(np.linalg.norm(tau), 1e-300))
+        residual = float(np.linalg.norm(tau - Y_b @ b) / max(float(np.linalg.norm(tau)), 1e-300))
         return RankCheck(rank, len(self.names), base_rank, Y.shape[1], s, residual)
 
 

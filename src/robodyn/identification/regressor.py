@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import symengine as se
@@ -48,7 +48,7 @@ from robodyn.recursions import parameters as params_
 from robodyn.recursions.arm import ArmData, Inertial, Joint, JointData, arm_data, joints
 from robodyn.recursions.composite import carry_wrench
 from robodyn.recursions.scalars import ScalarOps, SymengineOps
-from robodyn.recursions.vec3 import Scalar
+from robodyn.recursions.vec3 import Mat, Scalar, Vec
 from robodyn.symbols import joint_symbols
 
 # -- the columns, over any scalars -----------------------------------------------------------------------
@@ -72,11 +72,11 @@ def _unit_wrenches(motion: ne.Motion) -> list[ne.Wrench]:
     )
     moments = ((0, -vd[2], vd[1]), (vd[2], 0, -vd[0]), (-vd[1], vd[0], 0))  # e_a x vd
     zero = (0, 0, 0)
-    out: list[ne.Wrench] = [(zero, N) for N in tensor]  # type: ignore[misc]
+    out: list[ne.Wrench] = [(zero, N) for N in tensor]
     for a, N in enumerate(moments):
         e = tuple(1 if b == a else 0 for b in range(3))
         out.append((ne.U_times(w, wd, e), N))  # type: ignore[arg-type]
-    out.append((vd, zero))  # type: ignore[arg-type]
+    out.append((vd, zero))
     return out
 
 
@@ -85,7 +85,7 @@ def _motion(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scal
     """The joints at the state and every link's motion (the forward pass; the base accelerating by -g)."""
     geo = joints(arm, ops, q, qd, qdd)
     base_vd = tuple(-ops.number(g) for g in arm.gravity)
-    return geo, ne.forward(geo, arm.parents, base_vd)  # type: ignore[arg-type]
+    return geo, ne.forward(geo, arm.parents, base_vd)
 
 
 def _to_base(arm: ArmData, geo: Sequence[Joint], j: int, wrench: ne.Wrench) -> Iterator[tuple[int, Scalar]]:
@@ -272,8 +272,9 @@ def _numeric_arm(robot: Manipulator, binding: Mapping[sympy.Symbol, float]) -> t
 
     arm = arm_data(robot)
     floats = ArmData(
-        joints=tuple(JointData(d.revolute, tuple(tuple(map(bind, row)) for row in d.F), tuple(map(bind, d.p)),
-                               bind(d.theta), bind(d.d)) for d in arm.joints),  # type: ignore[arg-type]
+        # cast: tuple(map(...)) keeps the 3 entries of F's rows and of p, but its type does not say so
+        joints=tuple(JointData(d.revolute, cast(Mat, tuple(tuple(map(bind, row)) for row in d.F)),
+                               cast(Vec, tuple(map(bind, d.p))), bind(d.theta), bind(d.d)) for d in arm.joints),
         inertials=(),
         parents=arm.parents,
         gravity=tuple(map(bind, arm.gravity)),  # type: ignore[arg-type]

@@ -150,7 +150,7 @@ def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
             raise ModelError(f"a number with more than {MAX_DIGITS} digits", field=field)
         if abs(expr) > MAX_MAGNITUDE:
             raise ModelError(f"{shown(expr)} holds a number of magnitude above {MAX_MAGNITUDE:g}", field=field)
-        return expr  # type: ignore[return-value]
+        return expr
     if not isinstance(expr, sympy.Expr):
         raise ModelError(f"expected a scalar expression, got {shown(expr)}", field=field)
     if any(_too_big(atom) for atom in expr.atoms(sympy.Rational)):

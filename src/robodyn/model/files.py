@@ -262,8 +262,8 @@ def write_all(directory: str | Path, files: Mapping[str, str | bytes]) -> list[P
             os.chmod(tmp, 0o666 & ~_UMASK)
         for target in temporaries:
             old[target] = _keep_old(target)
-        for target, tmp in temporaries.items():
-            os.replace(tmp, target)
+        for target, temporary in temporaries.items():
+            os.replace(temporary, target)
             renamed.append(target)
     except BaseException:
         for target in reversed(renamed):
@@ -345,8 +345,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     kind = _existing_kind(path)
     if kind in _WRITE_THROUGH:
-        with _through_temporary(path) as tmp:
-            yield tmp
+        with _through_temporary(path) as through:
+            yield through
         return
     target = _replace_target(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=target.parent)

@@ -29,7 +29,7 @@ def as_vector3(value: object, field: str) -> tuple[sympy.Expr, sympy.Expr, sympy
         value = list(np.asarray(value, dtype=object).reshape(-1))
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):  # a set or a mapping has no order
         raise ModelError(f"expected a list of 3 numbers or expressions, got {shown(value)}", field=field)
-    items = list(value)  # type: ignore[call-overload]
+    items = list(value)
     if len(items) != 3:
         raise ModelError(f"expected 3 components, got {len(items)}", field=field)
     x, y, z = (to_expr(v, f"{field}[{k}]") for k, v in enumerate(items))

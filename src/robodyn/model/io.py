@@ -138,7 +138,8 @@ def _json_object(
         starts.append(index)
         return scan_once(text, index)
 
-    pairs, end = json.decoder.JSONObject(s_and_end, strict, scan, None, list)
+    # json.decoder.JSONObject exists at run time, but typeshed leaves json's private parser functions out
+    pairs, end = json.decoder.JSONObject(s_and_end, strict, scan, None, list)  # type: ignore[attr-defined]
     result: dict[str, Any] = {}
     for (key, value), start in zip(pairs, starts, strict=False):
         if key in result:
@@ -149,8 +150,10 @@ def _json_object(
 
 def _json_loads(text: str) -> Any:
     decoder = json.JSONDecoder()
-    decoder.parse_object = _json_object  # type: ignore[method-assign]
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # the C scanner would bypass parse_object
+    # parse_object, scan_once and py_make_scanner are json's internals, real at run time but not in typeshed
+    decoder.parse_object = _json_object  # type: ignore[attr-defined]
+    # the C scanner would bypass parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     return decoder.decode(text)
 
 

@@ -139,6 +139,7 @@ class _Tracer:
             return a * b
         if isinstance(b, float):
             a, b = b, a
+        assert isinstance(b, _Node)  # two floats returned above, one float is now a
         if isinstance(a, float):
             if a == 0.0:
                 return 0.0

@@ -39,4 +39,4 @@ def aba_forward_dynamics(
     """
     arm = arm_data(bound_robot(robot, params))
     ops = NumpyOps()
-    return in_blocks(arm.n, {"q": q, "qd": qd, "tau": tau}, lambda columns: joint_accelerations(arm, *columns, ops))
+    return in_blocks(arm.n, {"q": q, "qd": qd, "tau": tau}, lambda c: joint_accelerations(arm, c[0], c[1], c[2], ops))

@@ -59,8 +59,8 @@ def _joint_major(model: NumericModel, *arrays: np.ndarray | None) -> tuple[bool,
     batch = np.atleast_2d(np.empty(shape)).shape
     out: list[np.ndarray | None] = []
     it = iter(given)
-    for a in arrays:
-        out.append(None if a is None else np.ascontiguousarray(np.broadcast_to(next(it), batch).T))
+    for array in arrays:
+        out.append(None if array is None else np.ascontiguousarray(np.broadcast_to(next(it), batch).T))
     return single, out
 
 

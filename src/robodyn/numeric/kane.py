@@ -34,8 +34,8 @@ class NumpyOps:
 
     def cos_sin(self, offset: sympy.Expr, q: np.ndarray | None) -> tuple[Any, Any]:
         if q is None:
-            angle = float(offset)
-            return math.cos(angle), math.sin(angle)
+            constant = float(offset)
+            return math.cos(constant), math.sin(constant)
         angle = q + float(offset) if offset != 0 else q
         return np.cos(angle), np.sin(angle)
 
@@ -73,7 +73,7 @@ def kane_inverse_dynamics(
     tip_force = [float(x) for x in robot.tip_force]
     tip_moment = [float(x) for x in robot.tip_moment]
     return in_blocks(robot.n, {"q": q, "qd": qd, "qdd": qdd},
-                     lambda columns: joint_torques(robot, *columns, gravity, tip_force, tip_moment, ops))
+                     lambda c: joint_torques(robot, c[0], c[1], c[2], gravity, tip_force, tip_moment, ops))
 
 
 def in_blocks(n: int, arrays: Mapping[str, Any], step: Callable[[list[list[np.ndarray]]], Sequence[Any]]) -> np.ndarray:

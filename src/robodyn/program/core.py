@@ -68,8 +68,8 @@ def _count(e: SeExpr, angles: frozenset, in_product: bool) -> OperationCount:
         base, exponent = args
         if exponent.is_integer:
             k = int(exponent)
-            own = k - 1 if k > 0 else -k - 1 + (0 if in_product else 1)  # x**-k = 1/(x ... x)
-            return _count(base, angles, False) + OperationCount(multiplications=own)
+            products = k - 1 if k > 0 else -k - 1 + (0 if in_product else 1)  # x**-k = 1/(x ... x)
+            return _count(base, angles, False) + OperationCount(multiplications=products)
         return _count(base, angles, False) + OperationCount(functions=1)
     if isinstance(e, (se.sin, se.cos)) and args[0].free_symbols <= angles:
         return OperationCount(trig=1)

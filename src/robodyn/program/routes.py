@@ -26,7 +26,7 @@ import contextlib
 import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import symengine as se
 import sympy
@@ -45,6 +45,7 @@ from robodyn.recursions import composite, newton_euler
 from robodyn.recursions.arm import ArmData, Inertial, arm_data
 from robodyn.recursions.forward_mode import DualOps, constant, jacobian, seeded
 from robodyn.recursions.parameters import INERTIAL, TENSOR_INDEX, per_link
+from robodyn.recursions.vec3 import Mat, Vec
 from robodyn.symbols import joint_symbols
 
 #: The parts the shared-builder routes produce; ``forward`` is made of M and bias.
@@ -124,8 +125,10 @@ def recursive_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
     if name not in ("tau", "h", "G", "bias"):
         raise ValueError(f"unknown part {name!r}")
     rates = {"tau": (qd, qdd), "h": (qd, None), "G": (None, None), "bias": (qd, None)}[name]
-    loads = {} if name in ("tau", "bias") else {"tip_load": False, "friction": False, "gravity": name != "h"}
-    return newton_euler.inverse_dynamics(arm, scalars, q, *rates, parameters=given, **loads)
+    if name in ("tau", "bias"):
+        return newton_euler.inverse_dynamics(arm, scalars, q, *rates, parameters=given)
+    return newton_euler.inverse_dynamics(arm, scalars, q, *rates, parameters=given, tip_load=False, friction=False,
+                                         gravity=name != "h")
 
 
 def base_link_parameters(base: Any, ops: Builder) -> list[Inertial]:
@@ -146,8 +149,9 @@ def base_link_parameters(base: Any, ops: Builder) -> list[Inertial]:
         J = [[ops.value(0)] * 3 for _ in range(3)]
         for column, (r, c) in enumerate(TENSOR_INDEX):
             J[r][c] = J[c][r] = e[column]
-        out.append(Inertial(J=tuple(map(tuple, J)), MS=tuple(e[MX : MX + 3]), M=e[M], armature=e[IA],
-                                damping=e[FV]))
+        # cast: 3x3 and 3 entries, which tuple() does not tell the checker
+        out.append(Inertial(J=cast(Mat, tuple(map(tuple, J))), MS=cast(Vec, tuple(e[MX : MX + 3])), M=e[M],
+                            armature=e[IA], damping=e[FV]))
     return out
 
 
@@ -299,7 +303,7 @@ def _id_jacobians(ctx: Context, ops: Builder, q: list[Any], qd: list[Any], qdd: 
     if not directions:
         return {}
     x = [seeded(v, name) if name in directions else constant(v) for name, v in (("q", q), ("qd", qd))]
-    tau = newton_euler.inverse_dynamics(ctx.arm_data, DualOps(BuilderOps(ops)), *x, constant(qdd))
+    tau = newton_euler.inverse_dynamics(ctx.arm_data, DualOps(BuilderOps(ops)), x[0], x[1], constant(qdd))
     return {d: jacobian(tau, d, ctx.robot.n) for d in directions}
 
 
@@ -577,6 +581,7 @@ def _canonical_part(eqs: Any, name: str) -> list[Any]:
     for part in parts:
         m = eqs.canonical(part)
         total = m if total is None else total + m
+    assert total is not None  # parts is never empty
     return [se.expand(total[i, j]) for i in range(total.rows) for j in range(total.cols)]
 
 

@@ -106,7 +106,7 @@ def _rot(R: Mat, v: Vec) -> Vec:
 
 def _rot_t(R: Mat, v: Vec) -> Vec:
     """R^T v."""
-    return tuple(_dot((R[0][c], R[1][c], R[2][c]), v) for c in range(3))  # type: ignore[return-value]
+    return tuple(_dot((R[0][c], R[1][c], R[2][c]), v) for c in range(3))
 
 
 def _hat(p: Vec) -> Mat:
@@ -209,7 +209,7 @@ def jcalc(joint: JointData, ops: ScalarOps, q: Scalar) -> Joint:
     moves: list[Move] = []
     for kind, values in _fixed_moves(joint):
         if kind == "T":
-            moves.append(Trans(tuple(_scalar(x, ops) for x in values)))  # type: ignore[arg-type]
+            moves.append(Trans(tuple(_scalar(x, ops) for x in values)))
         elif kind == "R":
             moves.append(Rot(tuple(tuple(_scalar(x, ops) for x in row) for row in values)))  # type: ignore[arg-type]
         else:
@@ -324,7 +324,7 @@ def _entry(inertia: Inertia, a: int, b: int) -> Scalar:
 
 def _from_entries(entry: object) -> Inertia:
     """The blocks of a symmetric 6x6 matrix from ``entry(a, b)``, a <= b."""
-    e = entry  # type: ignore[assignment]
+    e = entry
     A = _symmetric(lambda a, b: e(a, b))  # type: ignore[operator]
     B = tuple(tuple(e(a, b + 3) for b in range(3)) for a in range(3))  # type: ignore[operator]
     C = _symmetric(lambda a, b: e(a + 3, b + 3))  # type: ignore[operator]
@@ -368,7 +368,8 @@ def joint_accelerations(
         raise DerivationError(f"parent must list, for each of the {n} bodies, an earlier body or -1 (the base)")
 
     with ops.stage("pass 1"):
-        joints, v, c, IA, pA = [], [], [], [], []
+        v: list[Motion] = []
+        joints, c, IA, pA = [], [], [], []
         for i, (data, body) in enumerate(zip(arm.joints, inertials(arm, ops), strict=True)):
             joint = jcalc(data, ops, q[i])  # line 4
             joints.append(joint)
@@ -378,7 +379,7 @@ def joint_accelerations(
             c.append(cross_motion(v_i, vJ))  # line 6
             IA.append(rigid_inertia(body.J, body.MS, body.M))  # line 7
             pA.append(rigid_bias(body.J, body.MS, body.M, v_i))  # line 8
-        tip: Force = (tuple(ops.number(x) for x in arm.tip_moment), tuple(ops.number(x) for x in arm.tip_force))  # type: ignore[assignment]
+        tip: Force = (tuple(ops.number(x) for x in arm.tip_moment), tuple(ops.number(x) for x in arm.tip_force))
         pA[n - 1] = _add_force(pA[n - 1], tip)  # - f^x: the tip load is the force the last body exerts
 
     with ops.stage("pass 2"):

@@ -112,9 +112,9 @@ def arm_data(robot: Manipulator) -> ArmData:
         joints=joint_data(arm),
         inertials=tuple(_link_inertial(arm, j) for j in range(arm.n)),
         parents=tuple(arm.parents),
-        gravity=tuple(arm.gravity),  # type: ignore[arg-type]
-        tip_force=tuple(arm.tip_force),  # type: ignore[arg-type]
-        tip_moment=tuple(arm.tip_moment),  # type: ignore[arg-type]
+        gravity=tuple(arm.gravity),
+        tip_force=tuple(arm.tip_force),
+        tip_moment=tuple(arm.tip_moment),
     )
 
 
@@ -153,7 +153,7 @@ def joint_at(data: JointData, ops: ScalarOps, c_theta: Scalar, s_theta: Scalar, 
              qd: Scalar = 0, qdd: Scalar = 0) -> Joint:
     """The Joint for given cos, sin of theta and d (scalars of ``ops``)."""
     F: Mat = tuple(tuple(ops.number(x) for x in row) for row in data.F)  # type: ignore[assignment]
-    P: Vec = tuple(ops.number(data.p[r]) + F[r][2] * d for r in range(3))  # type: ignore[assignment]
+    P: Vec = tuple(ops.number(data.p[r]) + F[r][2] * d for r in range(3))
     return Joint(data.revolute, F, c_theta, s_theta, P, qd, qdd)
 
 
@@ -184,7 +184,7 @@ def inertials(arm: ArmData, ops: ScalarOps) -> list[Inertial]:
     return [
         Inertial(
             J=tuple(tuple(ops.number(x) for x in row) for row in p.J),  # type: ignore[arg-type]
-            MS=tuple(ops.number(x) for x in p.MS),  # type: ignore[arg-type]
+            MS=tuple(ops.number(x) for x in p.MS),
             M=ops.number(p.M),
             damping=ops.number(p.damping),
             armature=ops.number(p.armature),

@@ -48,7 +48,7 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial]) -> list[In
                             armature=p.armature)
         else:
             J_moved, MS_moved, m = p.J, ZERO3, 0
-            rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature)  # type: ignore[arg-type]
+            rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature)
         out[j] = rest
         lam = arm.parents[j]
         if lam < 0:

@@ -162,7 +162,7 @@ def to_angeles(
             ca, sa = ops.cos_sin(last.alpha, None)
             f = _rot_x(ca, sa, f)
             m = vadd(_rot_x(ca, sa, m), cross((ops.number(last.a), 0, 0), f))
-    return AngelesArm(tuple(links), tuple(gravity), f, m, robot.parents)  # type: ignore[arg-type]
+    return AngelesArm(tuple(links), tuple(gravity), f, m, robot.parents)
 
 
 def _modified(robot: Manipulator) -> tuple[Manipulator, list[list[sympy.Matrix]]]:

@@ -150,11 +150,11 @@ def inverse_dynamics(
     each link of each pass."""
     geo = joints(arm, ops, q, qd, qdd)
     par = link_parameters(arm, ops, group, parameters)
-    base_vd: Vec = tuple(-ops.number(g) for g in arm.gravity) if gravity else ZERO3  # type: ignore[assignment]
+    base_vd: Vec = tuple(-ops.number(g) for g in arm.gravity) if gravity else ZERO3
     motion = forward(geo, arm.parents, base_vd, progress)
     wrenches = [link_wrench(p, m) for p, m in zip(par, motion, strict=True)]
     tip = (tuple(ops.number(x) for x in arm.tip_force), tuple(ops.number(x) for x in arm.tip_moment))
-    total = backward(geo, arm.parents, wrenches, tip if tip_load else None, progress)  # type: ignore[arg-type]
+    total = backward(geo, arm.parents, wrenches, tip if tip_load else None, progress)
     tau = [joint_force(jt, w) for jt, w in zip(geo, total, strict=True)]
     if friction:
         tau = [t + p.damping * jt.qd + p.armature * jt.qdd for t, p, jt in zip(tau, par, geo, strict=True)]

@@ -12,7 +12,7 @@ ZERO3: Vec = (0, 0, 0)
 
 
 def vadd(*vs: Vec) -> Vec:
-    return tuple(sum(components[1:], components[0]) for components in zip(*vs, strict=True))  # type: ignore[return-value]
+    return tuple(sum(components[1:], components[0]) for components in zip(*vs, strict=True))
 
 
 def vsub(x: Vec, y: Vec) -> Vec:
@@ -32,4 +32,4 @@ def cross(x: Vec, y: Vec) -> Vec:
 
 
 def matvec(A: Mat, x: Vec) -> Vec:
-    return tuple(A[r][0] * x[0] + A[r][1] * x[1] + A[r][2] * x[2] for r in range(3))  # type: ignore[return-value]
+    return tuple(A[r][0] * x[0] + A[r][1] * x[1] + A[r][2] * x[2] for r in range(3))
