@@ -68,6 +68,7 @@ without compiling.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import itertools
 import json
@@ -369,24 +370,54 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
         return out
 
     def one_state(routine: str, k: np.ndarray, tail: tuple[int, ...]) -> Callable[..., np.ndarray]:
-        f = functions[routine]
         count = len(spec.routine(routine).inputs) - 1  # the joint arrays after k
         kk = k if k.size else np.zeros(1)
         buffers = [np.empty(spec.n) for _ in range(count)]
         out = np.empty(tail)
-        pointers = [kk.ctypes.data, *(b.ctypes.data for b in buffers), out.ctypes.data, 1]
+        # the call with its pointers bound once: a ctypes call converts each argument, so fewer is faster
+        f = functools.partial(functions[routine], kk.ctypes.data, *(b.ctypes.data for b in buffers),
+                              out.ctypes.data, 1)
 
-        def run(*arrays: np.ndarray) -> np.ndarray:
-            for buffer, a in zip(buffers, arrays, strict=True):
-                buffer[:] = a
-            f(*pointers)
-            return out.copy()
-
+        run = _one_state_call(f, buffers, out)
         run.keep = (lib, kk, buffers, out)  # type: ignore[attr-defined]  # the pointers stay valid
         return run
 
     call.library = lib  # type: ignore[attr-defined]  # keep it alive with the closure
     return CompiledDynamics(spec, call, backend="c", path=Path(path), one_state=one_state)
+
+
+def _one_state_call(f: Callable[[], None], buffers: list[np.ndarray], out: np.ndarray) -> Callable[..., np.ndarray]:
+    """``run(q, ...)``: the arrays copied into ``buffers``, ``f()``, a copy of ``out``; written out per number of
+    arrays (a loop over them costs a third of the call)."""
+    if len(buffers) == 1:
+        (b0,) = buffers
+
+        def run1(a0: np.ndarray) -> np.ndarray:
+            b0[:] = a0
+            f()
+            return out.copy()
+
+        return run1
+    if len(buffers) == 2:
+        b0, b1 = buffers
+
+        def run2(a0: np.ndarray, a1: np.ndarray) -> np.ndarray:
+            b0[:] = a0
+            b1[:] = a1
+            f()
+            return out.copy()
+
+        return run2
+    b0, b1, b2 = buffers
+
+    def run3(a0: np.ndarray, a1: np.ndarray, a2: np.ndarray) -> np.ndarray:
+        b0[:] = a0
+        b1[:] = a1
+        b2[:] = a2
+        f()
+        return out.copy()
+
+    return run3
 
 
 def _python_backend(spec: ModuleSpec, language: str, text: str) -> CompiledDynamics:
