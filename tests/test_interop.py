@@ -7,10 +7,11 @@ import pytest
 
 import robodyn as rd
 from robodyn import numeric, toolbox
+from robodyn.model.params import bound_robot
 from tests.conftest import load_quiet, random_robot
 
 pin = pytest.importorskip("pinocchio")
-from robodyn.interop import to_pinocchio  # noqa: E402  (after the skip)
+from robodyn.interop import from_pinocchio, to_pinocchio  # noqa: E402  (after the skip)
 
 
 def _states(n: int, N: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -132,3 +133,64 @@ def test_rne_includes_the_tip_load_and_gravload_does_not() -> None:
     assert np.allclose(toolbox.rne(robot, q), toolbox.gravload(robot, q) + load, atol=1e-12)
     bare = robot.replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0))
     assert np.allclose(toolbox.rne(bare, q), toolbox.gravload(robot, q), atol=1e-12)
+
+
+# -- from_pinocchio -----------------------------------------------------------------------------------
+
+
+def _agree_with_pinocchio(robot: rd.Manipulator, model: object, seed: int) -> None:
+    """Inverse dynamics (Pinocchio's plus the damping it leaves out), M and forward dynamics, to 1e-9."""
+    data = model.createData()  # type: ignore[attr-defined]
+    damping = np.array(model.damping)  # type: ignore[attr-defined]
+    q, qd, qdd = _states(robot.n, 5, seed)
+    tau = numeric.inverse_dynamics(robot, q, qd, qdd)
+    M = numeric.mass_matrix(robot, q)
+    for k in range(5):
+        expected = pin.rnea(model, data, q[k], qd[k], qdd[k]) + damping * qd[k]
+        assert np.max(np.abs(tau[k] - expected)) <= 1e-9 * max(1.0, np.max(np.abs(expected)))
+        crba = pin.crba(model, data, q[k])
+        assert np.allclose(M[k], np.triu(crba) + np.triu(crba, 1).T, rtol=1e-9, atol=1e-12)
+        qdd_pin = pin.aba(model, data, q[k], qd[k], tau[k] - damping * qd[k])
+        assert np.allclose(numeric.forward_dynamics(robot, q[k], qd[k], tau[k]), qdd_pin, rtol=1e-9, atol=1e-9)
+
+
+def test_from_pinocchio_reads_the_panda_that_pinocchio_read() -> None:
+    """Pinocchio's own URDF reader (its RZ, PY and PrismaticUnaligned joints, damping) to a robodyn tree."""
+    from benchmarks.urdf_survey import robots_directory
+
+    directory = robots_directory()
+    if directory is None:
+        pytest.skip("example-robot-data not installed")
+    model = pin.buildModelFromUrdf(str(directory / "panda_description" / "urdf" / "panda.urdf"))
+    robot = rd.from_pinocchio(model)
+    assert robot.n == 9 and robot.parents == (-1, 0, 1, 2, 3, 4, 5, 6, 6) and robot.name == "panda"
+    assert robot.links[8].name == "panda_finger_joint2" and robot.links[8].joint == "P"
+    assert [float(link.damping) for link in robot.links] == list(model.damping)
+    _agree_with_pinocchio(robot, model, seed=1)
+    with pytest.raises(rd.ModelError, match=r"joint 'root_joint'.*JointModelFreeFlyer joint: robodyn reads fixed"):
+        from_pinocchio(pin.buildModelFromUrdf(str(directory / "panda_description" / "urdf" / "panda.urdf"),
+                                              pin.JointModelFreeFlyer()))
+
+
+@pytest.mark.filterwarnings("ignore::robodyn.ModelWarning")  # the PUMA's published inertias, re-checked on the way
+@pytest.mark.parametrize("name", ["puma560", "stanford_arm", "tree"])
+def test_from_pinocchio_round_trip(name: str) -> None:
+    """robodyn -> Pinocchio -> robodyn: the same dynamics, armature and damping kept (standard DH, a prismatic
+    joint, and a tree)."""
+    from pathlib import Path
+
+    if name == "tree":
+        robot = bound_robot(rd.load(Path(__file__).parent / "data" / "torso_two_arms.yaml"), {"g": 9.81})
+    else:
+        robot = load_quiet(name)
+    robot = robot.replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0))
+    model = to_pinocchio(robot)
+    back = from_pinocchio(model)
+    assert back.parents == robot.parents and back.n == robot.n
+    q, qd, qdd = _states(robot.n, 4, 2)
+    for got, expected in ((numeric.inverse_dynamics(back, q, qd, qdd), numeric.inverse_dynamics(robot, q, qd, qdd)),
+                          (numeric.mass_matrix(back, q), numeric.mass_matrix(robot, q))):
+        assert np.max(np.abs(got - expected)) <= 1e-9 * max(1.0, np.max(np.abs(expected)))
+    _agree_with_pinocchio(back, model, seed=3)
+    with pytest.raises(TypeError, match=r"expects a pinocchio\.Model"):
+        from_pinocchio(robot)

@@ -1,9 +1,18 @@
-"""Interoperability: a robodyn manipulator as a `Pinocchio <https://github.com/stack-of-tasks/pinocchio>`_ model.
+"""Interoperability: a robodyn manipulator as a `Pinocchio <https://github.com/stack-of-tasks/pinocchio>`_ model,
+and back.
 
-    from robodyn.interop import to_pinocchio
+    from robodyn.interop import from_pinocchio, to_pinocchio
     model = to_pinocchio(rd.load("puma560"))          # pinocchio.Model; symbolic arms need params={...}
     data = model.createData()
     pinocchio.rnea(model, data, q, qd, qdd)           # = robodyn.numeric.inverse_dynamics(...) - damping qd
+    robot = from_pinocchio(pinocchio.buildModelFromUrdf("panda.urdf"))   # rd.from_pinocchio(model) too
+
+:func:`from_pinocchio` reads a fixed-base model whose joints are revolute or prismatic about any axis (RX, RY, RZ,
+the unaligned ones, and the continuous RUBX/RUBY/RUBZ as a revolute joint of angle q): each joint's placement in
+its parent's frame, its axis, the inertia of its body, its armature and damping (``model.armature``,
+``model.damping``), and the gravity; a free-flyer, spherical, planar or composite joint, and a mimic joint, are
+refused in one line. Joint i of the Manipulator is Pinocchio's joint i + 1 (the universe, joint 0, is the base),
+so q is the same vector for a model without continuous joints (a continuous joint: Pinocchio's (cos q, sin q)).
 
 The model is built from the DH table alone (not from robodyn's compiled arrays, so that comparing the two is a
 real check): link i's transform A_i = P_i B_i Rot(z, theta_i) Trans(z, d_i) C_i (:mod:`robodyn.model.dh`:
@@ -30,8 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.numeric.model import bound_floats, joint_screw, link_transforms
+from robodyn.urdf import Body, JointFrame, manipulator_from_frames
 
 
 def _pinocchio() -> Any:
@@ -80,3 +91,50 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     model.armature = np.array(armature)
     model.damping = np.array(damping)
     return model
+
+
+#: Pinocchio's joint kinds that robodyn reads: (prismatic, axis) of each, None for an axis the joint carries.
+_JOINT_KINDS: dict[str, tuple[bool, tuple[float, float, float] | None]] = {
+    "JointModelRX": (False, (1.0, 0.0, 0.0)), "JointModelRY": (False, (0.0, 1.0, 0.0)),
+    "JointModelRZ": (False, (0.0, 0.0, 1.0)), "JointModelRevoluteUnaligned": (False, None),
+    "JointModelRUBX": (False, (1.0, 0.0, 0.0)), "JointModelRUBY": (False, (0.0, 1.0, 0.0)),
+    "JointModelRUBZ": (False, (0.0, 0.0, 1.0)), "JointModelRevoluteUnboundedUnaligned": (False, None),
+    "JointModelPX": (True, (1.0, 0.0, 0.0)), "JointModelPY": (True, (0.0, 1.0, 0.0)),
+    "JointModelPZ": (True, (0.0, 0.0, 1.0)), "JointModelPrismaticUnaligned": (True, None),
+}
+
+
+def from_pinocchio(model: Any, *, name: str | None = None, snap: bool = True, strict: bool = False) -> Manipulator:
+    """The Manipulator of a fixed-base ``pinocchio.Model`` (see the module docstring): a chain or a tree, in
+    modified DH with placements where a joint frame has no DH form (as :func:`robodyn.load` reads a URDF: angles
+    within 1e-9 of a multiple of pi/2 and lengths below 1e-12 snapped, unless ``snap=False``)."""
+    pin = _pinocchio()
+    if not isinstance(model, pin.Model):
+        raise TypeError(f"from_pinocchio() expects a pinocchio.Model, got {type(model).__name__}")
+    shown = f"<pinocchio model {model.name!r}>"
+    frames = []
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        where = f"joint '{model.names[j]}'"
+        kind = _JOINT_KINDS.get(joint.shortname())
+        if kind is None or joint.nv != 1:
+            raise ModelError(f"a {joint.shortname()} joint: robodyn reads fixed-base arms whose joints are revolute or "
+                             "prismatic (one degree of freedom each)", file=shown, link=where, field="joint")
+        if j in set(getattr(model, "mimicking_joints", ())):
+            raise ModelError("a mimic joint: read the model without the mimic relation", file=shown, link=where,
+                             field="mimic")
+        prismatic, axis = kind
+        inertia = model.inertias[j]
+        v = joint.idx_v
+        frames.append(JointFrame(
+            name=model.names[j], prismatic=prismatic, where=where, parent=model.parents[j] - 1,
+            axis=np.array(axis if axis is not None else joint.extract().axis, dtype=float),
+            origin=np.array(model.jointPlacements[j].homogeneous, dtype=float),
+            body=Body.from_com(float(inertia.mass), np.array(inertia.lever), np.array(inertia.inertia)),
+            damping=float(model.damping[v]), armature=float(model.armature[v])))
+    if not frames:
+        raise ModelError("no moving joint", file=shown)
+    return manipulator_from_frames(frames, name=name or model.name or "pinocchio_model",
+                                   gravity=[float(x) for x in model.gravity.linear], snap=snap, strict=strict,
+                                   shown=shown, description=f"imported from the Pinocchio model {model.name!r} "
+                                                            f"({len(frames)} joints)")

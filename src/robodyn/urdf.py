@@ -78,7 +78,7 @@ SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 
 
 @dataclass
-class _Body:
+class Body:
     """Mass, first moment and inertia about the origin of the frame it is expressed in (floats)."""
 
     m: float = 0.0
@@ -86,19 +86,19 @@ class _Body:
     J: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
 
     @staticmethod
-    def from_com(m: float, c: np.ndarray, inertia: np.ndarray) -> _Body:
-        return _Body(m, m * c, inertia + m * (float(c @ c) * np.eye(3) - np.outer(c, c)))
+    def from_com(m: float, c: np.ndarray, inertia: np.ndarray) -> Body:
+        return Body(m, m * c, inertia + m * (float(c @ c) * np.eye(3) - np.outer(c, c)))
 
-    def moved(self, T: np.ndarray) -> _Body:
+    def moved(self, T: np.ndarray) -> Body:
         """The same body expressed in a frame where its current frame sits at T."""
         R, t = T[:3, :3], T[:3, 3]
         Rh = R @ self.h
         J = R @ self.J @ R.T + self.m * (float(t @ t) * np.eye(3) - np.outer(t, t))
         J += 2 * float(t @ Rh) * np.eye(3) - np.outer(t, Rh) - np.outer(Rh, t)
-        return _Body(self.m, Rh + self.m * t, J)
+        return Body(self.m, Rh + self.m * t, J)
 
-    def __add__(self, other: _Body) -> _Body:
-        return _Body(self.m + other.m, self.h + other.h, self.J + other.J)
+    def __add__(self, other: Body) -> Body:
+        return Body(self.m + other.m, self.h + other.h, self.J + other.J)
 
     def com_form(self) -> tuple[float, np.ndarray, np.ndarray]:
         """(mass, centre of mass, inertia about the centre of mass)."""
@@ -300,11 +300,11 @@ def _origin(element: Any, where: str, shown: str) -> np.ndarray:
     return T
 
 
-def _inertial(link: Any, shown: str) -> _Body:
+def _inertial(link: Any, shown: str) -> Body:
     inertial = link.inertial
     where = f"link '{link.name}'"
     if inertial is None:
-        return _Body()
+        return Body()
     mass = 0.0 if inertial.mass is None else float(_floats(inertial.mass, 1, where, shown, "mass")[0])
     if mass < 0:
         raise ModelError(f"mass {mass} is negative", file=shown, link=where, field="mass")
@@ -316,7 +316,7 @@ def _inertial(link: Any, shown: str) -> _Body:
         check_inertia(inertia, mass=mass, field="inertia", where=f"{shown}: {where}", triangle=False)
     except ModelError as exc:
         raise ModelError(exc.problem, file=shown, link=where, field=exc.field) from None
-    body = _Body.from_com(mass, np.zeros(3), inertia)
+    body = Body.from_com(mass, np.zeros(3), inertia)
     return body.moved(T)
 
 
@@ -523,13 +523,60 @@ def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
     return out
 
 
-def _link(joint: Any, P: np.ndarray, body: _Body, name: str, snap: bool, shown: str) -> Link:
+@dataclass(frozen=True)
+class JointFrame:
+    """A moving joint as URDF and Pinocchio describe it: its kind, its axis (unit, in its own frame), its frame's
+    placement ``origin`` (4x4) in the frame of the joint ``parent`` (-1: the base), the ``body`` it carries (in its
+    frame), its viscous ``damping`` and armature, and ``where`` (how errors name it)."""
+
+    name: str
+    prismatic: bool
+    axis: np.ndarray
+    parent: int
+    origin: np.ndarray
+    body: Body
+    damping: float
+    where: str
+    armature: float = 0.0
+
+
+def manipulator_from_frames(frames: Sequence[JointFrame], *, name: str, description: str, gravity: Any,
+                            snap: bool, strict: bool, shown: str) -> Manipulator:
+    """The modified-DH Manipulator of a tree of joint frames (parents before children): each frame turned by R_a
+    (R_a e_z = its axis, :func:`axis_rotation`) so that it moves about z; its placement in the parent's turned
+    frame a DH row where it has that form (:func:`dh_row`), else a ``placement``; its body carried into the turned
+    frame. Errors name ``shown`` and the joint's ``where``."""
+    names = distinct_names([frame.name for frame in frames], taken=("base",))  # "base": a model file's base
+    rows: list[Link] = []
+    R_axis: list[np.ndarray] = []  # per link: R_a, its frame's rotation from the given joint frame
+    for k, frame in enumerate(frames):
+        Ra = axis_rotation(frame.axis)
+        R_parent = R_axis[frame.parent] if frame.parent >= 0 else np.eye(3)
+        P = homogeneous(R_parent.T, np.zeros(3)) @ frame.origin @ homogeneous(Ra, np.zeros(3))
+        rows.append(_link(frame, P, frame.body.moved(homogeneous(Ra.T, np.zeros(3))), names[k], snap, shown))
+        R_axis.append(Ra)
+    for frame, row in zip(frames, rows, strict=True):  # name the joint in inertia errors
+        try:
+            row.check(frame.where, strict)
+        except ModelError as exc:
+            raise ModelError(exc.problem, file=shown, link=frame.where, field=exc.field) from None
+    try:
+        return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=to_identifier(name),
+                           description=description, source=shown, strict=strict,
+                           parent=[frame.parent for frame in frames])
+    except ModelError as exc:
+        raise exc.located(file=shown) from None
+
+
+def _link(frame: JointFrame, P: np.ndarray, body: Body, name: str, snap: bool, shown: str) -> Link:
     """The row of a moving joint: placed by P (a DH row when it has that form), carrying ``body``."""
     mass, com, inertia = body.com_form()
     fields: dict[str, Any] = {
-        "joint": "P" if joint.type == "prismatic" else "R", "name": name,
-        "mass": mass, "com": com.tolist(), "inertia": inertia.tolist(), "damping": _damping(joint, shown),
+        "joint": "P" if frame.prismatic else "R", "name": name, "mass": mass, "com": com.tolist(),
+        "inertia": inertia.tolist(), "damping": frame.damping,
     }
+    if frame.armature:
+        fields["armature"] = frame.armature
     row = dh_row(P, snap)
     if row is None:
         fields["placement"] = _placement(P, snap)
@@ -538,7 +585,7 @@ def _link(joint: Any, P: np.ndarray, body: _Body, name: str, snap: bool, shown: 
     try:
         return Link(**fields)
     except ModelError as exc:
-        raise ModelError(exc.problem, file=shown, link=f"link '{joint.child}'", field=exc.field) from None
+        raise ModelError(exc.problem, file=shown, link=frame.where, field=exc.field) from None
 
 
 def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
@@ -549,35 +596,21 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
         warnings.warn(f"{shown}: mimic relations dropped, independent joints: {', '.join(map(repr, dropped))}",
                       ModelWarning, stacklevel=4)
     links_by_name = {link.name: link for link in robot.links}
-    names = distinct_names([joint.name for joint in tree.joints], taken=("base",))  # "base": a model file's base
-    rows: list[Link] = []
-    R_axis: list[np.ndarray] = []  # per link: R_a, its frame's rotation from the URDF child link frame
+    frames = []
     for k, joint in enumerate(tree.joints):
         where = f"joint '{joint.name}'"
-        Ra = axis_rotation(_axis(joint, shown))
         p = tree.parents[k]
-        R_parent = R_axis[p] if p >= 0 else np.eye(3)
-        parent_T = dict(tree.groups[p + 1])[joint.parent]
-        P = homogeneous(R_parent.T, np.zeros(3)) @ parent_T @ _origin(joint, where, shown)
-        P = P @ homogeneous(Ra, np.zeros(3))
-        body = _Body()
+        body = Body()
         for name, T in tree.groups[k + 1]:
-            body = body + _inertial(links_by_name[name], shown).moved(homogeneous(Ra.T, np.zeros(3)) @ T)
-        rows.append(_link(joint, P, body, names[k], snap, shown))
-        R_axis.append(Ra)
-    for k, row in enumerate(rows):  # name the URDF link in inertia errors
-        try:
-            row.check(f"link '{tree.joints[k].child}'", strict)
-        except ModelError as exc:
-            raise ModelError(exc.problem, file=shown, link=f"link '{tree.joints[k].child}'", field=exc.field) from None
-    shape = "" if tree.parents == list(range(-1, len(rows) - 1)) else "a tree of "
-    try:
-        return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=to_identifier(robot.name),
-                           description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(rows)} moving "
-                                       f"joints: {', '.join(j.name for j in tree.joints)})",
-                           source=shown, strict=strict, parent=tree.parents)
-    except ModelError as exc:
-        raise exc.located(file=shown) from None
+            body = body + _inertial(links_by_name[name], shown).moved(T)
+        frames.append(JointFrame(name=joint.name, prismatic=joint.type == "prismatic", axis=_axis(joint, shown),
+                                 parent=p, origin=dict(tree.groups[p + 1])[joint.parent] @ _origin(joint, where, shown),
+                                 body=body, damping=_damping(joint, shown), where=f"link '{joint.child}'"))
+    shape = "" if tree.parents == list(range(-1, len(frames) - 1)) else "a tree of "
+    return manipulator_from_frames(
+        frames, name=robot.name, gravity=gravity, snap=snap, strict=strict, shown=shown,
+        description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
+                    f"{', '.join(j.name for j in tree.joints)})")
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -618,9 +651,9 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
         p = robot.parents[i]
         B, C = link_transforms(floats, robot.convention, link)
         origin = (C_of[p] if p >= 0 else np.eye(4)) @ B @ joint_screw(floats, link)
-        body = _Body()
+        body = Body()
         for b in robot.bodies(i):
-            body = body + _Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),
+            body = body + Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),
                                          floats.array(b.inertia, (3, 3))).moved(C)
         mass, com, inertia = body.com_form()
         element = ET.SubElement(root, "link", name=link_names[i])
