@@ -1,5 +1,8 @@
 """Interoperability: a robodyn manipulator as a `Pinocchio <https://github.com/stack-of-tasks/pinocchio>`_ model,
-and back.
+and back; its straight-line program as a `CasADi <https://web.casadi.org>`_ function.
+
+    from robodyn.interop import to_casadi
+    f = to_casadi(rd.load("double_pendulum"), ("forward",))   # casadi.Function: (q, qd, tau, params) -> qdd
 
     from robodyn.interop import from_pinocchio, to_pinocchio
     model = to_pinocchio(rd.load("puma560"))          # pinocchio.Model; symbolic arms need params={...}
@@ -13,6 +16,11 @@ its parent's frame, its axis, the inertia of its body, its armature and damping 
 ``model.damping``), and the gravity; a free-flyer, spherical, planar or composite joint, and a mimic joint, are
 refused in one line. Joint i of the Manipulator is Pinocchio's joint i + 1 (the universe, joint 0, is the base),
 so q is the same vector for a model without continuous joints (a continuous joint: Pinocchio's (cos q, sin q)).
+
+:func:`to_casadi` writes the program of :func:`robodyn.program.build` (the cheapest one robodyn finds, common
+subexpressions shared) statement by statement as CasADi SX expressions: the function has the program's
+operations, not those of the expanded equations (for the PUMA's tau, some 300 against tens of thousands by a
+lambdify of the expanded torques). CasADi is imported only when it is called (``pip install 'robodyn[casadi]'``).
 
 The model is built from the DH table alone (not from robodyn's compiled arrays, so that comparing the two is a
 real check): link i's transform A_i = P_i B_i Rot(z, theta_i) Trans(z, d_i) C_i (:mod:`robodyn.model.dh`:
@@ -34,15 +42,27 @@ Pinocchio is imported only when called; without it, :class:`ImportError` says ho
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import operator
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import symengine as se
 
 from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.numeric.model import bound_floats, joint_screw, link_transforms
+from robodyn.program import build
 from robodyn.urdf import Body, JointFrame, manipulator_from_frames
+
+
+def _casadi() -> Any:
+    try:
+        import casadi
+    except ImportError:  # pragma: no cover - exercised only without casadi
+        raise ImportError("robodyn.interop.to_casadi needs CasADi: pip install 'robodyn[casadi]'") from None
+    return casadi
 
 
 def _pinocchio() -> Any:
@@ -138,3 +158,62 @@ def from_pinocchio(model: Any, *, name: str | None = None, snap: bool = True, st
                                    gravity=[float(x) for x in model.gravity.linear], snap=snap, strict=strict,
                                    shown=shown, description=f"imported from the Pinocchio model {model.name!r} "
                                                             f"({len(frames)} joints)")
+
+
+#: The order of a CasADi function's inputs (those the outputs use).
+CASADI_INPUTS = ("q", "qd", "qdd", "tau", "parameters")
+
+
+def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: str | None = None) -> Any:
+    """A ``casadi.Function`` computing ``outputs`` (names of :data:`robodyn.program.OUTPUTS` but ``elements``:
+    ``tau``, ``M``, ``h``, ``G``, ``bias``, ``forward``, ``dtau_dq``, ...) of ``robot``, built from its program
+    (see the module docstring). Inputs, in :data:`CASADI_INPUTS` order, those the outputs need: ``q``, ``qd``,
+    ``qdd``, ``tau`` (n x 1 each) and ``parameters`` (the robot's symbols in
+    :meth:`~robodyn.Manipulator.parameters` order; absent for a numeric robot). Outputs: n x 1, or n x n for ``M``
+    and the derivatives ([i, j] = d out_i / d in_j), named as asked (``tau_out`` where ``tau`` is also an input)."""
+    ca = _casadi()
+    if "elements" in outputs:
+        raise ValueError("to_casadi gives the dynamics and their derivatives; 'elements' is EMDEG's listing")
+    program = build(robot, tuple(outputs))
+    n = robot.n
+    symbols = {key: ca.SX.sym(key, len(program.inputs[key])) for key in CASADI_INPUTS
+               if program.inputs.get(key)}
+    env: dict[Any, Any] = {}
+    for key, column in symbols.items():
+        env.update({s: column[i] for i, s in enumerate(program.inputs[key])})
+    for a in [*program.constants, *program.body]:
+        env[se.Symbol(a.name)] = _to_sx(ca, a.expr, env)
+    results = []
+    for output in outputs:
+        entries = [_to_sx(ca, x, env) for x in program.outputs[output]]
+        rows = [entries[i * n : (i + 1) * n] for i in range(n)] if len(entries) == n * n else [[e] for e in entries]
+        results.append(ca.vertcat(*[ca.horzcat(*row) for row in rows]))
+    used = [key for key in CASADI_INPUTS if key in symbols and any(
+        ca.depends_on(r, symbols[key]) for r in results)]
+    names = [f"{o}_out" if o in used else o for o in outputs]  # CasADi names inputs and outputs apart
+    return ca.Function(name or f"{robot.name}_{'_'.join(outputs)}", [symbols[key] for key in used], results,
+                       used, names)
+
+
+def _to_sx(ca: Any, expr: Any, env: dict[Any, Any]) -> Any:
+    """A symengine expression of the program as a CasADi SX expression, over ``env`` (symbol -> SX)."""
+    if expr.is_Symbol:
+        return env[expr]
+    if expr.is_Number:
+        return float(expr)
+    args = [_to_sx(ca, a, env) for a in expr.args]
+    if isinstance(expr, se.Add):
+        return functools.reduce(operator.add, args)
+    if isinstance(expr, se.Mul):
+        return functools.reduce(operator.mul, args)
+    if isinstance(expr, se.Pow):
+        base, exponent = args
+        k = float(expr.args[1])
+        if k == int(k) and 1 < abs(k) <= 8:  # x*x*x, as the operation count charges it
+            product = functools.reduce(operator.mul, [base] * int(abs(k)))
+            return product if k > 0 else 1 / product
+        return base**exponent
+    function = {"sin": ca.sin, "cos": ca.cos, "sqrt": ca.sqrt}.get(type(expr).__name__)
+    if function is None:
+        raise ValueError(f"cannot write {type(expr).__name__}() as CasADi")
+    return function(*args)
