@@ -124,7 +124,7 @@ def test_panda_tree_matches_pinocchio() -> None:
 # -- against central differences (symbolic parameters) --------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["two_link_payload", "puma560_symbolic"])
+@pytest.mark.parametrize("name", ["two_link_payload", "stanford_modified"])
 def test_symbolic_arms_match_central_differences(name: str) -> None:
     """The derivatives of an arm with symbolic parameters (bound at run time) against central differences
     of robodyn.numeric's inverse and forward dynamics (step 1e-6: agreement to about 1e-8)."""
