@@ -194,10 +194,11 @@ def test_compiled_c_of_both_routes_agrees(which: str) -> None:
     assert rel(dyn.forward_dynamics(q, qd, tau), expected) < TOL
 
 
-def test_codegen_takes_aba_where_cheaper(chain20: rd.Manipulator) -> None:
+def test_codegen_takes_aba_where_cheaper(chain20: rd.Manipulator, chain20_forward) -> None:
     """module_spec (every language, rd.compile) gives the 20-joint chain's forward dynamics by ABA; the PUMA
-    keeps its L D L^T."""
-    spec = module_spec(chain20, ["forward"])
+    keeps its L D L^T. (The spec of the program build gave, which is what module_spec does: the program is
+    built once for this module's tests.)"""
+    spec = spec_from_program(chain20_forward, [KEYS["forward"]], name=sanitize(chain20.name), robot=chain20.name)
     assert spec.routine("forward_dynamics").summary == ABA_SUMMARY
     q, qd, tau = states(20, seed=4)
     dyn = rd.compile(chain20, outputs=["forward"], spec=spec)
