@@ -312,8 +312,8 @@ def _ldlt_forward(ctx: Context, ops: Builder, part: Callable[[str], list[Any]]) 
     """M's L D L^T solve (:func:`ldlt_factor`) and qdd = M^-1 (tau - bias), from the parts M and bias."""
     n = ctx.robot.n
     flat = part("M")
-    solve = ldlt_factor(ops, [flat[i * n : (i + 1) * n] for i in range(n)], ctx.robot.parents)
-    rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]
+    rhs = [ops.value(t) - b for t, b in zip(ctx.inputs["tau"], part("bias"), strict=True)]  # (before the factors,
+    solve = ldlt_factor(ops, [flat[i * n : (i + 1) * n] for i in range(n)], ctx.robot.parents)  # as it always was)
     return solve, solve(rhs)
 
 
