@@ -220,3 +220,30 @@ def test_blocked_batches_equal_one_block(monkeypatch: pytest.MonkeyPatch) -> Non
     for a, b in zip(whole, blocked, strict=True):
         assert a.shape == b.shape
         assert_close(a, b, 1e-13, scale=max(1.0, np.max(np.abs(b))))  # blocks of 4 and of 23: other BLAS calls
+
+
+@pytest.mark.parametrize("name", ["puma560", "stanford_arm", "two_link_payload", "tree"])
+def test_one_state_runs_the_scalar_kernels_and_matches_the_batch(name: str) -> None:
+    """One state runs the traced recursion over Python floats (numeric.api's fast path): the same numbers as
+    that state in a batch, to the last bits of libm's sines and cosines, for every function; a tree, prismatic
+    joints, the tip load and bound parameters included."""
+    from pathlib import Path
+
+    tree = Path(__file__).parent / "data" / "torso_two_arms.yaml"
+    robot = rd.load(tree) if name == "tree" else load_quiet(name)
+    params = {s.name: 1.0 + 0.1 * i for i, s in enumerate(robot.parameters())} or None
+    rng = np.random.default_rng(8)
+    q, qd, qdd = (rng.uniform(-2, 2, (3, robot.n)) for _ in range(3))
+    calls = {
+        "inverse_dynamics": (q, qd, qdd), "bias_forces": (q, qd), "coriolis": (q, qd), "gravity": (q,),
+        "mass_matrix": (q,), "forward_dynamics": (q, qd, qdd),
+    }
+    for function, arrays in calls.items():
+        batch = getattr(numeric, function)(robot, *arrays, params=params)
+        for k in range(3):
+            one = getattr(numeric, function)(robot, *(a[k] for a in arrays), params=params)
+            assert one.shape == batch[k].shape
+            np.testing.assert_allclose(one, batch[k], rtol=1e-13, atol=1e-13 * max(1.0, np.max(np.abs(batch[k]))))
+        listed = getattr(numeric, function)(robot, *(a[0].tolist() for a in arrays), params=params)
+        np.testing.assert_array_equal(listed, getattr(numeric, function)(robot, *(a[0] for a in arrays),
+                                                                          params=params))

@@ -10,7 +10,9 @@ entries are 0 and +-1, links have zero first-moment components, the base is at r
 component...), repeated sub-expressions are shared and results nobody reads are dropped. What is left is
 written out as straight-line Python over NumPy rows of shape (N,), with temporaries recycled (in-place updates
 where an operand dies), and compiled with :func:`exec`. Evaluation is plain NumPy: no sympy, no loop over
-states.
+states. The same source over Python floats (``scalar=True``: ``math.sin``, ``math.cos``, negation by rebinding)
+evaluates one state without NumPy's per-call overhead on rows of length one (the PUMA's tau: about 15 us instead
+of 250 us); its sines and cosines are libm's, which may differ from NumPy's vectorised ones in the last bit.
 
 The model's placements are snapped and its inertial rounding noise zeroed first
 (:func:`robodyn.numeric.model.arm_data`), which changes the result by a relative 1e-16.
@@ -199,8 +201,9 @@ def _trace_crba(model: NumericModel):
     return T, [_value(x) for row in M for x in row]
 
 
-def _emit(T: _Tracer, outputs: list[Value]) -> str:
-    """Straight-line source of ``kernel(q, qd, qdd, out)`` computing the outputs into the rows of ``out``."""
+def _emit(T: _Tracer, outputs: list[Value], scalar: bool = False) -> str:
+    """Straight-line source of ``kernel(q, qd, qdd, out)`` computing the outputs into the rows of ``out`` (into the
+    entries of a list, from sequences of floats, with ``scalar``)."""
     order: list[_Node] = []
     seen: set[int] = set()
 
@@ -250,7 +253,7 @@ def _emit(T: _Tracer, outputs: list[Value]) -> str:
         elif node.op == "neg":
             if dying:
                 node.name, node.owned = dying[0].name, True
-                lines.append(f"    _neg({node.name}, out={node.name})")
+                lines.append(f"    {node.name} = -{node.name}" if scalar else f"    _neg({node.name}, out={node.name})")
                 continue
             expr = f"-{ref(args[0])}"
         else:
@@ -289,26 +292,31 @@ _KERNELS: weakref.WeakKeyDictionary[NumericModel, dict[tuple, Callable]] = weakr
 
 
 def rnea_kernel(
-    model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip: bool, joint_terms: bool
-) -> Callable[[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray], None]:
-    """``kernel(q, qd, qdd, out)``: tau of shape (n, N) into ``out`` for joint-major q, qd, qdd (cached)."""
+    model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip: bool, joint_terms: bool,
+    scalar: bool = False,
+) -> Callable[..., None]:
+    """``kernel(q, qd, qdd, out)``: tau of shape (n, N) into ``out`` for joint-major q, qd, qdd (cached); with
+    ``scalar``, one state: q, qd, qdd sequences of n floats, ``out`` a list of n."""
     key = (has_qd, has_qdd, gravity, tip, joint_terms)
-    return _compiled(model, key, lambda: _trace(model, *key))
+    return _compiled(model, key, lambda: _trace(model, *key), scalar)
 
 
-def crba_kernel(model: NumericModel) -> Callable[[np.ndarray, None, None, np.ndarray], None]:
-    """``kernel(q, None, None, out)``: M(q) into ``out`` of shape (n * n, N), row-major (cached)."""
-    return _compiled(model, "crba", lambda: _trace_crba(model))
+def crba_kernel(model: NumericModel, scalar: bool = False) -> Callable[..., None]:
+    """``kernel(q, None, None, out)``: M(q) into ``out`` of shape (n * n, N), row-major (cached); with ``scalar``,
+    one state: q a sequence of n floats, ``out`` a list of n * n."""
+    return _compiled(model, "crba", lambda: _trace_crba(model), scalar)
 
 
-def _compiled(model: NumericModel, key, trace):
+def _compiled(model: NumericModel, key: Any, trace: Callable[[], tuple[_Tracer, list[Value]]],
+              scalar: bool = False) -> Callable[..., None]:
     per_model = _KERNELS.setdefault(model, {})
-    kernel = per_model.get(key)
+    kernel = per_model.get((key, scalar))
     if kernel is None:
         T, outputs = trace()
-        source = _emit(T, outputs)
-        namespace = {"_cos": np.cos, "_sin": np.sin, "_neg": np.negative}
+        source = _emit(T, outputs, scalar)
+        namespace: dict[str, Any] = ({"_cos": math.cos, "_sin": math.sin} if scalar else
+                                     {"_cos": np.cos, "_sin": np.sin, "_neg": np.negative})
         exec(compile(source, f"<robodyn rnea {model.name}>", "exec"), namespace)
-        kernel = per_model[key] = namespace["kernel"]
-        kernel.source = source  # type: ignore[attr-defined]
+        kernel = per_model[(key, scalar)] = namespace["kernel"]
+        kernel.source = source
     return kernel
