@@ -86,6 +86,25 @@ def test_one_state_function_is_the_method(cache: Path, backend: str) -> None:
 
 
 @compiler
+def test_one_state_methods_are_the_batch_rows_in_every_thread(cache: Path) -> None:
+    """A method on one state takes the bound one-state call (this thread's buffers; made again when the parameters
+    change): bit for bit the batch's row, from several threads at once, for two parameter sets."""
+    robot = load_quiet("double_pendulum")
+    dyn = rd.compile(robot, cache=cache)
+    other = {**DP, "m2": 3.0}
+    q, qd, tau = states(2, 64)
+    batch = {id(p): dyn.forward_dynamics(q, qd, tau, params=p) for p in (DP, other)}
+
+    def one(i: int) -> bool:
+        p = DP if i % 2 else other
+        return np.array_equal(dyn.forward_dynamics(q[i], qd[i], tau[i], params=p), batch[id(p)][i])
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(one, range(64)))
+    assert dyn.mass_matrix(q[0], params=DP).shape == (2, 2)
+
+
+@compiler
 def test_parameters_by_name_or_in_order(cache: Path) -> None:
     robot = load_quiet("double_pendulum")
     dyn = rd.compile(robot, cache=cache)

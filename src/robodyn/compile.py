@@ -217,6 +217,7 @@ class CompiledDynamics:
         self._spec = spec
         self._call = call
         self._lock = threading.Lock()
+        self._local = threading.local()  # per thread: the one-state calls of the methods (their buffers)
         self._last: tuple[tuple[float, ...], np.ndarray] | None = None
 
     def __repr__(self) -> str:
@@ -265,6 +266,8 @@ class CompiledDynamics:
             if a.ndim not in (1, 2) or a.shape[-1] != self.n:
                 raise ValueError(f"joint arrays of {self.name!r} must have shape ({self.n},) or (N, {self.n}), "
                                  f"got {a.shape}")
+        if self._one_state is not None and all(a.ndim == 1 for a in given):  # one state: the bound call
+            return self._single(routine, k)(*given)
         try:
             shape = np.broadcast_shapes(*(a.shape for a in given))
         except ValueError:
@@ -273,6 +276,17 @@ class CompiledDynamics:
         flat = [np.ascontiguousarray(np.broadcast_to(a, batch)) for a in given]
         out = self._call(routine, k, flat, self._tail(routine))
         return out[0] if len(shape) == 1 else out
+
+    def _single(self, routine: str, k: np.ndarray) -> Callable[..., np.ndarray]:
+        """This thread's one-state call of ``routine`` with the constants ``k`` (made again when k changes)."""
+        calls = getattr(self._local, "calls", None)
+        if calls is None:
+            calls = self._local.calls = {}
+        made = calls.get(routine)
+        if made is None or made[0] is not k:
+            assert self._one_state is not None
+            made = calls[routine] = (k, self._one_state(routine, k, self._tail(routine)))
+        return made[1]
 
     def one_state(self, routine: str, *, params: ParamValues | None = None) -> Callable[..., np.ndarray]:
         """``routine`` (e.g. ``"forward_dynamics"``) as a function of one state, with ``params`` bound and
