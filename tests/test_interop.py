@@ -194,3 +194,83 @@ def test_from_pinocchio_round_trip(name: str) -> None:
     _agree_with_pinocchio(back, model, seed=3)
     with pytest.raises(TypeError, match=r"expects a pinocchio\.Model"):
         from_pinocchio(robot)
+
+
+# -- from_toolbox -------------------------------------------------------------------------------------
+
+
+def _dhrobot(data: dict, *, motors: bool, mdh: bool = False, base: np.ndarray | None = None) -> object:
+    """A stand-in for the Toolbox's DHRobot with the attributes from_toolbox reads (the Toolbox is not installed
+    here), built from tests/data/puma560_rtb.json (RTB 1.5.0's Puma 560)."""
+    from types import SimpleNamespace
+
+    links = [SimpleNamespace(
+        a=ref["a"], alpha=ref["alpha"], d=ref["d"], theta=ref["theta"], offset=ref["offset"], sigma=ref["sigma"],
+        isprismatic=ref["sigma"] == 1, m=ref["m"], r=np.array(ref["r"]), I=np.array(ref["I"]), flip=False,
+        Jm=ref["Jm"] if motors else 0.0, G=ref["G"], B=ref["B"] if motors else 0.0,
+        Tc=np.array(ref["Tc"]) if motors else np.zeros(2), name="") for ref in data["links"]]
+    return SimpleNamespace(name=data["name"], links=links, mdh=mdh, gravity=np.array(data["gravity_default"]),
+                           base=SimpleNamespace(A=np.eye(4) if base is None else base))
+
+
+def test_from_toolbox_gives_the_toolboxs_own_numbers() -> None:
+    """RTB's rne, inertia, gravload and accel of its Puma 560 (tests/data/puma560_reference.json, RTB 1.5.0), and
+    with its motors: M with G^2 Jm exactly as RTB's, tau as RTB's less the Coulomb friction RTB adds
+    (|G| Tc+ for qd > 0, |G| Tc- for qd < 0), which from_toolbox drops with a warning."""
+    import json
+    from pathlib import Path
+
+    data = json.loads((Path(__file__).parent / "data" / "puma560_rtb.json").read_text())
+    reference = json.loads((Path(__file__).parent / "data" / "puma560_reference.json").read_text())
+    with pytest.warns(rd.ModelWarning, match="inertia"):  # the consensus data's tensors (as the built-in's)
+        robot = rd.from_toolbox(_dhrobot(data, motors=False))
+    assert robot.convention == "standard" and robot.n == 6 and robot.name == "Puma_560"
+    for state in reference["states"]:
+        q, qd, qdd = (np.array(state[k]) for k in ("q", "qd", "qdd"))
+        assert np.allclose(numeric.inverse_dynamics(robot, q, qd, qdd), state["tau"], rtol=1e-10, atol=1e-10)
+        assert np.allclose(numeric.mass_matrix(robot, q), state["M"], rtol=1e-10, atol=1e-12)
+        assert np.allclose(numeric.gravity(robot, q), state["g"], rtol=1e-10, atol=1e-10)
+        assert np.allclose(numeric.forward_dynamics(robot, q, qd, np.array(state["tau_fd"])), state["qdd_fd"],
+                           rtol=1e-9, atol=1e-9)
+    with pytest.warns(rd.ModelWarning, match="Coulomb friction Tc"):
+        motors = rd.from_toolbox(_dhrobot(data, motors=True))
+    G = np.array([abs(ref["G"]) for ref in data["links"]])
+    Tc = np.array([ref["Tc"] for ref in data["links"]])
+    for state in reference["states"]:
+        q, qd, qdd = (np.array(state[k]) for k in ("q", "qd", "qdd"))
+        full = state["variant_full_model_with_friction_and_Jm"]
+        coulomb = G * np.where(qd > 0, Tc[:, 0], np.where(qd < 0, Tc[:, 1], 0.0))
+        assert np.allclose(numeric.mass_matrix(motors, q), full["M"], rtol=1e-10, atol=1e-12)
+        assert np.allclose(numeric.inverse_dynamics(motors, q, qd, qdd) + coulomb, full["tau"], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore::robodyn.ModelWarning")
+def test_from_toolbox_modified_dh_prismatic_offsets_base_and_refusals() -> None:
+    """A random modified-DH arm with prismatic joints, as a Toolbox robot (its offsets as RTB holds them), reads
+    back to the same dynamics; a base rotated about x turns gravity into the base frame; flip and ERobots refused."""
+    from types import SimpleNamespace
+
+    robot = random_robot(5, 5, "modified").replace(tip_force=(0, 0, 0), tip_moment=(0, 0, 0))
+    links = [SimpleNamespace(
+        a=float(link.a), alpha=float(link.alpha), d=0.0 if link.joint == "P" else float(link.d),
+        theta=float(link.theta) if link.joint == "P" else 0.0,
+        offset=float(link.d) if link.joint == "P" else float(link.theta), isprismatic=link.joint == "P",
+        m=float(link.mass), r=np.array(link.com, dtype=float), I=np.array(link.inertia, dtype=float), flip=False,
+        Jm=float(link.armature), G=1.0, B=float(link.damping), Tc=np.zeros(2), name="") for link in robot.links]
+    toolbox_robot = SimpleNamespace(name="arm", links=links, mdh=True, base=SimpleNamespace(A=np.eye(4)),
+                                    gravity=np.array([float(g) for g in robot.gravity]))
+    back = rd.from_toolbox(toolbox_robot)
+    assert back.convention == "modified" and [link.joint for link in back.links] == [row.joint for row in robot.links]
+    q, qd, qdd = _states(robot.n, 3, 5)
+    assert np.allclose(numeric.inverse_dynamics(back, q, qd, qdd), numeric.inverse_dynamics(robot, q, qd, qdd),
+                       rtol=1e-12, atol=1e-12)
+    tilted = np.eye(4)
+    tilted[1:3, 1:3] = [[0.0, -1.0], [1.0, 0.0]]  # base Rot(x, pi/2): world z is the base's -y
+    toolbox_robot.base = SimpleNamespace(A=tilted)
+    toolbox_robot.gravity = np.array([0.0, 0.0, -9.81])
+    assert np.allclose([float(g) for g in rd.from_toolbox(toolbox_robot).gravity], [0.0, -9.81, 0.0])
+    links[2].flip = True
+    with pytest.raises(rd.ModelError, match="link 3: field 'flip'"):
+        rd.from_toolbox(toolbox_robot)
+    with pytest.raises(TypeError, match="expects a Robotics Toolbox DHRobot"):
+        rd.from_toolbox(SimpleNamespace(name="erobot", links=[]))

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors
     from robodyn.equations import ConfigSpace, EmdegForm, Equations, FuForm
     from robodyn.errors import DerivationError, ModelError, ModelWarning
     from robodyn.formulations import derive
-    from robodyn.interop import from_pinocchio, to_casadi
+    from robodyn.interop import from_pinocchio, from_toolbox, to_casadi
     from robodyn.linear import linearize
     from robodyn.loading import load
     from robodyn.model import Link, Manipulator, Payload
@@ -41,7 +41,7 @@ _NAMES = {
     "Link": "robodyn.model", "Manipulator": "robodyn.model", "Payload": "robodyn.model",
     "simulate": "robodyn.simulation",
     "linearize": "robodyn.linear",
-    "from_pinocchio": "robodyn.interop", "to_casadi": "robodyn.interop",
+    "from_pinocchio": "robodyn.interop", "from_toolbox": "robodyn.interop", "to_casadi": "robodyn.interop",
 }
 #: Submodules reachable as attributes (``rd.toolbox.rne``), loaded on first use.
 _MODULES = ("library", "simulation", "linear", "ik", "report", "plots", "identification", "toolbox", "urdf",
@@ -93,6 +93,7 @@ __all__ = [
     "compile",
     "derive",
     "from_pinocchio",
+    "from_toolbox",
     "identification",
     "library",
     "linearize",
