@@ -26,10 +26,9 @@ from functools import partial
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator
-from robodyn.numeric._codegen import crba_kernel, rnea_kernel
-from robodyn.numeric.crba import crba
+from robodyn.numeric.crba import crba, crba_one
 from robodyn.numeric.model import NumericModel, Params, compile_model
-from robodyn.numeric.rnea import rnea
+from robodyn.numeric.rnea import rnea, rnea_one
 
 Robot = Manipulator | NumericModel
 
@@ -70,27 +69,16 @@ def _joint_major(model: NumericModel, *arrays: np.ndarray | None) -> tuple[bool,
     return single, out
 
 
-def _one_state(model: NumericModel, *arrays: np.ndarray | None) -> list[list[float] | None] | None:
-    """The joint arrays as lists of floats when every one given is one state, of shape (n,) (the scalar kernels
-    then run); None for a batch."""
-    rows: list[list[float] | None] = []
+def _one_state(model: NumericModel, *arrays: np.ndarray) -> list[list[float]] | None:
+    """The joint arrays as lists of floats when every one is one state, of shape (n,) (then :func:`rnea_one` and
+    :func:`crba_one` run); None for a batch."""
+    rows = []
     for array in arrays:
-        if array is None:
-            rows.append(None)
-            continue
         x = array if isinstance(array, np.ndarray) and array.dtype == np.float64 else np.asarray(array, dtype=float)
         if x.shape != (model.n,):
             return None
         rows.append(x.tolist())
     return rows
-
-
-def _scalar(kernel: Callable[..., None], size: int, q: list[float], qd: list[float] | None = None,
-            qdd: list[float] | None = None) -> np.ndarray:
-    """A scalar kernel's ``size`` results for one state."""
-    out = [0.0] * size
-    kernel(q, qd, qdd, out)
-    return np.array(out)
 
 
 def _shaped(single: bool, tau: np.ndarray) -> np.ndarray:
@@ -109,9 +97,9 @@ def inverse_dynamics(
     damping b qd, the armature (in M), the payload and the tip load.
     """
     model = compile_model(robot, params)
-    rows = _one_state(model, q, qd, qdd)
-    if rows is not None:
-        return _scalar(rnea_kernel(model, True, True, True, True, True, scalar=True), model.n, *rows)  # type: ignore[arg-type]
+    one = _one_state(model, q, qd, qdd)
+    if one is not None:
+        return rnea_one(model, one[0], one[1], one[2])
     single, (q_, qd_, qdd_) = _joint_major(model, q, qd, qdd)
     return _shaped(single, _blocked(partial(rnea, model), [q_, qd_, qdd_], 1))
 
@@ -123,9 +111,9 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
     M qdd = tau - bias_forces.
     """
     model = compile_model(robot, params)
-    rows = _one_state(model, q, qd)
-    if rows is not None:
-        return _scalar(rnea_kernel(model, True, False, True, True, True, scalar=True), model.n, *rows)  # type: ignore[arg-type]
+    one = _one_state(model, q, qd)
+    if one is not None:
+        return rnea_one(model, one[0], one[1], None)
     single, (q_, qd_) = _joint_major(model, q, qd)
     return _shaped(single, _blocked(partial(rnea, model), [q_, qd_, None], 1))
 
@@ -133,9 +121,9 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
 def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """h(q, qd): Coriolis and centrifugal torques only (no gravity, damping or tip load), by Newton-Euler."""
     model = compile_model(robot, params)
-    rows = _one_state(model, q, qd)
-    if rows is not None:
-        return _scalar(rnea_kernel(model, True, False, False, False, False, scalar=True), model.n, *rows)  # type: ignore[arg-type]
+    one = _one_state(model, q, qd)
+    if one is not None:
+        return rnea_one(model, one[0], one[1], None, gravity=False, tip=False, joint_terms=False)
     single, (q_, qd_) = _joint_major(model, q, qd)
     kernel = partial(rnea, model, gravity=False, tip=False, joint_terms=False)
     return _shaped(single, _blocked(kernel, [q_, qd_, None], 1))
@@ -144,9 +132,9 @@ def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | No
 def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """G(q): the torques that hold the arm against gravity (no tip load), by Newton-Euler at rest."""
     model = compile_model(robot, params)
-    rows = _one_state(model, q)
-    if rows is not None:
-        return _scalar(rnea_kernel(model, False, False, True, False, False, scalar=True), model.n, *rows)  # type: ignore[arg-type]
+    one = _one_state(model, q)
+    if one is not None:
+        return rnea_one(model, one[0], None, None, tip=False, joint_terms=False)
     single, (q_,) = _joint_major(model, q)
     kernel = partial(rnea, model, tip=False, joint_terms=False)
     return _shaped(single, _blocked(kernel, [q_, None, None], 1))
@@ -178,9 +166,9 @@ def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) ->
     """M(q), the joint-space inertia matrix with the armature on its diagonal, by the composite rigid
     body algorithm (Walker and Orin's method 3 in Khalil's parameters): see :mod:`robodyn.numeric.crba`."""
     model = compile_model(robot, params)
-    rows = _one_state(model, q)
-    if rows is not None:
-        return _scalar(crba_kernel(model, scalar=True), model.n * model.n, *rows).reshape(model.n, model.n)  # type: ignore[arg-type]
+    one = _one_state(model, q)
+    if one is not None:
+        return crba_one(model, one[0])
     single, (q_,) = _joint_major(model, q)
     M = _blocked(partial(crba, model), [q_], 0)
     return M[0] if single else M
@@ -197,12 +185,10 @@ def forward_dynamics(
     (a massless distal link without armature).
     """
     model = compile_model(robot, params)
-    rows = _one_state(model, q, qd, tau)
-    if rows is not None:  # one state: M and the bias by the scalar kernels, then the same Cholesky solve
-        q1, qd1, tau1 = rows
-        bias = _scalar(rnea_kernel(model, True, False, True, True, True, scalar=True), model.n, q1, qd1)  # type: ignore[arg-type]
-        M = _scalar(crba_kernel(model, scalar=True), model.n * model.n, q1).reshape(1, model.n, model.n)  # type: ignore[arg-type]
-        return cholesky_solve(M, (np.array(tau1) - bias)[None])[0]
+    one = _one_state(model, q, qd, tau)
+    if one is not None:  # M and the bias over floats, then the same Cholesky solve
+        rhs = np.array(one[2]) - rnea_one(model, one[0], one[1], None)
+        return cholesky_solve(crba_one(model, one[0])[None], rhs[None])[0]
     single, (q_, qd_, tau_) = _joint_major(model, q, qd, tau)
     qdd = _blocked(partial(_forward_block, model), [q_, qd_, tau_], 1)
     return _shaped(single, qdd)

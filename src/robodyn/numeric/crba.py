@@ -28,6 +28,14 @@ def crba(model: NumericModel, q: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(out.reshape(n, n, N).transpose(2, 0, 1))
 
 
+def crba_one(model: NumericModel, q: list[float]) -> np.ndarray:
+    """:func:`crba` for one state (a list of n floats), over Python floats: M of shape (n, n)."""
+    n = model.n
+    out = [0.0] * (n * n)
+    crba_kernel(model, scalar=True)(q, None, None, out)
+    return np.array(out).reshape(n, n)
+
+
 def crba_reference(model: NumericModel, q: np.ndarray) -> np.ndarray:
     """:func:`crba` by the algorithm run on NumPy rows (:class:`~robodyn.numeric.kane.NumpyOps`), not traced."""
     M = inertia_matrix(arm_data(model), NumpyOps(), list(q), group=False)

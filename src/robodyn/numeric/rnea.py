@@ -39,6 +39,24 @@ def rnea(
     return out
 
 
+def rnea_one(
+    model: NumericModel,
+    q: list[float],
+    qd: list[float] | None,
+    qdd: list[float] | None,
+    *,
+    gravity: bool = True,
+    tip: bool = True,
+    joint_terms: bool = True,
+) -> np.ndarray:
+    """:func:`rnea` for one state (lists of n floats, ``None`` for a zero qd or qdd): the same traced recursion
+    over Python floats (:mod:`robodyn.numeric._codegen`, ``scalar=True``). Returns tau of shape (n,)."""
+    kernel = rnea_kernel(model, qd is not None, qdd is not None, gravity, tip, joint_terms, scalar=True)
+    out = [0.0] * model.n
+    kernel(q, qd, qdd, out)
+    return np.array(out)
+
+
 def rnea_reference(
     model: NumericModel,
     q: np.ndarray,

@@ -57,10 +57,15 @@ PARTS = ("tau", "M", "h", "G", "bias")
 DERIVATIVES = ("dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd", "dqdd_dtau")
 
 
+def solves(output: str) -> bool:
+    """Whether ``output`` solves M qdd = tau - bias (``forward``, the forward-dynamics derivatives): tau an input."""
+    return output == "forward" or output.startswith("dqdd_")
+
+
 def parts_of(output: str) -> tuple[str, ...]:
     """The parts an output is made of: ``forward`` and the forward-dynamics derivatives of M and bias (solved
     by L D L^T), the inverse-dynamics derivatives of none (the recursion on duals), a part of itself."""
-    if output == "forward" or output.startswith("dqdd_"):
+    if solves(output):
         return ("M", "bias")
     return () if output.startswith("dtau_") else (output,)
 
@@ -109,8 +114,7 @@ class Context:
         return _preparation(self.robot, self.inputs)
 
     def program(self, ops: Builder, out: dict[str, list[Any]]) -> Program:
-        solves = "forward" in out or any(name.startswith("dqdd_") for name in out)  # tau an input
-        used = {k: v for k, v in self.inputs.items() if k != "tau" or solves}
+        used = {k: v for k, v in self.inputs.items() if k != "tau" or any(solves(name) for name in out)}
         return ops.program(used, out, angles=self.inputs["q"])
 
 
