@@ -25,13 +25,12 @@ import numpy as np
 
 import robodyn as rd
 from robodyn import program
+from robodyn.program.routes import DERIVATIVE_GROUPS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.codegen import steady_times  # noqa: E402 - the repository root is on the path now
 from benchmarks.urdf_survey import robots_directory  # noqa: E402
-
-GROUPS = {"dtau": ("dtau_dq", "dtau_dqd"), "dqdd": ("dqdd_dq", "dqdd_dqd", "dqdd_dtau")}
 
 
 def load(name: str) -> tuple[rd.Manipulator, object]:
@@ -56,7 +55,7 @@ def load(name: str) -> tuple[rd.Manipulator, object]:
 def counts(robot: rd.Manipulator) -> dict[str, tuple[int, int, float]]:
     """{group: (multiplications, additions, seconds to build)}."""
     out = {}
-    for group, outputs in GROUPS.items():
+    for group, outputs in DERIVATIVE_GROUPS.items():
         start = time.perf_counter()
         c = program.build(robot, outputs).count()["evaluation"]
         out[group] = (c.multiplications, c.additions, time.perf_counter() - start)

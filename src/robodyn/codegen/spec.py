@@ -40,6 +40,7 @@ from robodyn.errors import ModelError, finite_constant
 from robodyn.identification import base_parameters
 from robodyn.model.expr import IDENTIFIER, check_name, check_parameter_name, shown, to_identifier
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
+from robodyn.program.routes import DERIVATIVE_GROUPS
 
 #: Bump when the generated code changes for the same Program (part of the compile cache key).
 GENERATOR_VERSION = "2"
@@ -73,10 +74,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("gravity", "G", ("G",), ("q",), "G", "G(q): the torques that hold the arm against gravity"),
     Kind("forward_dynamics", "forward", ("forward",), ("q", "qd", "tau"), "qdd",
          "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
-    Kind("inverse_dynamics_derivatives", "dtau", ("dtau_dq", "dtau_dqd"), ("q", "qd", "qdd"), "dtau",
+    Kind("inverse_dynamics_derivatives", "dtau", DERIVATIVE_GROUPS["dtau"], ("q", "qd", "qdd"), "dtau",
          "dtau[0] = dtau/dq, dtau[1] = dtau/dqd (row i: joint i's torque), by forward-mode differentiation of "
          "the Newton-Euler recursion (dtau/dqdd = M)"),
-    Kind("forward_dynamics_derivatives", "dqdd", ("dqdd_dq", "dqdd_dqd", "dqdd_dtau"), ("q", "qd", "tau"), "dqdd",
+    Kind("forward_dynamics_derivatives", "dqdd", DERIVATIVE_GROUPS["dqdd"], ("q", "qd", "tau"), "dqdd",
          "dqdd[0] = dqdd/dq, dqdd[1] = dqdd/dqd, dqdd[2] = dqdd/dtau = M^-1, from the inverse dynamics' "
          "derivatives at qdd: dqdd/dx = -M^-1 dtau/dx"),
 )

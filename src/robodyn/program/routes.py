@@ -55,6 +55,8 @@ PARTS = ("tau", "M", "h", "G", "bias")
 #: dynamics tau(q, qd, qdd) with respect to q and qd (with respect to qdd it is M), and of the forward dynamics
 #: qdd(q, qd, tau) with respect to q, qd and tau (M^-1). Always by the recursions (:func:`derivative_outputs`).
 DERIVATIVES = ("dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd", "dqdd_dtau")
+#: The derivatives built (and generated, and counted) together: those of the inverse and of the forward dynamics.
+DERIVATIVE_GROUPS = {"dtau": DERIVATIVES[:2], "dqdd": DERIVATIVES[2:]}
 
 
 def solves(output: str) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 from robodyn.model.manipulator import Manipulator
 from robodyn.program import build
+from robodyn.program.routes import DERIVATIVE_GROUPS
 
 
 @dataclass(frozen=True)
@@ -45,18 +46,15 @@ FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
 }
 
 
-#: Outputs counted together, as the generated routines of the same names compute them.
-GROUPS = {"dtau": ("dtau_dq", "dtau_dqd"), "dqdd": ("dqdd_dq", "dqdd_dqd", "dqdd_dtau")}
-
-
 def count_summary(
     robot: Manipulator, output: str = "tau", route: str = "auto", *, base: Any = None
 ) -> dict[str, Any]:
     """What ``robodyn count`` reports: the counts of the cheapest program for ``output``,
     the route taken, the constants block apart, and the published figures for this robot
     (``base``: the robot's base parameters, for the model in them, :func:`robodyn.program.build`).
-    ``output`` may also name a group of derivatives built as one program (:data:`GROUPS`: ``dtau``, ``dqdd``)."""
-    program = build(robot, GROUPS.get(output, (output,)), route=route, base=base)
+    ``output`` may also name a group of derivatives built as one program
+    (:data:`~robodyn.program.routes.DERIVATIVE_GROUPS`: ``dtau``, ``dqdd``)."""
+    program = build(robot, DERIVATIVE_GROUPS.get(output, (output,)), route=route, base=base)
     counts = program.count()
     run, constants = counts["evaluation"], counts["constants"]
     key = (robot.name, f"{output} (base parameters)" if base is not None else output)
