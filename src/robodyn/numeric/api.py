@@ -28,7 +28,7 @@ import numpy as np
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.crba import crba, crba_one
 from robodyn.numeric.model import NumericModel, Params, compile_model
-from robodyn.numeric.rnea import rnea, rnea_one
+from robodyn.numeric.rnea import rnea
 
 Robot = Manipulator | NumericModel
 
@@ -70,8 +70,8 @@ def _joint_major(model: NumericModel, *arrays: np.ndarray | None) -> tuple[bool,
 
 
 def _one_state(model: NumericModel, *arrays: np.ndarray) -> list[list[float]] | None:
-    """The joint arrays as lists of floats when every one is one state, of shape (n,) (then :func:`rnea_one` and
-    :func:`crba_one` run); None for a batch."""
+    """The joint arrays as lists of floats when every one is one state, of shape (n,) (then :func:`rnea` and
+    :func:`crba_one` run over Python floats); None for a batch."""
     rows = []
     for array in arrays:
         x = array if isinstance(array, np.ndarray) and array.dtype == np.float64 else np.asarray(array, dtype=float)
@@ -99,7 +99,7 @@ def inverse_dynamics(
     model = compile_model(robot, params)
     one = _one_state(model, q, qd, qdd)
     if one is not None:
-        return rnea_one(model, one[0], one[1], one[2])
+        return rnea(model, one[0], one[1], one[2])
     single, (q_, qd_, qdd_) = _joint_major(model, q, qd, qdd)
     return _shaped(single, _blocked(partial(rnea, model), [q_, qd_, qdd_], 1))
 
@@ -113,7 +113,7 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
     model = compile_model(robot, params)
     one = _one_state(model, q, qd)
     if one is not None:
-        return rnea_one(model, one[0], one[1], None)
+        return rnea(model, one[0], one[1], None)
     single, (q_, qd_) = _joint_major(model, q, qd)
     return _shaped(single, _blocked(partial(rnea, model), [q_, qd_, None], 1))
 
@@ -123,7 +123,7 @@ def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | No
     model = compile_model(robot, params)
     one = _one_state(model, q, qd)
     if one is not None:
-        return rnea_one(model, one[0], one[1], None, gravity=False, tip=False, joint_terms=False)
+        return rnea(model, one[0], one[1], None, gravity=False, tip=False, joint_terms=False)
     single, (q_, qd_) = _joint_major(model, q, qd)
     kernel = partial(rnea, model, gravity=False, tip=False, joint_terms=False)
     return _shaped(single, _blocked(kernel, [q_, qd_, None], 1))
@@ -134,7 +134,7 @@ def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.
     model = compile_model(robot, params)
     one = _one_state(model, q)
     if one is not None:
-        return rnea_one(model, one[0], None, None, tip=False, joint_terms=False)
+        return rnea(model, one[0], None, None, tip=False, joint_terms=False)
     single, (q_,) = _joint_major(model, q)
     kernel = partial(rnea, model, tip=False, joint_terms=False)
     return _shaped(single, _blocked(kernel, [q_, None, None], 1))
@@ -187,7 +187,7 @@ def forward_dynamics(
     model = compile_model(robot, params)
     one = _one_state(model, q, qd, tau)
     if one is not None:  # M and the bias over floats, then the same Cholesky solve
-        rhs = np.array(one[2]) - rnea_one(model, one[0], one[1], None)
+        rhs = np.array(one[2]) - rnea(model, one[0], one[1], None)
         return cholesky_solve(crba_one(model, one[0])[None], rhs[None])[0]
     single, (q_, qd_, tau_) = _joint_major(model, q, qd, tau)
     qdd = _blocked(partial(_forward_block, model), [q_, qd_, tau_], 1)

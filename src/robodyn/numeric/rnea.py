@@ -10,6 +10,8 @@ f_{n+1}, n_{n+1}) acts on the last link.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from robodyn.numeric._codegen import rnea_kernel
@@ -20,41 +22,26 @@ from robodyn.recursions.newton_euler import inverse_dynamics
 
 def rnea(
     model: NumericModel,
-    q: np.ndarray,
-    qd: np.ndarray | None,
-    qdd: np.ndarray | None,
+    q: np.ndarray | list[float],
+    qd: np.ndarray | list[float] | None,
+    qdd: np.ndarray | list[float] | None,
     *,
     gravity: bool = True,
     tip: bool = True,
     joint_terms: bool = True,
 ) -> np.ndarray:
-    """Joint torques for joint-major arrays of shape (n, N) (``None`` for a zero qd or qdd).
+    """Joint torques for joint-major arrays of shape (n, N) (``None`` for a zero qd or qdd), or for one state
+    given as lists of n floats (the same traced recursion over Python floats, ``scalar=True`` of
+    :mod:`robodyn.numeric._codegen`).
 
     ``gravity``/``tip`` switch gravity and the tip load on or off; ``joint_terms`` adds damping
-    b_i qd_i and armature_i qdd_i. Returns tau of shape (n, N).
+    b_i qd_i and armature_i qdd_i. Returns tau of shape (n, N), or (n,) for one state.
     """
-    kernel = rnea_kernel(model, qd is not None, qdd is not None, gravity, tip, joint_terms)
-    out = np.empty(q.shape)
+    scalar = isinstance(q, list)
+    kernel = rnea_kernel(model, qd is not None, qdd is not None, gravity, tip, joint_terms, scalar=scalar)
+    out: Any = [0.0] * model.n if isinstance(q, list) else np.empty(q.shape)
     kernel(q, qd, qdd, out)
-    return out
-
-
-def rnea_one(
-    model: NumericModel,
-    q: list[float],
-    qd: list[float] | None,
-    qdd: list[float] | None,
-    *,
-    gravity: bool = True,
-    tip: bool = True,
-    joint_terms: bool = True,
-) -> np.ndarray:
-    """:func:`rnea` for one state (lists of n floats, ``None`` for a zero qd or qdd): the same traced recursion
-    over Python floats (:mod:`robodyn.numeric._codegen`, ``scalar=True``). Returns tau of shape (n,)."""
-    kernel = rnea_kernel(model, qd is not None, qdd is not None, gravity, tip, joint_terms, scalar=True)
-    out = [0.0] * model.n
-    kernel(q, qd, qdd, out)
-    return np.array(out)
+    return np.array(out) if scalar else out
 
 
 def rnea_reference(
