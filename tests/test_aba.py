@@ -174,7 +174,18 @@ def _compiled(robot: rd.Manipulator, program: rd.program.Program):
     return spec, rd.compile(robot, outputs=["forward"], spec=spec)
 
 
+@pytest.fixture
+def quick_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gcc -O0 for the long straight-line C of these tests (-O3 takes 12-15 s on it, for the same numbers to the
+    tolerance; the flags are part of the compile cache's key, so nothing is shared with -O3 builds)."""
+    import importlib
+
+    compile_module = importlib.import_module("robodyn.compile")  # (rd.compile is the function)
+    monkeypatch.setattr(compile_module, "C_FLAGS", tuple("-O0" if f == "-O3" else f for f in compile_module.C_FLAGS))
+
+
 @pytest.mark.parametrize("which", ["puma560", "random12"])
+@pytest.mark.usefixtures("quick_c")
 def test_compiled_c_of_both_routes_agrees(which: str) -> None:
     """The C of both routes for the PUMA (L D L^T kept) and a 12-joint arm near the crossover (the 20-joint
     chain's ABA C: test_codegen_takes_aba_where_cheaper)."""
@@ -194,6 +205,7 @@ def test_compiled_c_of_both_routes_agrees(which: str) -> None:
     assert rel(dyn.forward_dynamics(q, qd, tau), expected) < TOL
 
 
+@pytest.mark.usefixtures("quick_c")
 def test_codegen_takes_aba_where_cheaper(chain20: rd.Manipulator, chain20_forward) -> None:
     """module_spec (every language, rd.compile) gives the 20-joint chain's forward dynamics by ABA; the PUMA
     keeps its L D L^T. (The spec of the program build gave, which is what module_spec does: the program is
