@@ -112,6 +112,12 @@ def library_robots() -> dict[str, rd.Manipulator]:
         return {name: rd.load(name) for name in rd.library.names()}
 
 
+def without_coulomb(names: list[str]) -> list[str]:
+    """The built-in robots among ``names`` with no Coulomb friction (read from their files, without building them):
+    the standard and base parameters of identification hold symmetric Coulomb friction only, in the FC column."""
+    return [name for name in names if "coulomb:" not in rd.library.text(name)[1]]
+
+
 def load_quiet(name: str) -> rd.Manipulator:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rd.ModelWarning)

@@ -215,8 +215,8 @@ def _dhrobot(data: dict, *, motors: bool, mdh: bool = False, base: np.ndarray | 
 
 def test_from_toolbox_gives_the_toolboxs_own_numbers() -> None:
     """RTB's rne, inertia, gravload and accel of its Puma 560 (tests/data/puma560_reference.json, RTB 1.5.0), and
-    with its motors: M with G^2 Jm exactly as RTB's, tau as RTB's less the Coulomb friction RTB adds
-    (|G| Tc+ for qd > 0, |G| Tc- for qd < 0), which from_toolbox drops with a warning."""
+    with its motors: M with G^2 Jm and tau with the viscous and Coulomb friction (|G| Tc+ for qd > 0, |G| Tc- for
+    qd < 0) exactly as RTB's."""
     import json
     from pathlib import Path
 
@@ -232,16 +232,15 @@ def test_from_toolbox_gives_the_toolboxs_own_numbers() -> None:
         assert np.allclose(numeric.gravity(robot, q), state["g"], rtol=1e-10, atol=1e-10)
         assert np.allclose(numeric.forward_dynamics(robot, q, qd, np.array(state["tau_fd"])), state["qdd_fd"],
                            rtol=1e-9, atol=1e-9)
-    with pytest.warns(rd.ModelWarning, match="Coulomb friction Tc"):
+    with pytest.warns(rd.ModelWarning, match="inertia"):
         motors = rd.from_toolbox(_dhrobot(data, motors=True))
-    G = np.array([abs(ref["G"]) for ref in data["links"]])
-    Tc = np.array([ref["Tc"] for ref in data["links"]])
     for state in reference["states"]:
         q, qd, qdd = (np.array(state[k]) for k in ("q", "qd", "qdd"))
         full = state["variant_full_model_with_friction_and_Jm"]
-        coulomb = G * np.where(qd > 0, Tc[:, 0], np.where(qd < 0, Tc[:, 1], 0.0))
         assert np.allclose(numeric.mass_matrix(motors, q), full["M"], rtol=1e-10, atol=1e-12)
-        assert np.allclose(numeric.inverse_dynamics(motors, q, qd, qdd) + coulomb, full["tau"], rtol=1e-9, atol=1e-9)
+        assert np.allclose(numeric.inverse_dynamics(motors, q, qd, qdd), full["tau"], rtol=1e-9, atol=1e-9)
+        friction = numeric.bias_forces(motors, q, qd) - numeric.bias_forces(robot, q, qd)  # RTB's friction() opposes
+        assert np.allclose(friction, -np.array(full["friction_tau"]), rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.filterwarnings("ignore::robodyn.ModelWarning")

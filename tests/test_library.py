@@ -18,6 +18,7 @@ EXPECTED = {
     "stanford_modified": ("RRP", "standard", 18),
     "puma560_symbolic": ("RRRRRR", "modified", 42),
     "puma560": ("RRRRRR", "standard", 0),
+    "puma560_rtb": ("RRRRRR", "standard", 0),
     "stanford_arm": ("RRPRRR", "modified", 0),
     "industrial_6r": ("RRRRRR", "modified", 0),
 }

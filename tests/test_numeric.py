@@ -32,13 +32,12 @@ def _states(robot: rd.Manipulator, samples: int = SAMPLES, seed: int = 0) -> tup
 def _numeric_parts(robot: rd.Manipulator, points: np.ndarray, params: dict[str, float]) -> dict[str, np.ndarray]:
     n = robot.n
     q, qd, qdd = points[:, :n], points[:, n : 2 * n], points[:, 2 * n : 3 * n]
-    damping = np.array([float(link.damping.subs(params)) for link in robot.links]) * qd
     return {
         "tau": numeric.inverse_dynamics(robot, q, qd, qdd, params=params),
         "M": numeric.mass_matrix(robot, q, params=params).reshape(len(q), n * n),
         "h": numeric.coriolis(robot, q, qd, params=params),
         "G": numeric.gravity(robot, q, params=params),
-        "damping": damping,
+        "damping": numeric.friction(robot, qd, params=params),
         "load": numeric.tip_load(robot, q, params=params),
     }
 

@@ -22,9 +22,9 @@ so q is the same vector for a model without continuous joints (a continuous join
 imported): standard or modified DH (``mdh``), each link's ``a``, ``alpha``, ``d``, ``theta``, ``offset`` (added to
 q: theta for a revolute joint, d for a prismatic one), ``m``, ``r`` and ``I`` (the centre of mass and the inertia
 about it, in the link's frame, as robodyn's), the motor data as joint-side terms (armature G^2 Jm, viscous damping
-G^2 B), and the gravity, turned into the base frame when ``base`` rotates it. Coulomb friction ``Tc`` has no place
-in a robodyn model yet: it is dropped with a :class:`~robodyn.errors.ModelWarning`; ``flip`` (a joint moving
-the other way) is refused in one line, and so is a non-DH robot (an ``ERobot``).
+G^2 B, Coulomb friction |G| [Tc+, Tc-], a scalar Tc meaning [Tc, -Tc]), and the gravity, turned into the base frame
+when ``base`` rotates it; ``flip`` (a joint moving the other way) is refused in one line, and so is a non-DH robot
+(an ``ERobot``).
 
 :func:`to_casadi` writes the program of :func:`robodyn.program.build` (the cheapest one robodyn finds, common
 subexpressions shared) statement by statement as CasADi SX expressions: the function has the program's
@@ -53,14 +53,13 @@ from __future__ import annotations
 
 import functools
 import operator
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import symengine as se
 
-from robodyn.errors import ModelError, ModelWarning
+from robodyn.errors import ModelError
 from robodyn.model.expr import to_identifier
 from robodyn.model.link import Link
 from robodyn.model.manipulator import Manipulator, RigidBody
@@ -225,7 +224,7 @@ def _to_sx(ca: Any, expr: Any, env: dict[Any, Any]) -> Any:
             product = functools.reduce(operator.mul, [base] * int(abs(k)))
             return product if k > 0 else 1 / product
         return base**exponent
-    function = {"sin": ca.sin, "cos": ca.cos, "sqrt": ca.sqrt}.get(type(expr).__name__)
+    function = {"sin": ca.sin, "cos": ca.cos, "sqrt": ca.sqrt, "sign": ca.sign}.get(type(expr).__name__)
     if function is None:
         raise ValueError(f"cannot write {type(expr).__name__}() as CasADi")
     return function(*args)
@@ -247,11 +246,8 @@ def from_toolbox(dhrobot: Any, *, name: str | None = None, strict: bool = False)
                              file=shown, link=where, field="flip")
         prismatic = bool(getattr(link, "isprismatic", getattr(link, "sigma", 0) == 1))
         G = abs(float(getattr(link, "G", 1.0) or 0.0))
-        Tc = getattr(link, "Tc", None)
-        coulomb = np.zeros(2) if Tc is None else np.asarray(Tc, dtype=float).ravel()
-        if np.any(coulomb != 0):
-            warnings.warn(f"{shown}: {where}: Coulomb friction Tc = {coulomb.tolist()} has no robodyn counterpart "
-                          "yet; dropped", ModelWarning, stacklevel=2)
+        Tc = np.zeros(2) if getattr(link, "Tc", None) is None else np.asarray(link.Tc, dtype=float).ravel()
+        Tc = np.array([Tc[0], -Tc[0]]) if Tc.size == 1 else Tc  # RTB: a scalar Tc is [Tc, -Tc]
         offset = float(link.offset)
         try:
             rows.append(Link(
@@ -261,6 +257,7 @@ def from_toolbox(dhrobot: Any, *, name: str | None = None, strict: bool = False)
                 inertia=np.asarray(link.I, dtype=float).reshape(3, 3).tolist(),
                 armature=G**2 * float(getattr(link, "Jm", None) or 0.0),
                 damping=G**2 * float(getattr(link, "B", None) or 0.0),
+                coulomb=(G * Tc).tolist(),
                 name=to_identifier(str(link.name)) if getattr(link, "name", "") else ""))
         except ModelError as exc:
             raise ModelError(exc.problem, file=shown, link=where, field=exc.field) from None

@@ -144,6 +144,9 @@ class CountingOps:
             return self.number(sympy.cos(angle)), self.number(sympy.sin(angle))
         return self.leaf(f"cos({offset}+{q})"), self.leaf(f"sin({offset}+{q})")
 
+    def sign(self, x: Any) -> Any:
+        return Counted("sign", (x,))
+
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:
         previous, _current_stage[0] = _current_stage[0], name
@@ -203,7 +206,8 @@ def count_operations(robot: Manipulator) -> OpCount:
     qdd = [ops.leaf(f"qdd{i}") for i in range(1, n + 1)]
     with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
         warnings.simplefilter("ignore")
-        bare = robot.replace(links=tuple(link.replace(damping=0, armature=0) for link in robot.links), payload=None)
+        bare = robot.replace(links=tuple(link.replace(damping=0, armature=0, coulomb=0) for link in robot.links),
+                             payload=None)
     gravity = [ops.number(x) for x in robot.gravity]
     with ops.stage("conversion"):
         tau = joint_torques(bare, q, qd, qdd, gravity, (0, 0, 0), (0, 0, 0), ops)

@@ -454,7 +454,8 @@ def simulate(
     bound = bind_parameters(robot, params)
     engine_ = dynamics(robot, bound, engine)
     law = torque_law(robot, torque, engine_)
-    rhs = _RightHandSide(engine_, law, limit, str(method if isinstance(method, str) else method.__name__))
+    rhs = _RightHandSide(engine_, law, limit, str(method if isinstance(method, str) else method.__name__),
+                         coulomb=any(x != 0 for link in robot.links for x in link.coulomb))
     try:
         sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), t_eval=times, events=events, **options)
         if sol.status < 0:
@@ -556,8 +557,11 @@ class _RightHandSide:
     evaluation ``limit`` + 1 raises :class:`SimulationError`. NumPy's overflow warnings are silenced: the
     check reports the problem once, with the time and the state."""
 
-    def __init__(self, engine: Dynamics, law: TorqueLaw, limit: int | None, method: str) -> None:
+    def __init__(self, engine: Dynamics, law: TorqueLaw, limit: int | None, method: str, coulomb: bool = False) -> None:
         self.engine, self.law, self.limit, self.method = engine, law, limit, method
+        #: Coulomb friction jumps at qd = 0, where an adaptive integrator chatters: the message says so
+        self.hint = ("; the robot's Coulomb friction jumps where a joint stops, which no integrator steps over: "
+                     "simulate robodyn.toolbox.nofriction(robot)" if coulomb else "")
         self.n = engine.n
         self.calls = 0
 
@@ -566,7 +570,7 @@ class _RightHandSide:
         if self.limit is not None and self.calls > self.limit:
             raise SimulationError(
                 f"gave up at t = {t:.6g} s after {self.limit} evaluations of the dynamics: the motion is too fast "
-                f"or too stiff for {self.method} (try method='Radau', or raise max_evaluations)",
+                f"or too stiff for {self.method} (try method='Radau', or raise max_evaluations){self.hint}",
                 field="max_evaluations")
         n = self.n
         q, qd = x[:n], x[n:]

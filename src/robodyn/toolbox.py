@@ -14,6 +14,8 @@ methods); each is a thin wrapper over :mod:`robodyn.numeric` (and :func:`robodyn
                                Newton-Euler at unit velocities; :func:`robodyn.numeric.coriolis` is h
 ``gravload(q, gravity)``       :func:`robodyn.numeric.gravity` (gravity only, no tip load: for a robot with a
                                tip load ``rne(q, 0, 0) = gravload(q) + J^T w``, unlike RTB's equality)
+``itorque(q, qdd)``            M(q) qdd
+``nofriction(coulomb, viscous)``  the robot without Coulomb (and viscous) friction, for simulation
 ``accel(q, qd, torque)``       :func:`robodyn.numeric.forward_dynamics`
 ``fdyn(T, q0, Q, Q_args, qd0)``  :func:`robodyn.simulation.simulate`; returns RTB's ``(t, q, qd)`` namedtuple
 =============================  =====================================================================
@@ -23,15 +25,15 @@ Conventions, where they differ or could be misread:
 - **Gravity** is the acceleration of gravity in the base frame, (0, 0, -9.81) for a z-up base, as in RTB for
   Python (``robot.gravity``); MATLAB RTB's ``gravity`` property was the opposite vector ([0 0 9.81]). A
   ``gravity=`` argument overrides the robot's for one call.
-- **Friction**: RTB's links have motor-side viscous friction B and Coulomb friction Tc, scaled by the gear ratio G
-  (B G^2 qd and Tc G at the joint) and included in ``rne`` and ``accel``. robodyn has the joint-side viscous
-  coefficient ``damping`` (= RTB's G^2 B), included in ``rne`` and ``accel`` too, and no Coulomb friction.
-  ``coriolis`` leaves friction out, as RTB's does.
+- **Friction**: RTB's links have motor-side viscous friction B and Coulomb friction Tc = [Tc+, Tc-], scaled by the
+  gear ratio G (G^2 B qd and |G| Tc+- at the joint) and included in ``rne`` and ``accel``. robodyn's are joint-side:
+  ``damping`` (= RTB's G^2 B) and ``coulomb`` (= |G| [Tc+, Tc-]), included in ``rne`` and ``accel`` too
+  (built-in ``puma560_rtb`` carries the Toolbox's values). ``coriolis`` leaves friction out, as RTB's does.
 - **Motor inertia**: RTB's Jm with gear ratio G adds G^2 Jm to M_ii; robodyn's ``armature`` is that product,
   in ``inertia``, ``rne`` and ``accel`` alike.
-- **Tip load**: RTB's ``rne`` takes an external wrench per call (``fext``); robodyn's tip load is part of the
-  robot (``tip_force``, ``tip_moment``) and enters ``rne`` and ``accel`` but not ``gravload``, ``inertia`` or
-  ``coriolis``.
+- **Tip load**: ``rne(..., fext=w)`` takes an external wrench per call as RTB's (force, moment that the last link
+  exerts on the environment, in its frame); robodyn's tip load is part of the robot (``tip_force``,
+  ``tip_moment``) and enters ``rne`` and ``accel`` but not ``gravload``, ``inertia`` or ``coriolis``.
 - Shapes: one state (n,) or a batch (N, n) -> (N, n) (RTB's trajectory form, rows are time steps).
 - Symbolic robots bind their parameters with ``params={...}`` (RTB has no symbolic arms at this level).
 """
@@ -64,13 +66,20 @@ def _with_gravity(robot: Manipulator, gravity: Any) -> Manipulator:
     return _REGRAVITATED.get(robot, g, lambda: robot.replace(gravity=g))
 
 
-def rne(robot: Manipulator, q: Any, qd: Any = None, qdd: Any = None, *, gravity: Any = None,
+def rne(robot: Manipulator, q: Any, qd: Any = None, qdd: Any = None, *, gravity: Any = None, fext: Any = None,
         params: Mapping[Any, Any] | None = None) -> np.ndarray:
-    """Inverse dynamics tau = M qdd + h + G + damping qd + J^T w (RTB ``rne``); qd, qdd default to zero."""
+    """Inverse dynamics tau = M qdd + h + G + friction + J^T w (RTB ``rne``); qd, qdd default to zero; ``fext`` the
+    wrench (force, moment) the last link exerts on the environment in its frame, for this call, as RTB's."""
     q = np.asarray(q, dtype=float)
     qd = np.zeros_like(q) if qd is None else qd
     qdd = np.zeros_like(q) if qdd is None else qdd
-    return numeric.inverse_dynamics(_with_gravity(robot, gravity), q, qd, qdd, params=params)
+    return numeric.inverse_dynamics(_with_gravity(robot, gravity), q, qd, qdd, params=params, fext=fext)
+
+
+def itorque(robot: Manipulator, q: Any, qdd: Any, *, params: Mapping[Any, Any] | None = None) -> np.ndarray:
+    """The inertia torques M(q) qdd, armature included (RTB ``itorque``)."""
+    M = numeric.mass_matrix(robot, q, params=params)
+    return np.einsum("...ij,...j->...i", M, np.asarray(qdd, dtype=float))
 
 
 def inertia(robot: Manipulator, q: Any, *, params: Mapping[Any, Any] | None = None) -> np.ndarray:
@@ -115,6 +124,14 @@ def accel(robot: Manipulator, q: Any, qd: Any, torque: Any, *, gravity: Any = No
     return numeric.forward_dynamics(_with_gravity(robot, gravity), q, qd, torque, params=params)
 
 
+def nofriction(robot: Manipulator, coulomb: bool = True, viscous: bool = False) -> Manipulator:
+    """The robot without its Coulomb friction (``coulomb``) and, with ``viscous``, without its viscous damping
+    (RTB ``nofriction``): Coulomb friction jumps at qd = 0, which numerical integration cannot step over."""
+    return robot.replace(links=tuple(
+        link.replace(**({"coulomb": 0} if coulomb else {}), **({"damping": 0} if viscous else {}))
+        for link in robot.links))
+
+
 def fdyn(robot: Manipulator, T: float, q0: Any, Q: Callable[..., Any] | None = None,
          Q_args: Mapping[str, Any] | None = None, qd0: Any = None, solver: str = "RK45",
          solver_args: Mapping[str, Any] | None = None, dt: float | None = None, *,
@@ -132,4 +149,4 @@ def fdyn(robot: Manipulator, T: float, q0: Any, Q: Callable[..., Any] | None = N
     return FdynResult(result.t, result.q, result.qd)
 
 
-__all__ = ["FdynResult", "accel", "coriolis", "fdyn", "gravload", "inertia", "rne"]
+__all__ = ["FdynResult", "accel", "coriolis", "fdyn", "gravload", "inertia", "itorque", "nofriction", "rne"]

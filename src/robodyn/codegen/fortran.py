@@ -11,6 +11,8 @@ exactly the C code's interface and can be loaded the same way. ``n_states`` is p
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 from sympy.printing.fortran import FCodePrinter
 
@@ -20,12 +22,21 @@ from robodyn.codegen.spec import Array, Load, ModuleSpec, Routine
 DECLARATIONS_PER_LINE = 8
 
 
+class _Printer(FCodePrinter):
+    """FCodePrinter with sign(x) as two comparisons (sympy's ``x == 0d0`` is an equality of reals, which
+    gfortran -Wall flags)."""
+
+    def _print_sign(self, expr: Any) -> str:
+        x = self._print(expr.args[0])
+        return f"merge(1d0, merge(-1d0, 0d0, {x} < 0d0), {x} > 0d0)"
+
+
 class FortranEmitter(Emitter):
     comment_mark = "!"
     indent = "  "
 
     def make_printer(self) -> FCodePrinter:
-        return FCodePrinter({**PRINTER_SETTINGS, "source_format": "free", "standard": 95, "name_mangling": False})
+        return _Printer({**PRINTER_SETTINGS, "source_format": "free", "standard": 95, "name_mangling": False})
 
     # -- statements ---------------------------------------------------------------------------------
     def load(self, load: Load) -> str:

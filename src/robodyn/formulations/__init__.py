@@ -17,6 +17,8 @@ from robodyn.equations import Equations
 from robodyn.errors import DerivationError
 from robodyn.formulations import dalembert, emdeg, kane, lagrange_euler, newton_euler
 from robodyn.model.manipulator import Manipulator
+from robodyn.recursions.arm import coulomb_scalars, joint_friction
+from robodyn.recursions.scalars import SymengineOps
 from robodyn.symbols import joint_symbols
 
 #: Canonical method names and the aliases the CLI and users may type.
@@ -61,7 +63,10 @@ Components = Callable[..., dict[str, se.DenseMatrix]]
 
 
 def _damping(robot: Manipulator, qd: list[SeExpr]) -> se.DenseMatrix:
-    return _column([to_se(link.damping) * qd[i] for i, link in enumerate(robot.links)])
+    """The joint friction: b qd and the Coulomb friction (:func:`robodyn.recursions.arm.joint_friction`)."""
+    ops = SymengineOps()
+    return _column([joint_friction(ops, to_se(link.damping), coulomb_scalars(ops, link.coulomb_parts), qd[i])
+                    for i, link in enumerate(robot.links)])
 
 
 def split_inverse_dynamics(

@@ -15,6 +15,7 @@
         com: [0, 0, -0.1]         # centre of mass in the link frame
         inertia: [[0.02, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]   # about the COM; or [Ixx, Iyy, Izz]
         damping: 0                # optional viscous coefficient b_i
+        coulomb: [0.4, -0.43]     # optional Coulomb friction [Tc+, Tc-] (qd > 0, qd < 0), or c for [c, -c]
         armature: 0               # optional reflected rotor inertia G^2 Jm
         placement: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]  # optional fixed
                                   # transform before the DH transform: A = placement * A_DH
@@ -67,7 +68,7 @@ TOP_KEYS = {
     "tip_load", "payload", "tool",
 }
 LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement",
-             "name", "parent"}
+             "name", "parent", "coulomb"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
 BODY_KEYS = {"mass", "com", "inertia"}
 

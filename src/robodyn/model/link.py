@@ -59,7 +59,7 @@ class Link(RigidBody):
 
     ``a``, ``alpha``, ``d``, ``theta`` are the DH parameters of the manipulator's convention
     (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
-    are those of :class:`RigidBody`; ``damping`` and ``armature`` are optional. ``placement``
+    are those of :class:`RigidBody`; ``damping``, ``coulomb`` and ``armature`` are optional. ``placement``
     (optional) is a fixed homogeneous transform applied before the row's DH transform,
     A = placement * A_DH (identity when absent). ``name`` (optional, a name of the
     :data:`~robodyn.model.expr.IDENTIFIER` grammar) labels the joint: other links name it as their ``parent``,
@@ -75,6 +75,7 @@ class Link(RigidBody):
     armature: Any = 0
     placement: Any = None
     name: str = ""
+    coulomb: Any = (0, 0)
 
     def __post_init__(self) -> None:
         if self.name != "":
@@ -87,6 +88,7 @@ class Link(RigidBody):
             object.__setattr__(self, name, to_expr(getattr(self, name), name))
         _nonnegative(self.damping, "damping")
         _nonnegative(self.armature, "armature")
+        object.__setattr__(self, "coulomb", _as_coulomb(self.coulomb))
         object.__setattr__(self, "placement", _as_placement(self.placement))
         super().__post_init__()
 
@@ -99,8 +101,37 @@ class Link(RigidBody):
         """True if the row has a fixed transform before its DH transform (not the identity)."""
         return self.placement != sympy.eye(4)
 
+    @property
+    def coulomb_parts(self) -> tuple[sympy.Expr, sympy.Expr]:
+        """(odd, even) = ((Tc+ - Tc-) / 2, (Tc+ + Tc-) / 2): the Coulomb friction is odd sign(qd) + even sign(qd)^2
+        (Tc+ for qd > 0, Tc- for qd < 0, 0 at rest), the form the recursions and generated code evaluate."""
+        plus, minus = self.coulomb
+        return (plus - minus) / 2, (plus + minus) / 2
+
     def replace(self, **changes: Any) -> Link:
         return dataclasses.replace(self, **changes)
+
+
+def _as_coulomb(value: object) -> tuple[sympy.Expr, sympy.Expr]:
+    """``coulomb``: [Tc+, Tc-] (the friction torque or force for qd > 0 and for qd < 0, joint side: Tc+ >= 0 >= Tc-
+    when numeric), or one number c for [c, -c]."""
+    if isinstance(value, sympy.MatrixBase | np.ndarray):
+        value = list(np.asarray(value, dtype=object).reshape(-1))
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        items = list(value)
+        if len(items) != 2:
+            raise ModelError(f"expected [Tc+, Tc-] (2 values) or one value, got {len(items)} values", field="coulomb")
+        plus, minus = (to_expr(v, f"coulomb[{k}]") for k, v in enumerate(items))
+    else:
+        plus = to_expr(value, "coulomb")
+        minus = -plus
+    if plus.is_number and float(plus) < 0:
+        raise ModelError(f"Tc+ = {float(plus):g} is negative: friction opposes the motion (Tc+ >= 0 >= Tc-)",
+                         field="coulomb")
+    if minus.is_number and float(minus) > 0:
+        raise ModelError(f"Tc- = {float(minus):g} is positive: friction opposes the motion (Tc+ >= 0 >= Tc-)",
+                         field="coulomb")
+    return plus, minus
 
 
 _IDENTITY = sympy.ImmutableMatrix.eye(4)

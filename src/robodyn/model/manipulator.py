@@ -13,7 +13,9 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
 - ``tip_force``/``tip_moment``: what the last link exerts on the environment (Fu's f_{n+1},
   n_{n+1}), in the last link frame, the moment about that frame's origin.
 - ``damping`` is the viscous coefficient b_i (tau_i gets b_i qd_i, Fu table 3.2); ``armature``
-  is the rotor inertia reflected to the joint, G^2 Jm, added to M_ii.
+  is the rotor inertia reflected to the joint, G^2 Jm, added to M_ii; ``coulomb`` = [Tc+, Tc-] is the Coulomb
+  friction at the joint (tau_i gets Tc+ when qd_i > 0, Tc- when qd_i < 0, nothing at rest; the Robotics Toolbox's
+  |G| Tc of the motor), part of the ``damping`` term of the equations with b_i qd_i.
 - ``placement`` (optional, 4x4) is a fixed transform P_i applied before the DH transform of its row,
   A_i = P_i A_i^DH, for joints that no DH row can place (URDF imports): see :mod:`robodyn.model.dh`.
 - ``parent`` (optional) makes the arm a kinematic tree: ``parent[i]`` is the link that link i is attached to
@@ -278,6 +280,7 @@ class Manipulator:
     def _expressions(self) -> Iterable[sympy.Expr]:
         for link in self.links:
             yield from (link.a, link.alpha, link.d, link.theta, link.mass, link.damping, link.armature)
+            yield from link.coulomb
             yield from link.com
             yield from link.inertia
             if link.has_placement:

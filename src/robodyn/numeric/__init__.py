@@ -11,7 +11,7 @@
 - :func:`mass_matrix`: composite rigid body algorithm (Walker and Orin's method 3 in Khalil's parameters,
   :mod:`robodyn.recursions.composite`).
 - :func:`bias_forces` = h + G + damping + tip-load torques; :func:`gravity` = G; :func:`coriolis` = h;
-  :func:`tip_load` = J^T w.
+  :func:`tip_load` = J^T w; :func:`friction` = damping (b qd and the Coulomb friction).
 - :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve;
   :func:`aba_forward_dynamics`: the same by Featherstone's articulated-body algorithm (O(n)).
 
@@ -27,6 +27,7 @@ from robodyn.numeric.api import (
     cholesky_solve,
     coriolis,
     forward_dynamics,
+    friction,
     gravity,
     inverse_dynamics,
     mass_matrix,
@@ -42,6 +43,7 @@ __all__ = [
     "compile_model",
     "coriolis",
     "forward_dynamics",
+    "friction",
     "gravity",
     "inverse_dynamics",
     "mass_matrix",

@@ -182,6 +182,9 @@ class TracerOps:
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def sign(self, x: Value) -> Value:
+        return float(np.sign(x)) if isinstance(x, float) else self.tracer.node("sign", x)
+
 
 def _trace(model: NumericModel, has_qd: bool, has_qdd: bool, gravity: bool, tip: bool, joint_terms: bool):
     """tau of the customised Newton-Euler recursion, traced (module docstring)."""
@@ -250,6 +253,8 @@ def _emit(T: _Tracer, outputs: list[Value], scalar: bool = False) -> str:
         if node.op in ("cos", "sin"):
             x = ref(args[0]) if args[1] == 0.0 else f"({ref(args[0])} + {finite_constant(args[1])!r})"
             expr = f"_{node.op}({x})"
+        elif node.op == "sign":
+            expr = f"_sign({ref(args[0])})"
         elif node.op == "neg":
             if dying:
                 node.name, node.owned = dying[0].name, True
@@ -288,6 +293,10 @@ def _emit(T: _Tracer, outputs: list[Value], scalar: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _float_sign(x: float) -> float:
+    return float((x > 0.0) - (x < 0.0))
+
+
 _KERNELS: weakref.WeakKeyDictionary[NumericModel, dict[tuple, Callable]] = weakref.WeakKeyDictionary()
 
 
@@ -314,8 +323,8 @@ def _compiled(model: NumericModel, key: Any, trace: Callable[[], tuple[_Tracer, 
     if kernel is None:
         T, outputs = trace()
         source = _emit(T, outputs, scalar)
-        namespace: dict[str, Any] = ({"_cos": math.cos, "_sin": math.sin} if scalar else
-                                     {"_cos": np.cos, "_sin": np.sin, "_neg": np.negative})
+        namespace: dict[str, Any] = ({"_cos": math.cos, "_sin": math.sin, "_sign": _float_sign} if scalar else
+                                     {"_cos": np.cos, "_sin": np.sin, "_neg": np.negative, "_sign": np.sign})
         exec(compile(source, f"<robodyn rnea {model.name}>", "exec"), namespace)
         kernel = per_model[(key, scalar)] = namespace["kernel"]
         kernel.source = source

@@ -27,6 +27,7 @@ import numpy as np
 
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.crba import crba, crba_one
+from robodyn.numeric.kinematics import external_torques
 from robodyn.numeric.model import NumericModel, Params, compile_model
 from robodyn.numeric.rnea import rnea
 
@@ -88,20 +89,33 @@ def _shaped(single: bool, tau: np.ndarray) -> np.ndarray:
 
 
 def inverse_dynamics(
-    robot: Robot, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *, params: Params | None = None
+    robot: Robot, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *, params: Params | None = None,
+    fext: np.ndarray | None = None, fext_link: int | str | None = None,
 ) -> np.ndarray:
     """Joint torques/forces tau = M qdd + h + G + damping + load, by recursive Newton-Euler.
 
     Luh, Walker and Paul's recursion in Khalil and Kleinfinger's customised form, O(n) per state,
-    traced once per model and vectorised over the batch: see :mod:`robodyn.numeric.rnea`. Includes gravity, viscous
-    damping b qd, the armature (in M), the payload and the tip load.
+    traced once per model and vectorised over the batch: see :mod:`robodyn.numeric.rnea`. Includes gravity, the
+    joint friction (viscous b qd and Coulomb), the armature (in M), the payload and the tip load. ``fext`` (6,) or
+    (N, 6), for this call, adds J^T fext: the wrench (force, moment) that link ``fext_link`` (the last by default,
+    or an index or a link's name) exerts on the environment, in that link's frame
+    (:func:`robodyn.numeric.kinematics.external_torques`; ``robot`` must then be a Manipulator).
     """
     model = compile_model(robot, params)
     one = _one_state(model, q, qd, qdd)
     if one is not None:
-        return rnea(model, one[0], one[1], one[2])
-    single, (q_, qd_, qdd_) = _joint_major(model, q, qd, qdd)
-    return _shaped(single, _blocked(partial(rnea, model), [q_, qd_, qdd_], 1))
+        tau = rnea(model, one[0], one[1], one[2])
+    else:
+        single, (q_, qd_, qdd_) = _joint_major(model, q, qd, qdd)
+        tau = _shaped(single, _blocked(partial(rnea, model), [q_, qd_, qdd_], 1))
+    return tau if fext is None else tau + _external(robot, q, fext, fext_link, params)
+
+
+def _external(robot: Robot, q: np.ndarray, fext: np.ndarray, link: int | str | None,
+              params: Params | None) -> np.ndarray:
+    if not isinstance(robot, Manipulator):
+        raise TypeError("fext needs the Manipulator (its link frames), not a compiled NumericModel")
+    return external_torques(robot, q, fext, link, params)
 
 
 def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
@@ -140,6 +154,15 @@ def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.
     return _shaped(single, _blocked(kernel, [q_, None, None], 1))
 
 
+def friction(robot: Robot, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
+    """damping(qd), the joint friction of Equations.damping: b qd plus the Coulomb friction, Tc+ where qd > 0, Tc-
+    where qd < 0 and 0 at rest (the odd and even parts of :attr:`~robodyn.model.manipulator.Link.coulomb_parts`)."""
+    model = compile_model(robot, params)
+    qd = np.asarray(qd, dtype=float)
+    s = np.sign(qd)
+    return model.damping * qd + model.coulomb[:, 0] * s + model.coulomb[:, 1] * s * s
+
+
 def tip_load(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """load(q) = J(q)^T (tip force, tip moment): the torques the tip load demands (Equations.load)."""
     model = compile_model(robot, params)
@@ -175,15 +198,19 @@ def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) ->
 
 
 def forward_dynamics(
-    robot: Robot, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, *, params: Params | None = None
+    robot: Robot, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, *, params: Params | None = None,
+    fext: np.ndarray | None = None, fext_link: int | str | None = None,
 ) -> np.ndarray:
-    """Joint accelerations qdd solving M(q) qdd = tau - bias_forces(q, qd).
+    """Joint accelerations qdd solving M(q) qdd = tau - bias_forces(q, qd) (- J^T fext, as in
+    :func:`inverse_dynamics`).
 
     M by the composite rigid body algorithm, the bias by one Newton-Euler pass (so damping and the tip
     load act as in :func:`inverse_dynamics`), then a batched Cholesky factorisation M = L L^T and two
     triangular solves. Raises :class:`numpy.linalg.LinAlgError` if M is not positive definite
     (a massless distal link without armature).
     """
+    if fext is not None:
+        tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
     model = compile_model(robot, params)
     one = _one_state(model, q, qd, tau)
     if one is not None:  # M and the bias over floats, then the same Cholesky solve

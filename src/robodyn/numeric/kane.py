@@ -42,6 +42,9 @@ class NumpyOps:
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def sign(self, x: Any) -> Any:
+        return np.sign(x)
+
     def reciprocal(self, x: Any) -> Any:
         """1 / x (the one division of :mod:`robodyn.recursions.aba`)."""
         return 1.0 / x

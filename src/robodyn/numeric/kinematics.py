@@ -76,13 +76,7 @@ def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
 
 def tool_offset(robot: Manipulator, params: Params | None = None) -> np.ndarray:
     """C_n T_tool as a 4x4 array: the tool frame in joint frame n."""
-    floats = _Floats(symbol_values(params))
-    last = robot.links[-1]
-    C = np.eye(4)
-    if robot.convention == "standard":  # C_n = Trans(x, a_n) Rot(x, alpha_n)
-        C[:3, :3] = rot_x(floats.scalar(last.alpha))
-        C[0, 3] = floats.scalar(last.a)
-    return C @ floats.array(robot.tool, (4, 4))
+    return link_offset(robot, robot.n - 1, params) @ _Floats(symbol_values(params)).array(robot.tool, (4, 4))
 
 
 def tool_pose(
@@ -98,12 +92,12 @@ def tool_pose(
     return (R[0], p[0]) if single else (R, p)
 
 
-def _columns(model: NumericModel, frames: Frames, p: np.ndarray) -> np.ndarray:
-    """Geometric Jacobian (N, 6, n) of the point p (N, 3) of the last link, from the joint frames (the columns
-    of joints that do not carry the last link are zero)."""
+def _columns(model: NumericModel, frames: Frames, p: np.ndarray, k: int | None = None) -> np.ndarray:
+    """Geometric Jacobian (N, 6, n) of the point p (N, 3) of link k (the last by default), from the joint frames
+    (the columns of joints that do not carry link k are zero)."""
     z = frames.axes
     J = np.zeros((z.shape[0], 6, model.n))
-    for i in _carrying_last(model):
+    for i in _carrying_last(model, k):
         if model.revolute[i]:
             J[:, :3, i] = np.cross(z[:, i], p - frames.o[:, i])
             J[:, 3:, i] = z[:, i]
@@ -112,9 +106,9 @@ def _columns(model: NumericModel, frames: Frames, p: np.ndarray) -> np.ndarray:
     return J
 
 
-def _carrying_last(model: NumericModel) -> list[int]:
-    """The joints that move the last link: it and its ancestors, base first."""
-    out, k = [], model.n - 1
+def _carrying_last(model: NumericModel, k: int | None = None) -> list[int]:
+    """The joints that move link k (the last link by default): it and its ancestors, base first."""
+    out, k = [], model.n - 1 if k is None else k
     while k >= 0:
         out.append(k)
         k = model.parent[k]
@@ -130,6 +124,55 @@ def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None) ->
     p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
     J = _columns(model, frames, p)
     return J[0] if single else J
+
+
+def link_offset(robot: Manipulator, k: int, params: Params | None = None) -> np.ndarray:
+    """C_k as a 4x4 array: link frame k in joint frame k (Trans(x, a_k) Rot(x, alpha_k) in standard DH, else I)."""
+    floats = _Floats(symbol_values(params))
+    link = robot.links[k]
+    C = np.eye(4)
+    if robot.convention == "standard":
+        C[:3, :3] = rot_x(floats.scalar(link.alpha))
+        C[0, 3] = floats.scalar(link.a)
+    return C
+
+
+def link_index(robot: Manipulator, link: int | str | None) -> int:
+    """Link ``link`` as a 0-based index: an index (negative from the end), a link's ``name``, or None for the last."""
+    if link is None:
+        return robot.n - 1
+    if isinstance(link, str):
+        names = [x.name for x in robot.links]
+        if link not in names:
+            raise ValueError(f"{robot.name!r} has no link named {link!r} (named: {', '.join(n for n in names if n)})")
+        return names.index(link)
+    if isinstance(link, bool) or not isinstance(link, int | np.integer) or not -robot.n <= link < robot.n:
+        raise ValueError(f"link must be a name or an index from {-robot.n} to {robot.n - 1}, got {link!r}")
+    return int(link) % robot.n
+
+
+def external_torques(robot: Manipulator, q: np.ndarray, fext: np.ndarray, link: int | str | None = None,
+                     params: Params | None = None) -> np.ndarray:
+    """J_k(q)^T w: the joint torques/forces with which the arm holds the wrench w = (f, m) that link k (the last by
+    default; :func:`link_index`) exerts on the environment, f and m in link frame k and m about its origin (the
+    Robotics Toolbox's ``fext`` of ``rne``; robodyn's tip load on link k). ``q`` (n,) or (N, n), ``fext`` (6,) or
+    (N, 6); the result has q's shape (joints that do not carry link k get 0)."""
+    model = compile_model(robot, params)
+    k = link_index(robot, link)
+    single, qb = _batch(q, model.n)
+    w = np.asarray(fext, dtype=float)
+    if w.ndim not in (1, 2) or w.shape[-1] != 6:
+        raise ValueError(f"fext must have shape (6,) or (N, 6) (force, then moment), got {w.shape}")
+    N = np.broadcast_shapes(qb.shape[:1], np.atleast_2d(w).shape[:1])[0]
+    frames = joint_frames(model, np.broadcast_to(qb, (N, model.n)))
+    C = link_offset(robot, k, params)
+    R = frames.R[:, k] @ C[:3, :3]  # link frame k in the base frame
+    origin = frames.o[:, k] + frames.R[:, k] @ C[:3, 3]
+    wb = np.broadcast_to(np.atleast_2d(w), (N, 6))
+    f, m = np.einsum("nij,nj->ni", R, wb[:, :3]), np.einsum("nij,nj->ni", R, wb[:, 3:])
+    J = _columns(model, frames, origin, k)
+    tau = np.einsum("nri,nr->ni", J, np.concatenate([f, m], axis=1))
+    return tau[0] if single and w.ndim == 1 else tau
 
 
 def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Params | None = None) -> np.ndarray:

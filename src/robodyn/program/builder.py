@@ -244,6 +244,13 @@ class Builder:
             return Value(self, sx / ax)
         return Value(self, sx * self._assign(("1/", ax), 1 / ax))
 
+    def sign(self, x: Any) -> Value:
+        """sign(x) (-1, 0, 1): one function, shared; sign(-a) = -sign(a)."""
+        sx, ax = _split(self.value(x).expr)
+        if ax.is_Number:
+            return Value(self, se.sign(sx * ax))
+        return Value(self, sx * self._assign(("sign", ax), se.sign(ax)))
+
     def dot(self, xs: Sequence[Any], ys: Sequence[Any]) -> Value:
         total: Any = 0
         for x, y in zip(xs, ys, strict=True):

@@ -254,6 +254,9 @@ class BuilderOps:
     def reciprocal(self, x: Any) -> Any:
         return self.builder.reciprocal(x)
 
+    def sign(self, x: Any) -> Any:
+        return self.builder.sign(x)
+
 
 def aba_forward(ctx: Context, ops: Builder) -> list[Any]:
     """qdd by the articulated-body algorithm (:mod:`robodyn.recursions.aba`) on the builder's scalars."""

@@ -52,7 +52,7 @@ from typing import Protocol
 import sympy
 
 from robodyn.errors import DerivationError
-from robodyn.recursions.arm import ArmData, JointData, inertials
+from robodyn.recursions.arm import ArmData, JointData, coulomb_scalars, inertials, joint_friction, literal_zero
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, vadd, vscale
 
@@ -394,7 +394,9 @@ def joint_accelerations(
             armature_free = _zero(body.armature)
             D[i] = U[i][axis] if armature_free else U[i][axis] + ops.number(body.armature)  # line 12
             force = _six(pA[i])[axis]
-            u[i] = tau[i] - force if _zero(body.damping) else tau[i] - ops.number(body.damping) * qd[i] - force  # 13
+            b = 0 if _zero(body.damping) else ops.number(body.damping)
+            friction = joint_friction(ops, b, coulomb_scalars(ops, body.coulomb), qd[i])
+            u[i] = tau[i] - force if literal_zero(friction) else tau[i] - friction - force  # line 13
             D_inv[i] = ops.reciprocal(D[i])
             lam = parent[i]
             if lam < 0:

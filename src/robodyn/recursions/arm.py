@@ -46,13 +46,15 @@ class JointData:
 @dataclass(frozen=True)
 class Inertial:
     """Khalil's standard parameters of one link about its frame origin: J (3x3), MS, M, and the joint's
-    viscous damping and armature (model numbers in :class:`ArmData`, scalars in the recursions)."""
+    viscous damping, armature and Coulomb friction as (odd, even) parts (``Link.coulomb_parts``) (model numbers
+    in :class:`ArmData`, scalars in the recursions, an absent Coulomb part the literal 0)."""
 
     J: Mat
     MS: Vec
     M: Any
     damping: Any = 0
     armature: Any = 0
+    coulomb: tuple[Any, Any] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def _link_inertial(robot: Manipulator, j: int) -> Inertial:
     J, MS, M = body_parameters(robot, j)  # parallel axes, payload included
     link = robot.links[j]
     return Inertial(J=tuple(map(tuple, J)), MS=tuple(MS), M=M, damping=link.damping,  # type: ignore[arg-type]
-                    armature=link.armature)
+                    armature=link.armature, coulomb=link.coulomb_parts)
 
 
 # -- as scalars of an ops -----------------------------------------------------------------------
@@ -188,6 +190,34 @@ def inertials(arm: ArmData, ops: ScalarOps) -> list[Inertial]:
             M=ops.number(p.M),
             damping=ops.number(p.damping),
             armature=ops.number(p.armature),
+            coulomb=coulomb_scalars(ops, p.coulomb),
         )
         for p in arm.inertials
     ]
+
+
+def coulomb_scalars(ops: ScalarOps, parts: tuple[Any, Any]) -> tuple[Scalar, Scalar]:
+    """The (odd, even) Coulomb parts (model numbers) as scalars of ``ops``, a zero part the literal 0."""
+    return tuple(0 if x == 0 else ops.number(x) for x in parts)  # type: ignore[return-value]
+
+
+def joint_friction(ops: ScalarOps, damping: Scalar, coulomb: tuple[Scalar, Scalar], qd: Scalar) -> Scalar:
+    """The joint's friction torque: the viscous b qd and the Coulomb friction, Tc+ for qd > 0, Tc- for qd < 0 and 0
+    at rest, written odd sign(qd) + even sign(qd)^2 with odd = (Tc+ - Tc-)/2, even = (Tc+ + Tc-)/2 (one sign per
+    joint, and no branch, so that every scalar type and generated language evaluates it). ``damping`` and the
+    parts are scalars of ``ops`` (:func:`coulomb_scalars`); the literal 0 stands for an absent term or a zero qd."""
+    out = 0 if literal_zero(damping) else damping * qd
+    odd, even = coulomb
+    if literal_zero(qd) or (literal_zero(odd) and literal_zero(even)):
+        return out
+    s = ops.sign(qd)
+    if not literal_zero(odd):
+        out = out + odd * s
+    if not literal_zero(even):
+        out = out + even * (s * s)
+    return out
+
+
+def literal_zero(x: Any) -> bool:
+    """x is the literal 0 that stands for an exact zero on every scalar type (:mod:`robodyn.recursions.scalars`)."""
+    return type(x) is int and x == 0

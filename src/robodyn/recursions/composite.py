@@ -45,10 +45,11 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial]) -> list[In
             J_moved: Mat = ((yy, 0, 0), (0, yy, 0), (0, 0, 0))
             MS_moved: Vec = (0, 0, mz)
             rest = Inertial(J=_sub33(p.J, J_moved), MS=(p.MS[0], p.MS[1], 0), M=0, damping=p.damping,
-                            armature=p.armature)
+                            armature=p.armature, coulomb=p.coulomb)
         else:
             J_moved, MS_moved, m = p.J, ZERO3, 0
-            rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature)
+            rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature,
+                            coulomb=p.coulomb)
         out[j] = rest
         lam = arm.parents[j]
         if lam < 0:
@@ -61,6 +62,7 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial]) -> list[In
             M=parent.M + m,
             damping=parent.damping,
             armature=parent.armature,
+            coulomb=parent.coulomb,
         )
     return out
 

@@ -117,6 +117,10 @@ class DualOps:
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
         return self.base.stage(name)
 
+    def sign(self, x: Dual) -> Dual:
+        """sign(x), whose derivative is 0 wherever it has one (x != 0): Coulomb friction adds nothing to dtau/dqd."""
+        return Dual(self.base.sign(x.value))
+
     def reciprocal(self, x: Dual) -> Dual:
         r = self.base.reciprocal(x.value)  # type: ignore[attr-defined]
         if not x.d:

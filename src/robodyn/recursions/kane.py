@@ -52,7 +52,7 @@ import sympy
 from robodyn.errors import DerivationError
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
-from robodyn.recursions.arm import joint_data
+from robodyn.recursions.arm import coulomb_scalars, joint_data, joint_friction
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd, vneg, vscale, vsub
 
@@ -337,6 +337,7 @@ def joint_torques(
     arm = to_angeles(robot, q, qd, qdd, gravity, tip_force, tip_moment, ops)
     tau = three_stages(arm, ops, progress)
     return [
-        t + ops.number(link.damping) * qd[i] + ops.number(link.armature) * qdd[i]
+        t + joint_friction(ops, ops.number(link.damping), coulomb_scalars(ops, link.coulomb_parts), qd[i])
+        + ops.number(link.armature) * qdd[i]
         for i, (t, link) in enumerate(zip(tau, robot.links, strict=True))
     ]

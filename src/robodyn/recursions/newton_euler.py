@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from robodyn.recursions.arm import ArmData, Inertial, Joint, joints
+from robodyn.recursions.arm import ArmData, Inertial, Joint, joint_friction, joints
 from robodyn.recursions.composite import carry_wrench, link_parameters
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd, vscale
@@ -144,10 +144,10 @@ def inverse_dynamics(
     progress: Progress = None,
 ) -> list[Scalar]:
     """tau by the customised recursion (module docstring) at the state q, qd, qdd (scalars of ``ops``; None
-    stands for zero). ``friction`` adds damping qd and armature qdd; ``group`` regroups the parameters first
-    (:func:`~robodyn.recursions.composite.grouped`); ``parameters`` (scalars), if given, are the links'
-    parameters to use instead of the arm's (e.g. the base parameters as symbols); ``progress`` is told after
-    each link of each pass."""
+    stands for zero). ``friction`` adds the joint friction (damping qd, Coulomb) and armature qdd; ``group``
+    regroups the parameters first (:func:`~robodyn.recursions.composite.grouped`); ``parameters`` (scalars), if
+    given, are the links' parameters to use instead of the arm's (e.g. the base parameters as symbols);
+    ``progress`` is told after each link of each pass."""
     geo = joints(arm, ops, q, qd, qdd)
     par = link_parameters(arm, ops, group, parameters)
     base_vd: Vec = tuple(-ops.number(g) for g in arm.gravity) if gravity else ZERO3
@@ -157,5 +157,6 @@ def inverse_dynamics(
     total = backward(geo, arm.parents, wrenches, tip if tip_load else None, progress)
     tau = [joint_force(jt, w) for jt, w in zip(geo, total, strict=True)]
     if friction:
-        tau = [t + p.damping * jt.qd + p.armature * jt.qdd for t, p, jt in zip(tau, par, geo, strict=True)]
+        tau = [t + joint_friction(ops, p.damping, p.coulomb, jt.qd) + p.armature * jt.qdd
+               for t, p, jt in zip(tau, par, geo, strict=True)]
     return tau

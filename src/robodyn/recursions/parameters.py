@@ -9,9 +9,10 @@ data of link j as ten *standard parameters*, all about the origin O_j of the lin
 
 with the tensor's off-diagonal entries *minus* the products of inertia (XY = -integral(x y dm)), as robodyn's
 ``inertia`` field. The joint adds IA (armature, the reflected rotor inertia G^2 Jm: column qdd_j), FV (viscous
-friction b_j: column qd_j) and, optionally, FC (Coulomb friction: column sign(qd_j); robodyn's models have none,
-so its value is 0). The equations of motion are linear in these 12 (or 13) numbers per link (Khalil eq. 9.62):
-that is what makes identification a linear least-squares problem.
+friction b_j: column qd_j) and, optionally, FC (Coulomb friction: column sign(qd_j), the link's symmetric
+``coulomb`` = [FC, -FC]; an asymmetric pair, or Coulomb friction identified without the column, is refused).
+The equations of motion are linear in these 12 (or 13) numbers per link (Khalil eq. 9.62): that is what makes
+identification a linear least-squares problem.
 
 Symbols are ``XX1 .. M1, IA1, FV1 (, FC1), XX2 ..``; link n's values include the payload (a rigid body fixed to
 it, so its parameters add).
@@ -87,8 +88,20 @@ def standard_values(robot: Manipulator, coulomb: bool = False) -> sympy.Immutabl
     values: list[sympy.Expr] = []
     for k, link in enumerate(robot.links):
         values += link_parameters(robot, k)
-        values += [link.armature, link.damping] + ([sympy.Integer(0)] if coulomb else [])
+        values += [link.armature, link.damping] + ([_coulomb_value(link, k, coulomb)] if coulomb else [])
+        if not coulomb and any(x != 0 for x in link.coulomb):
+            raise ModelError("the link has Coulomb friction: identify it with coulomb=True (the FC column)",
+                             link=k + 1, field="coulomb")
     return sympy.ImmutableMatrix(values)
+
+
+def _coulomb_value(link: Any, k: int, coulomb: bool) -> sympy.Expr:
+    """FC_k: the column sign(qd_k) holds symmetric Coulomb friction, Tc+ = -Tc- = FC (Khalil eq. 9.62)."""
+    odd, even = link.coulomb_parts
+    if even != 0:
+        raise ModelError(f"Tc+ = {link.coulomb[0]} and Tc- = {link.coulomb[1]} differ in size: the FC column models "
+                         "symmetric Coulomb friction only", link=k + 1, field="coulomb")
+    return odd
 
 
 def check_no_clash(robot: Manipulator, coulomb: bool = False) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from typing import Protocol
 
+import symengine as se
 import sympy
 
 from robodyn.algebra import SeExpr, to_se
@@ -35,6 +36,9 @@ class ScalarOps(Protocol):
     def stage(self, name: str) -> contextlib.AbstractContextManager[None]:
         """A context in which the operations belong to ``name`` (for counting; else a no-op)."""
 
+    def sign(self, x: Scalar) -> Scalar:
+        """-1, 0 or 1 as x is negative, zero or positive (the Coulomb friction of a joint: its only use)."""
+
 
 class SymengineOps:
     """Symengine expressions; q enters only as sin(q), cos(q) (see :mod:`robodyn.algebra`)."""
@@ -51,3 +55,6 @@ class SymengineOps:
     def reciprocal(self, x: SeExpr) -> SeExpr:
         """1 / x (the one division of :mod:`robodyn.recursions.aba`)."""
         return 1 / x
+
+    def sign(self, x: SeExpr) -> SeExpr:
+        return se.sign(x)
