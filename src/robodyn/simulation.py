@@ -455,7 +455,7 @@ def simulate(
     engine_ = dynamics(robot, bound, engine)
     law = torque_law(robot, torque, engine_)
     rhs = _RightHandSide(engine_, law, limit, str(method if isinstance(method, str) else method.__name__),
-                         coulomb=any(x != 0 for link in robot.links for x in link.coulomb))
+                         coulomb=any(link.has_coulomb for link in robot.links))
     try:
         sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), t_eval=times, events=events, **options)
         if sol.status < 0:

@@ -144,7 +144,7 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
             value = getattr(link, key)
             if value != 0:
                 row[key] = format_expression(value)
-        if any(v != 0 for v in link.coulomb):
+        if link.has_coulomb:
             row["coulomb"] = [format_expression(v) for v in link.coulomb]
         if link.has_placement:
             row["placement"] = _tensor(link.placement)

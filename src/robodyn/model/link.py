@@ -102,6 +102,11 @@ class Link(RigidBody):
         return self.placement != sympy.eye(4)
 
     @property
+    def has_coulomb(self) -> bool:
+        """True if the joint has Coulomb friction (either of Tc+, Tc- not zero)."""
+        return any(v != 0 for v in self.coulomb)
+
+    @property
     def coulomb_parts(self) -> tuple[sympy.Expr, sympy.Expr]:
         """(odd, even) = ((Tc+ - Tc-) / 2, (Tc+ + Tc-) / 2): the Coulomb friction is odd sign(qd) + even sign(qd)^2
         (Tc+ for qd > 0, Tc- for qd < 0, 0 at rest), the form the recursions and generated code evaluate."""

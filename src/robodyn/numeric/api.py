@@ -27,9 +27,11 @@ import numpy as np
 
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.crba import crba, crba_one
+from robodyn.numeric.kane import NumpyOps
 from robodyn.numeric.kinematics import external_torques
 from robodyn.numeric.model import NumericModel, Params, compile_model
 from robodyn.numeric.rnea import rnea
+from robodyn.recursions.arm import coulomb_scalars, joint_friction
 
 Robot = Manipulator | NumericModel
 
@@ -159,8 +161,10 @@ def friction(robot: Robot, qd: np.ndarray, *, params: Params | None = None) -> n
     where qd < 0 and 0 at rest (the odd and even parts of :attr:`~robodyn.model.manipulator.Link.coulomb_parts`)."""
     model = compile_model(robot, params)
     qd = np.asarray(qd, dtype=float)
-    s = np.sign(qd)
-    return model.damping * qd + model.coulomb[:, 0] * s + model.coulomb[:, 1] * s * s
+    ops = NumpyOps()
+    columns = [joint_friction(ops, model.damping[j], coulomb_scalars(ops, tuple(model.coulomb[j])), qd[..., j])
+               for j in range(model.n)]
+    return np.stack(np.broadcast_arrays(*columns), axis=-1)
 
 
 def tip_load(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:

@@ -97,7 +97,7 @@ def _columns(model: NumericModel, frames: Frames, p: np.ndarray, k: int | None =
     (the columns of joints that do not carry link k are zero)."""
     z = frames.axes
     J = np.zeros((z.shape[0], 6, model.n))
-    for i in _carrying_last(model, k):
+    for i in _carrying(model, k):
         if model.revolute[i]:
             J[:, :3, i] = np.cross(z[:, i], p - frames.o[:, i])
             J[:, 3:, i] = z[:, i]
@@ -106,7 +106,7 @@ def _columns(model: NumericModel, frames: Frames, p: np.ndarray, k: int | None =
     return J
 
 
-def _carrying_last(model: NumericModel, k: int | None = None) -> list[int]:
+def _carrying(model: NumericModel, k: int | None = None) -> list[int]:
     """The joints that move link k (the last link by default): it and its ancestors, base first."""
     out, k = [], model.n - 1 if k is None else k
     while k >= 0:
@@ -195,7 +195,7 @@ def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Para
     omega = np.zeros((model.n, *p.shape))  # angular velocity of each link
     odot = np.zeros((model.n, *p.shape))  # velocity of each joint origin o_i as a point of the parent link
     Jdot = np.zeros_like(J)
-    carrying = set(_carrying_last(model))
+    carrying = set(_carrying(model))
     for i in range(model.n):
         lam = model.parent[i]
         omega_parent = omega[lam] if lam >= 0 else np.zeros_like(p)

@@ -89,7 +89,7 @@ def standard_values(robot: Manipulator, coulomb: bool = False) -> sympy.Immutabl
     for k, link in enumerate(robot.links):
         values += link_parameters(robot, k)
         values += [link.armature, link.damping] + ([_coulomb_value(link, k, coulomb)] if coulomb else [])
-        if not coulomb and any(x != 0 for x in link.coulomb):
+        if not coulomb and link.has_coulomb:
             raise ModelError("the link has Coulomb friction: identify it with coulomb=True (the FC column)",
                              link=k + 1, field="coulomb")
     return sympy.ImmutableMatrix(values)
