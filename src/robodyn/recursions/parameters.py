@@ -88,14 +88,14 @@ def standard_values(robot: Manipulator, coulomb: bool = False) -> sympy.Immutabl
     values: list[sympy.Expr] = []
     for k, link in enumerate(robot.links):
         values += link_parameters(robot, k)
-        values += [link.armature, link.damping] + ([_coulomb_value(link, k, coulomb)] if coulomb else [])
+        values += [link.armature, link.damping] + ([_coulomb_value(link, k)] if coulomb else [])
         if not coulomb and link.has_coulomb:
             raise ModelError("the link has Coulomb friction: identify it with coulomb=True (the FC column)",
                              link=k + 1, field="coulomb")
     return sympy.ImmutableMatrix(values)
 
 
-def _coulomb_value(link: Any, k: int, coulomb: bool) -> sympy.Expr:
+def _coulomb_value(link: Any, k: int) -> sympy.Expr:
     """FC_k: the column sign(qd_k) holds symmetric Coulomb friction, Tc+ = -Tc- = FC (Khalil eq. 9.62)."""
     odd, even = link.coulomb_parts
     if even != 0:
