@@ -217,9 +217,9 @@ def forward_dynamics(
         tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
     model = compile_model(robot, params)
     one = _one_state(model, q, qd, tau)
-    if one is not None:  # M and the bias over floats, then the same Cholesky solve
+    if one is not None:  # M and the bias over floats, then the same Cholesky factor and substitutions
         rhs = np.array(one[2]) - rnea(model, one[0], one[1], None)
-        return cholesky_solve(crba_one(model, one[0])[None], rhs[None])[0]
+        return _cholesky_solve_one(crba_one(model, one[0]), rhs)
     single, (q_, qd_, tau_) = _joint_major(model, q, qd, tau)
     qdd = _blocked(partial(_forward_block, model), [q_, qd_, tau_], 1)
     return _shaped(single, qdd)
@@ -229,6 +229,21 @@ def _forward_block(model: NumericModel, q: np.ndarray, qd: np.ndarray, tau: np.n
     """qdd of shape (n, N) for joint-major q, qd, tau."""
     rhs = tau - rnea(model, q, qd, None)
     return cholesky_solve(crba(model, q), rhs.T).T
+
+
+def _cholesky_solve_one(M: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x with M x = b for one state: LAPACK's Cholesky factor (LinAlgError as :func:`cholesky_solve`), then the
+    same forward and back substitution over Python floats (the batch version's 2n einsum calls on rows of one
+    state cost some 40 us for the PUMA)."""
+    L = np.linalg.cholesky(M).tolist()
+    n = len(L)
+    y = [0.0] * n
+    for i in range(n):
+        y[i] = (b[i] - sum(L[i][k] * y[k] for k in range(i))) / L[i][i]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (y[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i]
+    return np.array(x)
 
 
 def cholesky_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
