@@ -45,6 +45,7 @@ from scipy.integrate import OdeSolver, solve_ivp
 
 from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
+from robodyn.compile import CompiledDynamics as CompiledModule
 from robodyn.compile import compile as compile_robot
 from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import derive
@@ -52,7 +53,7 @@ from robodyn.model.cache import PerRobotCache
 from robodyn.model.io import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters as checked_parameters
-from robodyn.model.params import bound_robot
+from robodyn.model.params import bound_robot, check_bound
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
 from robodyn.plots import save, simulation_figure
@@ -675,11 +676,11 @@ class Derivatives:
     (:func:`robodyn.program.build` ``("dtau_dq", "dtau_dqd")``, forward-mode over the Newton-Euler recursion),
     run by the generated NumPy module; see :mod:`robodyn.linear`."""
 
-    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
-        self.n = robot.n
-        self._compiled = compile_robot(robot, outputs=("dtau",), backend="numpy")
-        names = self._compiled.parameters
-        self._params = tuple(float((params or {})[name]) for name in names) if names else None
+    def __init__(self, compiled: CompiledModule, params: Mapping[str, float]) -> None:
+        self.n = compiled.n
+        self._compiled = compiled
+        names = compiled.parameters
+        self._params = tuple(float(params[name]) for name in names) if names else None
 
     def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(dtau/dq, dtau/dqd), each (n, n), row i = joint i, at one state."""
@@ -687,14 +688,18 @@ class Derivatives:
         return np.asarray(d_q), np.asarray(d_qd)
 
 
-#: parameter binding -> Derivatives, per robot; entries vanish with their robot.
-_DERIVATIVES: PerRobotCache[Derivatives] = PerRobotCache()
+#: The generated derivative module, per robot (its parameters are inputs: one module serves every binding);
+#: entries vanish with their robot.
+_DERIVATIVES: PerRobotCache[CompiledModule] = PerRobotCache()
 
 
 def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives:
-    """The compiled derivatives of ``robot``'s inverse dynamics with ``params`` bound (cached per robot)."""
+    """The compiled derivatives of ``robot``'s inverse dynamics with ``params`` bound (the module cached per
+    robot); a parameter left unbound is one :class:`~robodyn.errors.ModelError`."""
     bound = bind_parameters(robot, params) or {}
-    return _DERIVATIVES.get(robot, tuple(sorted(bound.items())), lambda: Derivatives(robot, bound))
+    check_bound(robot, [s for s in robot.parameters() if s.name in bound])
+    compiled = _DERIVATIVES.get(robot, "dtau", lambda: compile_robot(robot, outputs=("dtau",), backend="numpy"))
+    return Derivatives(compiled, bound)
 
 
 def small_oscillations(
