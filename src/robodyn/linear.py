@@ -147,11 +147,12 @@ def linearize(
     qdd = numeric.forward_dynamics(model, q, qd, tau)
     d_q, d_qd = derivatives(robot, bound).inverse_dynamics(q, qd, qdd)
     M = numeric.mass_matrix(model, q)
+    Minv_d = np.linalg.solve(M, np.hstack([d_q, d_qd, np.eye(n)]))  # one factorisation for the three blocks
     A = np.zeros((2 * n, 2 * n))
     A[:n, n:] = np.eye(n)
-    A[n:, :n] = -np.linalg.solve(M, d_q)  # df/dq = -M^-1 dID/dq
-    A[n:, n:] = -np.linalg.solve(M, d_qd)  # df/dqd = -M^-1 dID/dqd
-    B = np.vstack([np.zeros((n, n)), np.linalg.inv(M)])  # df/dtau = M^-1
+    A[n:, :n] = -Minv_d[:, :n]  # df/dq = -M^-1 dID/dq
+    A[n:, n:] = -Minv_d[:, n : 2 * n]  # df/dqd = -M^-1 dID/dqd
+    B = np.vstack([np.zeros((n, n)), Minv_d[:, 2 * n :]])  # df/dtau = M^-1
     C, D, name = _output_matrices(robot, output, q, bound)
     return LinearModel(A, B, C, D, q, qd, tau, qdd, name)
 
