@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 
+from robodyn.codegen.spec import product_power
 from robodyn.errors import ModelError
 from robodyn.model.expr import to_identifier
 from robodyn.model.link import Link
@@ -219,9 +220,9 @@ def _to_sx(ca: Any, expr: Any, env: dict[Any, Any]) -> Any:
         return functools.reduce(operator.mul, args)
     if isinstance(expr, se.Pow):
         base, exponent = args
-        k = float(expr.args[1])
-        if k == int(k) and 1 < abs(k) <= 8:  # x*x*x, as the operation count charges it
-            product = functools.reduce(operator.mul, [base] * int(abs(k)))
+        k = product_power(*expr.args)  # x*x*x, as the generated code writes it
+        if k:
+            product = functools.reduce(operator.mul, [base] * abs(k))
             return product if k > 0 else 1 / product
         return base**exponent
     function = {"sin": ca.sin, "cos": ca.cos, "sqrt": ca.sqrt, "sign": ca.sign}.get(type(expr).__name__)

@@ -468,8 +468,17 @@ def _positive_first(terms: list[sp.Expr]) -> list[sp.Expr]:
     return [terms[first], *terms[:first], *terms[first + 1 :]]
 
 
-def _power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
+def product_power(base: Any, exponent: Any) -> int:
+    """k when base**exponent is written as the product base*...*base (k factors; 1/(...) for k < 0), as the
+    operation count charges it; 0 when it stays a power. For sympy and symengine expressions alike."""
     if exponent.is_Integer and 2 <= abs(int(exponent)) <= POW_LIMIT and (base.is_Symbol or base.is_Number):
-        product = sp.Mul(*[base] * abs(int(exponent)), evaluate=False)
-        return product if exponent > 0 else sp.Pow(product, -1, evaluate=False)
+        return int(exponent)
+    return 0
+
+
+def _power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
+    k = product_power(base, exponent)
+    if k:
+        product = sp.Mul(*[base] * abs(k), evaluate=False)
+        return product if k > 0 else sp.Pow(product, -1, evaluate=False)
     return sp.Pow(base, exponent, evaluate=False)
