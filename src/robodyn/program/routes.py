@@ -23,6 +23,7 @@ trees too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Callable, Sequence
 from functools import cached_property
@@ -288,9 +289,13 @@ def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str
             parts[name] = PART_ROUTES[plan[name]](ctx, ops, name)
         return parts[name]
 
+    @functools.cache
+    def ldlt() -> tuple[Callable[..., list[Any]], list[Any]]:  # made once, for forward and dqdd alike
+        return _ldlt_forward(ctx, ops, part)
+
     common = {name: part(name) for name in outputs if name != "forward" and name not in DERIVATIVES}
     if any(name in DERIVATIVES for name in outputs):
-        common.update(derivative_outputs(ctx, ops, [o for o in outputs if o in DERIVATIVES], part))
+        common.update(derivative_outputs(ctx, ops, [o for o in outputs if o in DERIVATIVES], ldlt))
     programs = []
     for route in forward_routes if "forward" in outputs else ("ldlt",):
         out: dict[str, list[Any]] = {}
@@ -300,7 +305,7 @@ def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str
             elif route == "aba":
                 out[name] = aba_forward(ctx, ops)
             else:
-                out[name] = _ldlt_forward(ctx, ops, part)[1]
+                out[name] = ldlt()[1]
         programs.append(ctx.program(ops, out))
     return programs
 
@@ -327,7 +332,7 @@ def _ldlt_forward(ctx: Context, ops: Builder, part: Callable[[str], list[Any]]) 
 
 
 def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
-                       part: Callable[[str], list[Any]]) -> dict[str, list[Any]]:
+                       ldlt: Callable[[], tuple[Callable[..., list[Any]], list[Any]]]) -> dict[str, list[Any]]:
     """The derivatives ``names`` (of :data:`DERIVATIVES`) on the builder's scalars.
 
     The inverse dynamics ID(q, qd, qdd) is the customised Newton-Euler recursion run on duals
@@ -338,7 +343,7 @@ def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
         dFD/dq = -M^-1 dID/dq,   dFD/dqd = -M^-1 dID/dqd,   dFD/dtau = M^-1,
 
     with ID differentiated at qdd = FD(q, qd, tau), each column solved with the L D L^T factors of M that
-    ``forward`` uses (the same statements, shared)."""
+    ``forward`` uses (``ldlt()``: :func:`_ldlt_forward`'s solve and qdd, made once per builder)."""
     n, wanted = ctx.robot.n, set(names)
     q, qd, qdd = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "qdd"))
     out: dict[str, list[Any]] = {}
@@ -346,7 +351,7 @@ def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
     for d, jac in _id_jacobians(ctx, ops, q, qd, qdd, directions).items():
         out[f"dtau_d{d}"] = [entry for row in jac for entry in row]
     if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
-        solve, qdd_fd = _ldlt_forward(ctx, ops, part)
+        solve, qdd_fd = ldlt()
         directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
         for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_fd, directions).items():
             columns = [solve([-jac[i][j] for i in range(n)]) for j in range(n)]
