@@ -341,3 +341,17 @@ def test_cli_simulate_bad_input_is_one_line(args):
     assert result.exit_code == 2
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in result.output
+
+
+def test_small_oscillations_name_an_unbound_parameter() -> None:
+    """The derivative module is shared by every binding; a binding that leaves a parameter out is the one
+    ModelError of the other engines (it was a KeyError), and another binding reuses the module."""
+    robot = load_quiet("double_pendulum")
+    with pytest.raises(rd.ModelError, match="free symbols m2") as info:
+        simulation.small_oscillations(robot, [0, 0], params={"L1": 1, "L2": 1, "m1": 1})
+    assert info.value.unbound == ("m2",)
+    short, long = (simulation.small_oscillations(robot, [0, 0], params={"L1": L, "L2": L, "m1": 1, "m2": 1})
+                   for L in (1.0, 4.0))
+    assert np.allclose(np.sort(long.periods), 2 * np.sort(short.periods), rtol=1e-9)  # M ~ L^2, K ~ L
+    assert simulation.derivatives(robot, {"L1": 1, "L2": 1, "m1": 1, "m2": 1})._compiled is \
+        simulation.derivatives(robot, {"L1": 2, "L2": 1, "m1": 1, "m2": 1})._compiled
