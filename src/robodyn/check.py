@@ -131,7 +131,7 @@ FLOOR = 1e-6
 
 
 def relative_difference(a: np.ndarray, b: np.ndarray, floor: float = 0.0) -> float:
-    """max |a - b| / max(max |a|, max |b|, floor) over all samples and entries."""
+    """``max |a - b| / max(max |a|, max |b|, floor)`` over all samples and entries."""
     scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)), floor)
     diff = float(np.max(np.abs(a - b), initial=0.0))
     return diff / scale if scale > 0 else diff

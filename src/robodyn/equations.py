@@ -7,7 +7,7 @@ tau = M(q) qdd + h(q, qd) + G(q) + damping(qd) + load(q)
   load demands (zero unless the model has one).
 - Christoffel symbols of the first kind (Burdick eq. 15), with the index order
   Gamma[i, j, k] = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i), so h_i = sum_jk Gamma_ijk qd_j qd_k.
-- ROBMAT's configuration-space form (seed 000 sec. 4.2): F = M qdd + 2 B qq + C q2 + G with
+- ROBMAT's configuration-space form (Horn and Linge sec. 4.2): F = M qdd + 2 B qq + C q2 + G with
   qq = (qd1 qd2, ..., qd1 qdn, qd2 qd3, ..., qd_{n-1} qdn), q2 = (qd1^2, ..., qdn^2),
   B[i, (j,k)] = Gamma_ijk (j < k), C[i, j] = Gamma_ijj.
 - Fu's form (eq. 3.2-25): D = M, h_ikm = Gamma_ikm (Fu's trace formula 3.2-33 equals the

@@ -3,10 +3,11 @@
     from robodyn import ik
     sol = ik.solve(robot, p_target, R_target, q_guess)           # damped least squares, any arm
     path = ik.straight_line(robot, q_start, p_end, duration=1.0)  # joint trajectory with qd, qdd
-    traj = ik.angeles2(rd.load("industrial_6r"))                  # example 2 (seed 003, sec. 7.2)
+    traj = ik.angeles2(rd.load("industrial_6r"))                  # example 2 (Angeles et al. sec. 7.2)
 
 **Inverse kinematics** (:func:`solve`) iterates damped least squares on the geometric Jacobian
-(Wampler 1986; Nakamura and Hanafusa 1986):
+(Wampler 1986; Nakamura and Hanafusa 1986)::
+
     dq = J^T (J J^T + lambda^2 I)^-1 e,   e = (p_d - p; log(R_d R^T)),
 
 where log(R_d R^T) is the rotation vector taking the current orientation to the desired one, in the base
@@ -43,7 +44,7 @@ from robodyn.samples import Trajectory, TrajectoryError
 
 #: Table 3's "initial theta" column (degrees): the start of example 2's trajectory.
 ANGELES2_Q0_DEG = (0.0, 68.5, -135.0, 39.6, 90.0, 90.0)
-#: Example 2 lasts one second (seed 003, sec. 7.2).
+#: Example 2 lasts one second (Angeles et al. sec. 7.2).
 ANGELES2_DURATION = 1.0
 #: Our choice of the end of s(t) (the paper gives it only in its figure 6): y goes from 0 to 0.5 m.
 ANGELES2_STROKE = 0.5
@@ -235,7 +236,7 @@ def angeles2_path(
 
 
 def angeles2(robot: Manipulator, samples: int = 101, stroke: float = ANGELES2_STROKE) -> Trajectory:
-    """Angeles, Ma and Rojas' example 2 (seed 003, sec. 7.2, figures 6-8): the industrial arm's tool moves
+    """Angeles, Ma and Rojas' example 2 (their sec. 7.2, figures 6-8): the industrial arm's tool moves
     along a straight line parallel to the base y axis, x and z fixed, orientation fixed, over 1 s.
 
     - Start: the forward kinematics of table 3's initial angles (0, 68.5, -135, 39.6, 90, 90) degrees.

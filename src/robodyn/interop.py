@@ -22,7 +22,7 @@ so q is the same vector for a model without continuous joints (a continuous join
 imported): standard or modified DH (``mdh``), each link's ``a``, ``alpha``, ``d``, ``theta``, ``offset`` (added to
 q: theta for a revolute joint, d for a prismatic one), ``m``, ``r`` and ``I`` (the centre of mass and the inertia
 about it, in the link's frame, as robodyn's), the motor data as joint-side terms (armature G^2 Jm, viscous damping
-G^2 B, Coulomb friction |G| [Tc+, Tc-], a scalar Tc meaning [Tc, -Tc]), and the gravity, turned into the base frame
+G^2 B, Coulomb friction ``|G| [Tc+, Tc-]``, a scalar Tc meaning [Tc, -Tc]), and the gravity, turned into the base frame
 when ``base`` rotates it; ``flip`` (a joint moving the other way) is refused in one line, and so is a non-DH robot
 (an ``ERobot``).
 

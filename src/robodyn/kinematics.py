@@ -1,5 +1,5 @@
 """Symbolic kinematics: link transforms, forward kinematics of every frame and of the tool,
-and the geometric Jacobian of the tool frame (EMDEG generates these too, seed 001 sec. 5).
+and the geometric Jacobian of the tool frame (EMDEG generates these too, Burdick sec. 5).
 
 All results are sympy matrices in ``q1..qn`` and the parameters; joint angles appear as
 sin(q_i), cos(q_i) of single coordinates (see :mod:`robodyn.model.dh`).

@@ -1,4 +1,4 @@
-"""Linearised and discrete-time models: the extensions ROBMAT's authors wished for (seed 000, sec. 7).
+"""Linearised and discrete-time models: the extensions ROBMAT's authors wished for (Horn and Linge sec. 7).
 
     import robodyn as rd
     lin = rd.linearize(robot, q0, qd0, tau0)              # A, B (C, D) of x = (q, qd), u = tau

@@ -303,7 +303,7 @@ def _swing_start(robot: Manipulator) -> np.ndarray:
 
 
 _TRAJECTORY_NOTES = {
-    "angeles1": "The motion law of Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1), applied to this arm: "
+    "angeles1": "The motion law of Angeles, Ma and Rojas' example 1 (their sec. 7.1), applied to this arm: "
     "q_i(t) = q_i(0) + A_i (t - sin(Bt)/B), B = 2 pi/10, over 10 s (A_i = pi/30 rad for a revolute joint, "
     "-pi/60 for joint 2 from q_2(0) = pi/2; 0.01 m for a prismatic one).",
     "angeles2": "Angeles, Ma and Rojas' example 2: the tool moves 0.5 m along y on a straight line "

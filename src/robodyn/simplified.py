@@ -22,7 +22,7 @@ i and j), h_i in N m for a revolute joint i and N for a prismatic one.
 
 Trajectories come from :mod:`robodyn.trajectories`: a built-in name (:data:`TRAJECTORIES`, e.g.
 ``angeles1`` alias ``stanford_example1``, Angeles, Ma and Rojas' example 1: theta_i = theta_i(0) +
-A_i (t - sin(Bt)/B), seed 003 section 7.1, usable on any arm) or a CSV file with columns t, q1..qn and
+A_i (t - sin(Bt)/B), Angeles et al. sec. 7.1, usable on any arm) or a CSV file with columns t, q1..qn and
 optionally qd1..qdn and qdd1..qddn (a header row is optional; missing derivatives are obtained by
 second-order finite differences).
 """
@@ -283,12 +283,12 @@ class SimplifiedModel:
 
     @property
     def error(self) -> np.ndarray:
-        """Largest |tau - tau_simplified| of each joint along the trajectory, (n,)."""
+        """Largest ``|tau - tau_simplified|`` of each joint along the trajectory, (n,)."""
         return np.max(np.abs(self.tau - self.tau_simplified), axis=0)
 
     @property
     def peak_torque(self) -> np.ndarray:
-        """Largest |tau| of each joint along the trajectory, (n,)."""
+        """Largest ``|tau|`` of each joint along the trajectory, (n,)."""
         return np.max(np.abs(self.tau), axis=0)
 
     @property

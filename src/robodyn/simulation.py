@@ -1,5 +1,5 @@
-"""Forward dynamics and simulation: the equations of motion put to work (ROBMAT sec. 4.4, seed 000;
-the Macsyma appendix's forward dynamics and its checks, seed 004).
+"""Forward dynamics and simulation: the equations of motion put to work (ROBMAT, Horn and Linge
+sec. 4.4; the Macsyma thesis appendix's forward dynamics and its checks).
 
     import robodyn as rd
     fd = rd.simulation.forward_dynamics_symbolic(rd.load("double_pendulum"))   # closed form, n <= 3
@@ -7,12 +7,12 @@ the Macsyma appendix's forward dynamics and its checks, seed 004).
     res.t, res.q, res.qd, res.qdd, res.tau, res.kinetic, res.potential, res.energy
     res.plot("swing.png")
 
-Forward dynamics solves ROBMAT's configuration-space equation for the accelerations (seed 000, sec. 4.4),
+Forward dynamics solves ROBMAT's configuration-space equation for the accelerations (Horn and Linge sec. 4.4),
 
     qdd = M(q)^-1 [tau - h(q, qd) - G(q) - damping(qd) - load(q)],
 
 in closed form for arms of up to three joints (:func:`forward_dynamics_symbolic`: adj(M) (tau - bias) / det M,
-as seed 004 did with Macsyma's ``solve``) and numerically for any arm. :func:`simulate` integrates
+as the Macsyma appendix did with ``solve``) and numerically for any arm. :func:`simulate` integrates
 x = (q, qd), xdot = (qd, qdd) with :func:`scipy.integrate.solve_ivp`; the accelerations come from one of the
 engines of :func:`dynamics`:
 
@@ -23,7 +23,7 @@ engines of :func:`dynamics`:
   no symbolic step, about 0.5 ms per single state (it is built for batches);
 - ``"compiled"``: :func:`robodyn.compile`, the generated C code, where the code-generation feature exists.
 
-The validation seed 004 ran is built in: the energy E = T + V with T = 1/2 qd^T M qd and V = -sum_k m_k g . c_k
+The Macsyma appendix's validation is built in: the energy E = T + V with T = 1/2 qd^T M qd and V = -sum_k m_k g . c_k
 (every body, payload included, centres of mass in the base frame) is returned along the motion and conserved
 in a free undamped simulation; :func:`small_oscillations` gives the periods of the linearised motion about an
 equilibrium (2 pi / sqrt(lambda), K v = lambda M v); :func:`gravity_torque` holds the arm still.
@@ -68,7 +68,7 @@ ENGINES = ("lambdify", "numpy", "compiled")
 METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 
 Torque = None | str | Sequence[float] | np.ndarray | Callable[[float, np.ndarray, np.ndarray], Any]
-#: The largest |value| accepted in a start state, an operating point or a constant torque (rad, m, rad/s, m/s,
+#: The largest ``|value|`` accepted in a start state, an operating point or a constant torque (rad, m, rad/s, m/s,
 #: N m, N): beyond it the sine of an angle has no correct digit left (the spacing of doubles near 1e9 is
 #: 1e-7) and the quadratic velocity terms are a few squarings away from overflowing.
 MAX_MAGNITUDE = 1e9
@@ -99,7 +99,7 @@ def bind_parameters(robot: Manipulator, params: Params | None) -> dict[str, floa
     return checked_parameters(robot, params, DEFAULT_PARAMETERS) or None
 
 
-# -- closed-form forward dynamics (seed 000 sec. 4.4; seed 004's Macsyma solve) --------------------
+# -- closed-form forward dynamics (Horn and Linge sec. 4.4; the Macsyma solve) -----------------
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def _factored(expr: se.Basic, limit: int = 400) -> sympy.Expr:
 
 
 def forward_dynamics_symbolic(robot: Manipulator, method: str = "newton-euler") -> SymbolicForwardDynamics:
-    """The closed-form accelerations of an arm of at most three joints (seed 000 sec. 4.4).
+    """The closed-form accelerations of an arm of at most three joints (Horn and Linge sec. 4.4).
 
     qdd = M^-1 (tau - h - G - damping - load) with M^-1 = adj(M) / det(M) (Berkowitz's division-free
     determinant and adjugate), numerators brought to canonical form and det M factored. Larger arms raise
@@ -310,7 +310,7 @@ class SimulationResult:
         return self.kinetic + self.potential
 
     def energy_drift(self) -> float:
-        """max |E(t) - E(0)| relative to the energy in play, max(|E(0)|, max T, max |V - V(0)|)."""
+        """``max |E(t) - E(0)|`` relative to the energy in play, ``max(|E(0)|, max T, max |V - V(0)|)``."""
         E = self.energy
         scale = max(abs(E[0]), float(np.max(self.kinetic)), float(np.max(np.abs(self.potential - self.potential[0]))))
         return float(np.max(np.abs(E - E[0])) / scale) if scale > 0 else 0.0
@@ -553,7 +553,7 @@ def _evaluation_limit(value: Any) -> int | None:
 
 
 class _RightHandSide:
-    """x' = (qd, M(q)^-1 (tau - bias)) (seed 000 sec. 4.4) for solve_ivp, guarded: a state or an acceleration
+    """x' = (qd, M(q)^-1 (tau - bias)) (Horn and Linge sec. 4.4) for solve_ivp, guarded: a state or an acceleration
     that is not finite raises :class:`NonFiniteStateError` (solve_ivp itself would loop forever on NaN), and
     evaluation ``limit`` + 1 raises :class:`SimulationError`. NumPy's overflow warnings are silenced: the
     check reports the problem once, with the time and the state."""
@@ -616,7 +616,7 @@ def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, metho
     )
 
 
-# -- equilibria and small oscillations (seed 004's free-swing check) ------------------------------------
+# -- equilibria and small oscillations (the Macsyma appendix's free-swing check) ---------------------------------
 
 
 def stable_equilibrium(
@@ -705,7 +705,7 @@ def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives
 def small_oscillations(
     robot: Manipulator, q0: Sequence[float] | np.ndarray, params: Params | None = None
 ) -> Oscillations:
-    """Small oscillations about q0 held by its own constant gravity torque (seed 004's free-swing check).
+    """Small oscillations about q0 held by its own constant gravity torque (the Macsyma appendix's free-swing check).
 
     At a natural equilibrium (G(q0) = 0, e.g. from :func:`stable_equilibrium`) tau0 = 0: the free arm.
     Raises :class:`SimulationError` when K has a negative eigenvalue (q0 is not stable).

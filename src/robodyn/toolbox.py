@@ -7,18 +7,18 @@ names exist here as free functions, ``robodyn.toolbox.rne(robot, q, qd, qdd)``, 
 methods); each is a thin wrapper over :mod:`robodyn.numeric` (and :func:`robodyn.simulation.simulate` for
 ``fdyn``):
 
-=============================  =====================================================================
-``rne(q, qd, qdd, gravity)``   :func:`robodyn.numeric.inverse_dynamics` (tip load included)
-``inertia(q)``                 :func:`robodyn.numeric.mass_matrix` (armature on the diagonal)
-``coriolis(q, qd)``            the Coriolis/centripetal *matrix* C(q, qd) with C qd = h (RTB's), from
-                               Newton-Euler at unit velocities; :func:`robodyn.numeric.coriolis` is h
-``gravload(q, gravity)``       :func:`robodyn.numeric.gravity` (gravity only, no tip load: for a robot with a
-                               tip load ``rne(q, 0, 0) = gravload(q) + J^T w``, unlike RTB's equality)
-``itorque(q, qdd)``            M(q) qdd
+================================  =====================================================================
+``rne(q, qd, qdd, gravity)``      :func:`robodyn.numeric.inverse_dynamics` (tip load included)
+``inertia(q)``                    :func:`robodyn.numeric.mass_matrix` (armature on the diagonal)
+``coriolis(q, qd)``               the Coriolis/centripetal *matrix* C(q, qd) with C qd = h (RTB's), from
+                                  Newton-Euler at unit velocities; :func:`robodyn.numeric.coriolis` is h
+``gravload(q, gravity)``          :func:`robodyn.numeric.gravity` (gravity only, no tip load: for a robot with a
+                                  tip load ``rne(q, 0, 0) = gravload(q) + J^T w``, unlike RTB's equality)
+``itorque(q, qdd)``               M(q) qdd
 ``nofriction(coulomb, viscous)``  the robot without Coulomb (and viscous) friction, for simulation
-``accel(q, qd, torque)``       :func:`robodyn.numeric.forward_dynamics`
-``fdyn(T, q0, Q, Q_args, qd0)``  :func:`robodyn.simulation.simulate`; returns RTB's ``(t, q, qd)`` namedtuple
-=============================  =====================================================================
+``accel(q, qd, torque)``          :func:`robodyn.numeric.forward_dynamics`
+``fdyn(T, q0, Q, Q_args, qd0)``   :func:`robodyn.simulation.simulate`; returns RTB's ``(t, q, qd)`` namedtuple
+================================  =====================================================================
 
 Conventions, where they differ or could be misread:
 
@@ -26,9 +26,10 @@ Conventions, where they differ or could be misread:
   Python (``robot.gravity``); MATLAB RTB's ``gravity`` property was the opposite vector ([0 0 9.81]). A
   ``gravity=`` argument overrides the robot's for one call.
 - **Friction**: RTB's links have motor-side viscous friction B and Coulomb friction Tc = [Tc+, Tc-], scaled by the
-  gear ratio G (G^2 B qd and |G| Tc+- at the joint) and included in ``rne`` and ``accel``. robodyn's are joint-side:
-  ``damping`` (= RTB's G^2 B) and ``coulomb`` (= |G| [Tc+, Tc-]), included in ``rne`` and ``accel`` too
-  (built-in ``puma560_rtb`` carries the Toolbox's values). ``coriolis`` leaves friction out, as RTB's does.
+  gear ratio G (``G^2 B qd`` and ``|G| Tc+-`` at the joint) and included in ``rne`` and ``accel``. robodyn's
+  are joint-side: ``damping`` (= RTB's G^2 B) and ``coulomb`` (= ``|G| [Tc+, Tc-]``), included in ``rne`` and
+  ``accel`` too (built-in ``puma560_rtb`` carries the Toolbox's values). ``coriolis`` leaves friction out, as
+  RTB's does.
 - **Motor inertia**: RTB's Jm with gear ratio G adds G^2 Jm to M_ii; robodyn's ``armature`` is that product,
   in ``inertia``, ``rne`` and ``accel`` alike.
 - **Tip load**: ``rne(..., fext=w)`` takes an external wrench per call as RTB's (force, moment that the last link

@@ -1,4 +1,4 @@
-"""Joint torque and force histories along a trajectory (Angeles, Ma and Rojas, seed 003, section 7.1, figure 5).
+"""Joint torque and force histories along a trajectory (Angeles, Ma and Rojas, section 7.1, figure 5).
 
     from robodyn.torques import torque_history
     history = torque_history(rd.load("stanford_arm"), "angeles1")   # or a Trajectory, or a CSV path
@@ -58,16 +58,16 @@ class TorqueHistory:
 
     @property
     def peak(self) -> np.ndarray:
-        """Largest |tau_i| along the trajectory, (n,)."""
+        """Largest ``|tau_i|`` along the trajectory, (n,)."""
         return np.max(np.abs(self.tau), axis=0)
 
     @property
     def peak_time(self) -> np.ndarray:
-        """The time of each joint's peak |tau_i|, (n,)."""
+        """The time of each joint's peak ``|tau_i|``, (n,)."""
         return self.trajectory.t[np.argmax(np.abs(self.tau), axis=0)]
 
     def summary(self) -> str:
-        """One line per joint: peak |tau| or |f|, its time, and the range."""
+        """One line per joint: peak ``|tau|`` or ``|f|``, its time, and the range."""
         traj = self.trajectory
         lines = [
             f"{self.robot.name} along {traj.name}: {len(traj.t)} samples, t = {traj.t[0]:g}..{traj.t[-1]:g} s",

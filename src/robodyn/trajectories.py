@@ -2,7 +2,7 @@
 
 A :class:`Trajectory` holds t of shape (N,) and q, qd, qdd of shape (N, n). Sources:
 
-- :func:`angeles_family`: Angeles, Ma and Rojas' smooth ramp (seed 003, section 7.1),
+- :func:`angeles_family`: Angeles, Ma and Rojas' smooth ramp (their section 7.1),
   theta_i(t) = theta_i(0) + A_i (t - sin(Bt)/B), with the analytic derivatives
   qd_i = A_i (1 - cos Bt) and qdd_i = A_i B sin Bt (zero velocity and acceleration at t = 0).
 - :func:`angeles1`: their example 1 (the Stanford arm, t in [0, 10] s, B = 2 pi/10, theta_2(0) = pi/2,
@@ -43,7 +43,7 @@ from robodyn.samples import Trajectory as Trajectory
 from robodyn.samples import TrajectoryError as TrajectoryError
 from robodyn.samples import check_samples as check_samples
 
-#: Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1): B = 2 pi / 10 rad/s, t in [0, 10] s.
+#: Angeles, Ma and Rojas' example 1 (their sec. 7.1): B = 2 pi / 10 rad/s, t in [0, 10] s.
 ANGELES1_B = 2 * math.pi / 10
 ANGELES1_DURATION = 10.0
 
@@ -63,7 +63,7 @@ def angeles_family(
     samples: int = 101,
     name: str = "angeles",
 ) -> Trajectory:
-    """q_i(t) = q0_i + A_i (t - sin(Bt)/B) on ``samples`` equally spaced t in [0, duration] (seed 003, sec. 7.1).
+    """q_i(t) = q0_i + A_i (t - sin(Bt)/B) on ``samples`` equally spaced t in [0, duration] (Angeles et al. sec. 7.1).
 
     Derivatives are analytic: qd_i = A_i (1 - cos Bt), qdd_i = A_i B sin Bt.
     """
@@ -84,7 +84,7 @@ def angeles_family(
 def angeles1(
     robot: Manipulator | str, samples: int = 101, duration: float = ANGELES1_DURATION, prismatic_sign: float = -1.0
 ) -> Trajectory:
-    """Angeles, Ma and Rojas' example 1 (seed 003, sec. 7.1) in robodyn's joint coordinates.
+    """Angeles, Ma and Rojas' example 1 (their sec. 7.1) in robodyn's joint coordinates.
 
     In the paper's notation: theta_i = theta_i(0) + A_i (t - sin(Bt)/B) for the revolute joints and
     b_i = A_i (t - sin(Bt)/B) for the prismatic ones, B = 2 pi/10, t in [0, 10] s, theta_2(0) = pi/2,
@@ -132,7 +132,7 @@ def quintic(
 
 
 def angeles2(robot: Manipulator, samples: int = 101) -> Trajectory:
-    """Angeles, Ma and Rojas' example 2 (seed 003, sec. 7.2): a straight Cartesian line by numeric inverse
+    """Angeles, Ma and Rojas' example 2 (their sec. 7.2): a straight Cartesian line by numeric inverse
     kinematics; see :func:`robodyn.ik.angeles2`."""
     return _angeles2(robot, samples)
 

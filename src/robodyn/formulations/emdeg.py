@@ -1,4 +1,4 @@
-"""EMDEG's structure-exploiting method (Burdick 1986, seed 001).
+"""EMDEG's structure-exploiting method (Burdick 1986).
 
 Modified DH frames (Craig; standard-DH arms are converted first). Burdick's quantities of the
 links j..N, each in frame j (eq. 20, 19):

@@ -1,4 +1,4 @@
-"""Kane's equations (Angeles, Ma and Rojas 1989, seed 003) as a formulation: the three-stage algorithm of
+"""Kane's equations (Angeles, Ma and Rojas 1989) as a formulation: the three-stage algorithm of
 :mod:`robodyn.recursions.kane` run on symengine expressions (:class:`~robodyn.recursions.scalars.SymengineOps`).
 The numeric engine (:mod:`robodyn.numeric.kane`) and the operation counts (:mod:`robodyn.opcount`) run the same
 recursion on their own scalars. It runs over the parent array, so trees are derived too, except those with fixed

@@ -258,7 +258,7 @@ class GroupedLinks:
 class RankCheck:
     """The numerical cross-check: ``rank`` of the full regressor stacked over random states, the number of base
     parameters ``expected``, ``base_rank`` (rank of the base columns alone), all ``columns``, the scaled singular
-    values, ``residual`` = |Y p - Y_b b(p)| / |Y p| for random standard parameters p (the expressions b(p) are
+    values, ``residual = |Y p - Y_b b(p)| / |Y p|`` for random standard parameters p (the expressions b(p) are
     right, not only their number), and ``ok`` when rank == base_rank == expected and the residual is below 1e-8."""
 
     rank: int

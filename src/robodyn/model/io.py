@@ -197,7 +197,7 @@ def _check_keys(data: Mapping[str, Any], allowed: set[str], *, link: int | str |
 
 
 def angeles_to_modified(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Angeles, Ma and Rojas' HD notation (seed 003, eq. 7-8) to modified DH (Craig).
+    """Angeles, Ma and Rojas' HD notation (their eq. 7-8) to modified DH (Craig).
 
     Their Q_i = Rot(x, alpha_i) Rot(z, theta_i) and [a_i]_{i-1} = (a_i, b_i s(alpha_i), -b_i c(alpha_i))
     equal Craig's A_i with alpha_{i-1} = alpha_i, a_{i-1} = a_i and d_i = -b_i: the same frames,

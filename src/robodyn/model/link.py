@@ -50,7 +50,7 @@ class RigidBody:
 
 @dataclass(frozen=True)
 class Payload(RigidBody):
-    """A rigid body carried by the last link (fixed in its frame), e.g. the payload of seed 004."""
+    """A rigid body carried by the last link (fixed in its frame), e.g. the payload of the Macsyma thesis appendix."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The factored route: canonical sums of products, constants grouped, then factored (EMDEG's way).
 
-EMDEG (seed 001, sec. 5-6) writes every element as a sum of configuration-independent
+EMDEG (Burdick, sec. 5-6) writes every element as a sum of configuration-independent
 constants K times configuration-dependent products T (its "canonical sum-of-products sort"),
 then factors. Here, every output in canonical form (expanded, each sin(q_i) of degree <= 1:
 s^2 + c^2 = 1 already used) is split into terms K * m, K a parameter-only coefficient (one
@@ -14,7 +14,7 @@ monomial in sin/cos of the joint angles, qd, qdd and tau. Then:
 3. greedy multivariate Horner factoring: the variable in most terms is factored out, recursively,
    and a coefficient common to every term of a factor (up to a number) is taken out;
 4. an output may be computed from an earlier one, tau_i = tau_j + (tau_i - tau_j), when the
-   difference is cheaper (seed 004's "factoring tau1 through tau2");
+   difference is cheaper (the Macsyma appendix's "factoring tau1 through tau2");
 
 all on the program-building scalars of :mod:`robodyn.program.builder`, so that monomials and
 factors shared between outputs are computed once.

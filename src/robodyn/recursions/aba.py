@@ -1,7 +1,7 @@
 """Forward dynamics by Featherstone's articulated-body algorithm (ABA), O(n), written once.
 
 Featherstone, Rigid Body Dynamics Algorithms (2008), sec. 7.3 and its Table 7.1, with the book's names:
-for each body i with parent lambda(i) (``parent[i]``; -1 is the fixed base),
+for each body i with parent lambda(i) (``parent[i]``; -1 is the fixed base)::
 
     pass 1, i = 1..n:   iX_lambda = XJ(i) XT(i)                    (Table 7.1, line 4; jcalc, Table 4.1)
                         v_i  = iX_lambda v_lambda + vJ              (line 5; v_0 = 0)

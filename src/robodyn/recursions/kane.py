@@ -1,4 +1,4 @@
-"""Kane's equations by the O(n) three-stage algorithm of Angeles, Ma and Rojas (1989, seed 003).
+"""Kane's equations by the O(n) three-stage algorithm of Angeles, Ma and Rojas (1989).
 
 Their notation (sec. 3.1): frame i sits on joint axis i, Z_i along it, and link i-1 to link i is
 
@@ -197,7 +197,7 @@ def q_transpose_times(link: HDLink, v: Vec) -> Vec:
 
 
 def w_tensor(omega: Vec, omega_dot: Vec) -> Mat:
-    """W = Omega' + Omega^2 (eq. 53), Omega^2 = omega omega^T - |omega|^2 1: 6 m, 9 a."""
+    """``W = Omega' + Omega^2`` (eq. 53), ``Omega^2 = omega omega^T - |omega|^2 1``: 6 m, 9 a."""
     wx, wy, wz = omega
     dx, dy, dz = omega_dot
     xx, yy, zz = wx * wx, wy * wy, wz * wz

@@ -67,7 +67,7 @@ def index(name: str, link: int, coulomb: bool = False) -> int:
 def body_parameters(body: RigidBody) -> list[sympy.Expr]:
     """The ten parameters of one body about the origin of the frame its data are given in.
 
-    J = I_c + m (|c|^2 E - c c^T) (parallel-axis theorem, Khalil eq. 9.55), h = m c, m."""
+    ``J = I_c + m (|c|^2 E - c c^T)`` (parallel-axis theorem, Khalil eq. 9.55), h = m c, m."""
     m = body.mass
     c = sympy.Matrix(body.com)
     J = sympy.Matrix(body.inertia) + m * ((c.T * c)[0, 0] * sympy.eye(3) - c * c.T)
