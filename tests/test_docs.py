@@ -89,7 +89,8 @@ def test_user_facing_text_has_no_internal_words() -> None:
     """What a user reads (README, changelog, the pages, the docstrings and messages of the package) names the papers
     by their authors, not by the project's file numbers, and has no project goals in it."""
     root = DOCS.parent
-    files = [root / "README.md", root / "CHANGELOG.md", *DOCS.glob("**/*.md"), *(root / "src").glob("**/*.py")]
+    files = [root / "README.md", root / "CHANGELOG.md", *DOCS.glob("**/*.md"), *(root / "src").glob("**/*.py"),
+             *(root / "src").glob("**/*.yaml"), *(root / "examples").glob("*.*")]
     internal = re.compile(r"\bseeds? ?0\d\d\b|\bto beat\b|robodyn goal", re.IGNORECASE)
     found = [f"{path.relative_to(root)}:{n}: {line.strip()}"
              for path in files if "_build" not in path.parts and "_generated" not in path.parts

@@ -900,6 +900,9 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # here, not a typer option: parsing one costs ``robodyn list`` 60 ms
         out.print(f"robodyn {__version__}", markup=False)
         raise SystemExit(0)
+    if sys.argv[1:] == ["list"]:  # nothing to parse: typer would import pydantic to coerce the --help flag (50 ms)
+        list_robots()
+        raise SystemExit(0)
     try:
         code = app(standalone_mode=False)
     except Exception as exc:
