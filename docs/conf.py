@@ -34,6 +34,7 @@ autodoc_default_options = {"members": True, "show-inheritance": False}
 autoclass_content = "both"
 
 html_theme = "alabaster"
+html_theme_options = {"page_width": "1240px", "sidebar_width": "250px"}  # room for 120-column code
 html_title = f"robodyn {release}"
 html_static_path: list[str] = []
 
@@ -47,4 +48,36 @@ def _cli_reference() -> None:
     subprocess.run(command, check=True, capture_output=True)
 
 
-_cli_reference()
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def literal_indented_blocks(app: object, what: str, name: str, obj: object, options: object, lines: list[str]) -> None:
+    """robodyn's docstrings set code and formulas off by a blank line and four more spaces, without reST's ``::``
+    (they are read in terminals and editors first): mark each such block literal, so that it keeps its lines
+    instead of becoming a block quote of run-together text. Blocks already literal (after ``::``) are left alone."""
+    out: list[str] = []
+    block: int | None = None  # the indentation of the literal block the current line belongs to
+    previous = ""  # the last non-blank line
+    for k, line in enumerate(lines):
+        stripped = line.strip()
+        if block is not None and (not stripped or _indent(line) >= block):
+            out.append(line)
+            continue
+        block = None
+        starts_block = stripped and k > 0 and not lines[k - 1].strip() and previous
+        if starts_block and previous.rstrip().endswith("::") and _indent(line) > _indent(previous):
+            block = _indent(line)  # already literal
+        elif starts_block and _indent(line) >= _indent(previous) + 4 and not previous.lstrip().startswith(".."):
+            out.extend(["::", ""])
+            block = _indent(line)
+        out.append(line)
+        if stripped:
+            previous = line
+    lines[:] = out
+
+
+def setup(app: object) -> None:
+    _cli_reference()
+    app.connect("autodoc-process-docstring", literal_indented_blocks)  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ the conventions and method pages run (Python's doctest on the Markdown sources).
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import re
 from pathlib import Path
 
@@ -96,3 +97,16 @@ def test_user_facing_text_has_no_internal_words() -> None:
              for path in files if "_build" not in path.parts and "_generated" not in path.parts
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if internal.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_indented_docstring_blocks_become_literal() -> None:
+    """docs/conf.py marks the docstrings' indented code and formulas literal, and leaves reST's own blocks alone."""
+    spec = importlib.util.spec_from_file_location("robodyn_docs_conf", DOCS / "conf.py")
+    assert spec and spec.loader
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    lines = ["Split:", "", "    tau = M qdd + h", "    + G", "", "Text again.", "", "- item", "",
+             "  its second paragraph", "", "Example::", "", "    x = 1", "", "        deeper"]
+    conf.literal_indented_blocks(None, "module", "m", None, None, lines)
+    assert lines == ["Split:", "", "::", "", "    tau = M qdd + h", "    + G", "", "Text again.", "", "- item", "",
+                     "  its second paragraph", "", "Example::", "", "    x = 1", "", "        deeper"]
