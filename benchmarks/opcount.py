@@ -1,4 +1,4 @@
-"""Operation counts of the cheapest programs beside the figures to beat (issue 4's table).
+"""Operation counts of the cheapest programs beside the published figures (the README's table).
 
     python benchmarks/opcount.py [--json out.json]
 
@@ -56,18 +56,18 @@ def main() -> None:
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     rows = []
-    print(f"{'arm':<18} {'output':<14} {'mult':>5} {'add':>5} {'trig':>4}  {'route':<32} {'s':>5}  to beat")
+    print(f"{'arm':<18} {'output':<14} {'mult':>5} {'add':>5} {'trig':>4}  {'route':<32} {'s':>5}  published")
     for name, output, base in ROWS:
         start = time.perf_counter()
         arm = robot(name)
         summary = count_summary(arm, output, base=rd.identification.base_parameters(arm) if base else None)
         seconds = time.perf_counter() - start
         key = (name, summary["output"]) if name != "rx90" else ("puma560", summary["output"])
-        beat = "; ".join(f"{f.source}: {f.multiplications}/{f.additions}" for f in FIGURES.get(key, ()))
+        published = "; ".join(f"{f.source}: {f.multiplications}/{f.additions}" for f in FIGURES.get(key, ()))
         shown = output + (" (base)" if base else "")
         print(
             f"{name:<18} {shown:<14} {summary['multiplications']:>5} {summary['additions']:>5} "
-            f"{summary['trig']:>4}  {summary['route']:<32} {seconds:>5.1f}  {beat}"
+            f"{summary['trig']:>4}  {summary['route']:<32} {seconds:>5.1f}  {published}"
         )
         rows.append({**summary, "seconds": seconds})
     if args.json:

@@ -265,7 +265,7 @@ def test_count_in_base_parameters():
     summary = count_summary(puma, "tau", base=base_parameters(puma))
     assert summary["output"] == "tau (base parameters)" and summary["route"] == "recursive, base parameters"
     assert len(summary["parameters"]) == 46 and summary["parameters"][0] == "ZZR1"
-    assert any("SYMORO" in f["source"] for f in summary["to_beat"])
+    assert any("SYMORO" in f["source"] for f in summary["published"])
     result = CliRunner().invoke(app, ["count", "puma560", "--base", "-f", "json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["multiplications"] == summary["multiplications"]
     bad = CliRunner().invoke(app, ["count", "puma560", "--base", "--route", "factored"])

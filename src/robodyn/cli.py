@@ -875,7 +875,7 @@ def demo(
                              str(p.trig), p.route, f"{p.seconds:.1f}")
         out.print(programs)
         for p in summary.programs:
-            for f in p.to_beat:
+            for f in p.published:
                 out.print(f"  {_DEMO_OUTPUTS.get(p.output, p.output)}, {f['source']}: "
                           f"{f['multiplications']} mult, {f['additions']} add", markup=False)
         for path in [*summary.outputs, *summary.code.files]:

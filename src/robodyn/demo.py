@@ -47,7 +47,7 @@ class ProgramSummary:
     additions: int
     trig: int
     seconds: float
-    to_beat: list[dict]
+    published: list[dict]
 
 
 @dataclass
@@ -135,7 +135,7 @@ def _program(robot: Manipulator, output: str) -> ProgramSummary:
     start = time.perf_counter()
     s = count_summary(robot, output)
     return ProgramSummary(output, s["route"], s["multiplications"], s["additions"], s["trig"],
-                          time.perf_counter() - start, s["to_beat"])
+                          time.perf_counter() - start, s["published"])
 
 
 def _code(robot: Manipulator, directory: Path) -> CodeSummary:

@@ -1,11 +1,12 @@
 """The straight-line program: one intermediate form for emitters and operation counts.
 
 A :class:`Program` has inputs (q, qd, qdd and the parameters), a block of parameter-only
-constants computed once, a block of run-time assignments, and named outputs. This first
-version is built from any :class:`~robodyn.equations.Equations` with symengine's common
-subexpression elimination (shared across all requested outputs, the Macsyma ``fortbigopt``
-step); EMDEG's structure rules, parameter grouping and customised recursions belong to the
-efficient-equations issue and will produce the same type.
+constants computed once, a block of run-time assignments, and named outputs. :func:`build` returns the
+cheapest it finds among its routes: ``recursive`` (Khalil and Kleinfinger's customised Newton-Euler and the
+composite-body M run on scalars that write the program, with the inertial parameters regrouped), ``factored``
+(the canonical equations factored, EMDEG's K and T), ``emdeg`` (Burdick's distinct elements and structure
+rules) and ``expanded`` (common-subexpression elimination of the expanded equations, the Macsyma ``fortbigopt``
+step); forward dynamics also by the articulated-body algorithm. :attr:`Program.route` says which.
 
 Counting rules (used everywhere): each binary ``*`` or ``/`` is one multiplication (also by a
 numeric constant other than 1 or -1; ``x**2`` is one, ``x**k`` is k - 1, ``x**-k`` is k); each
