@@ -3,7 +3,7 @@
     import robodyn as rd
     lin = rd.linearize(robot, q0, qd0, tau0)              # A, B (C, D) of x = (q, qd), u = tau
     sym = rd.linearize(rd.load("double_pendulum"), symbolic=True)   # sympy, in q, qd, tau, parameters
-    Ad, Bd = rd.linear.discretize(lin.A, lin.B, dt=0.01, method="zoh")
+    disc = rd.linear.discretize(lin, dt=0.01, method="zoh")  # disc.Ad, disc.Bd
     x_next = rd.linear.rk4_step(robot, x, tau, dt)        # the discrete-time nonlinear model
 
 The state-space form of tau = M(q) qdd + bias(q, qd) (bias = h + G + damping + load) is

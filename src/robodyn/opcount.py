@@ -196,9 +196,9 @@ def general_arm(joints: str) -> Manipulator:
 
 def count_operations(robot: Manipulator) -> OpCount:
     """Operations of Kane's algorithm for this model's geometry (its 0, 1, -1 fold; other numbers do not),
-    no tip load, damping or armature (the paper's phi_d = 0). A serial chain: a kinematic tree is refused in one
-    line (Angeles, Ma and Rojas' recursion runs down one chain; ``robodyn count`` without ``--method kane`` counts
-    trees)."""
+    no tip load, payload, friction or armature (the paper's phi_d = 0). A serial chain: a kinematic tree is refused in
+    one line (Angeles, Ma and Rojas' recursion runs down one chain; ``robodyn count`` without ``--method kane``
+    counts trees)."""
     ops = CountingOps()
     n = robot.n
     q = [ops.leaf(f"q{i}") for i in range(1, n + 1)]
