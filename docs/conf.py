@@ -48,7 +48,6 @@ def _cli_reference() -> None:
     subprocess.run(command, check=True, capture_output=True)
 
 
-
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 

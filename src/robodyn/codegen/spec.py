@@ -5,7 +5,7 @@ constants block, a run-time body, named outputs), never a formulation, so a chea
 cheaper code in every language at once. For one robot this module makes a :class:`ModuleSpec`:
 
 - ``constants(params, k)``: the Program's constants block, computed once (the Macsyma appendix's
-  first routine, the Macsyma appendix); parameters that the run-time code uses directly are copied into ``k``
+  first routine); parameters that the run-time code uses directly are copied into ``k``
   after the constants, so every run-time routine reads only ``k`` and the joint arrays;
 - one run-time :class:`Routine` per requested output (:data:`KINDS`), each keeping only the body
   assignments its outputs need (dead code removed per routine, common subexpressions shared within);
