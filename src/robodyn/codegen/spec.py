@@ -387,14 +387,34 @@ def _routine(
 
 
 def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -> list[tuple[se.Symbol, SeExpr]]:
-    """The body assignments that ``roots`` depend on, in order (dead code removed)."""
-    needed = _free(roots)
-    kept = []
-    for symbol, expr in reversed(body):
-        if symbol in needed:
-            kept.append((symbol, expr))
-            needed |= expr.free_symbols
-    return kept[::-1]
+    """The body assignments that ``roots`` depend on (dead code removed), depth first: for each root in
+    turn, each statement right after the ones it reads that are not yet computed (earliest made first).
+
+    A value is then computed close to where it is used, rather than in the order the recursion made it (all
+    directions of a derivative link by link): fewer values live at once, fewer register spills in the
+    compiled batch loops (the Panda's derivatives 8-12% faster), and the same operations on the same
+    operands, so the same numbers."""
+    expr_of = dict(body)
+    made = {symbol: k for k, (symbol, _) in enumerate(body)}
+    done: set[SeExpr] = set()
+    out: list[tuple[se.Symbol, SeExpr]] = []
+
+    def reads(expr: SeExpr) -> list[SeExpr]:
+        return sorted((s for s in expr.free_symbols if s in expr_of and s not in done), key=made.__getitem__)
+
+    for root in roots:
+        stack = [(s, False) for s in reversed(reads(root))]
+        while stack:  # iterative: dependency chains are thousands of statements deep
+            symbol, ready = stack.pop()
+            if symbol in done:
+                continue
+            if ready:
+                done.add(symbol)
+                out.append((symbol, expr_of[symbol]))
+                continue
+            stack.append((symbol, True))
+            stack.extend((s, False) for s in reversed(reads(expr_of[symbol])))
+    return out
 
 
 def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol], aba: bool) -> Routine:
