@@ -5,6 +5,7 @@
 For each robot: the operation counts of the generated derivative routines (``dtau``: dtau/dq and dtau/dqd;
 ``dqdd``: dqdd/dq, dqdd/dqd and M^-1; robodyn.program.build's counts, the forward-mode Newton-Euler recursion
 as a straight-line program), then the per-state time of ``robodyn.compile``'s C batch routines over N states
+(into preallocated ``out=`` arrays, as a control loop calls them; Pinocchio writes into its ``Data``)
 against Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` called in a Python loop (its wheel
 has no batch call for derivatives; ``rneaInParallel`` exists for tau only), with the ratios. Pinocchio's model
 is read from the same URDF (the Panda) or built by :func:`robodyn.interop.to_pinocchio` (the PUMA). Pinocchio
@@ -86,9 +87,10 @@ def run(name: str, N: int, loop: int) -> str:
         for k in range(loop):
             pin.computeABADerivatives(model, data, lq[k], lqd[k], ltau[k])
 
+    dtau_out, dqdd_out = np.empty((N, 2, n, n)), np.empty((N, 3, n, n))  # written again each call, as in a loop
     calls = [
-        ("C dtau", N, lambda: dyn.inverse_dynamics_derivatives(q, qd, qdd)),
-        ("C dqdd", N, lambda: dyn.forward_dynamics_derivatives(q, qd, tau)),
+        ("C dtau", N, lambda: dyn.inverse_dynamics_derivatives(q, qd, qdd, out=dtau_out)),
+        ("C dqdd", N, lambda: dyn.forward_dynamics_derivatives(q, qd, tau, out=dqdd_out)),
         ("pin rnea derivatives", loop, rnea_loop),
         ("pin aba derivatives", loop, aba_loop),
     ]

@@ -85,6 +85,33 @@ def test_one_state_function_is_the_method(cache: Path, backend: str) -> None:
         rd.compile(robot, cache=cache, backend=backend, outputs=["tau"]).one_state("gravity", params=DP)
 
 
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_out_arrays_are_written_and_returned(cache: Path, backend: str) -> None:
+    """``out=``: the result written into the given array (batch or one state, the derivatives packed) and that
+    array returned, bit for bit what the call without it returns; a wrong shape, dtype, layout or an
+    overlap with an input is a ValueError naming what out must be."""
+    if backend == "c" and not _has_compiler():
+        pytest.skip("no C compiler")
+    robot = load_quiet("double_pendulum")
+    dyn = rd.compile(robot, cache=cache, backend=backend, outputs=["tau", "M", "dqdd"])
+    q, qd, qdd = states(2, 6)
+    out = np.full((6, 2), np.nan)
+    assert dyn.inverse_dynamics(q, qd, qdd, params=DP, out=out) is out
+    assert np.array_equal(out, dyn.inverse_dynamics(q, qd, qdd, params=DP))
+    one = np.full((2, 2), np.nan)
+    assert dyn.mass_matrix(q[1], params=DP, out=one) is one
+    assert np.array_equal(one, dyn.mass_matrix(q[1], params=DP))
+    packed = np.full((6, 3, 2, 2), np.nan)
+    views = dyn.forward_dynamics_derivatives(q, qd, qdd, params=DP, out=packed)
+    for view, expected in zip(views, dyn.forward_dynamics_derivatives(q, qd, qdd, params=DP), strict=True):
+        assert np.shares_memory(view, packed) and np.array_equal(view, expected)
+    for bad in (np.zeros((5, 2)), np.zeros((6, 2), dtype=np.float32), np.zeros((2, 6)).T, [[0.0, 0.0]] * 6):
+        with pytest.raises(ValueError, match=r"out must be a writeable C-contiguous float64 array of shape \(6, 2\)"):
+            dyn.inverse_dynamics(q, qd, qdd, params=DP, out=bad)
+    with pytest.raises(ValueError, match="must not overlap"):
+        dyn.inverse_dynamics(q, qd, qdd, params=DP, out=qdd)
+
+
 @compiler
 def test_one_state_methods_are_the_batch_rows_in_every_thread(cache: Path) -> None:
     """A method on one state takes the bound one-state call (this thread's buffers; made again when the parameters

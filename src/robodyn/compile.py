@@ -210,11 +210,13 @@ def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: b
 class CompiledDynamics:
     """Inverse dynamics, M, h, the bias, G and forward dynamics of one robot, on one state (n,) or a
     batch (N, n); ``params`` (a mapping name -> value, or values in :attr:`parameters` order) for a
-    robot with symbolic parameters. Backed by a compiled library or by the generated NumPy or JAX module (JAX
+    robot with symbolic parameters; ``out``, an array of the result's shape (float64, C-contiguous) that
+    the result is written into and returned, as NumPy's ``out=`` (a loop over batches then allocates
+    nothing: a fresh result of many states costs its page faults, 20% of the Panda's derivatives). Backed by a
+    compiled library or by the generated NumPy or JAX module (JAX
     computes in its own precision: float32 unless ``jax_enable_x64`` is set)."""
 
-    def __init__(self, spec: ModuleSpec, call: Callable[[str, np.ndarray, list[np.ndarray], tuple[int, ...]],
-                                                          np.ndarray], *, backend: str, path: Path | None = None,
+    def __init__(self, spec: ModuleSpec, call: Callable[..., np.ndarray], *, backend: str, path: Path | None = None,
                  one_state: Callable[[str, np.ndarray, tuple[int, ...]], Callable[..., np.ndarray]] | None = None):
         self.name = spec.robot
         self._one_state = one_state
@@ -266,7 +268,8 @@ class CompiledDynamics:
             raise ValueError(f"{self.name!r} takes {len(names)} parameters ({', '.join(names)}), got {len(values)}")
         return tuple(parameter_value(name, value) for name, value in zip(names, values, strict=True))
 
-    def _run(self, routine: str, arrays: Sequence[Any], params: ParamValues | None) -> np.ndarray:
+    def _run(self, routine: str, arrays: Sequence[Any], params: ParamValues | None,
+             out: np.ndarray | None = None) -> np.ndarray:
         if routine not in self.routines:
             raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
         k = self.constants(params)
@@ -275,7 +278,7 @@ class CompiledDynamics:
             if a.ndim not in (1, 2) or a.shape[-1] != self.n:
                 raise ValueError(f"joint arrays of {self.name!r} must have shape ({self.n},) or (N, {self.n}), "
                                  f"got {a.shape}")
-        if self._one_state is not None and all(a.ndim == 1 for a in given):  # one state: the bound call
+        if out is None and self._one_state is not None and all(a.ndim == 1 for a in given):  # one state
             return self._single(routine, k)(*given)
         try:
             shape = np.broadcast_shapes(*(a.shape for a in given))
@@ -283,8 +286,12 @@ class CompiledDynamics:
             raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
         batch = (1, self.n) if len(shape) == 1 else shape
         flat = [np.ascontiguousarray(np.broadcast_to(a, batch)) for a in given]
-        out = self._call(routine, k, flat, self._tail(routine))
-        return out[0] if len(shape) == 1 else out
+        tail = self._tail(routine)
+        target = None if out is None else _out_array(out, (batch[0], *tail), shape[:-1] + tail, flat)
+        result = self._call(routine, k, flat, tail, target)
+        if out is not None:
+            return out
+        return result[0] if len(shape) == 1 else result
 
     def _single(self, routine: str, k: np.ndarray) -> Callable[..., np.ndarray]:
         """This thread's one-state call of ``routine`` with the constants ``k`` (made again when k changes)."""
@@ -314,44 +321,64 @@ class CompiledDynamics:
         """The shape of one state's result of ``routine``."""
         return self._spec.routine(routine).output.shape
 
-    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, *, params: ParamValues | None = None) -> np.ndarray:
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, *, params: ParamValues | None = None,
+                  out: np.ndarray | None = None) -> np.ndarray:
         """tau = M(q) qdd + h(q, qd) + G(q) + damping + load."""
-        return self._run("inverse_dynamics", (q, qd, qdd), params)
+        return self._run("inverse_dynamics", (q, qd, qdd), params, out)
 
-    def mass_matrix(self, q: Any, *, params: ParamValues | None = None) -> np.ndarray:
+    def mass_matrix(self, q: Any, *, params: ParamValues | None = None,
+                  out: np.ndarray | None = None) -> np.ndarray:
         """M(q): (n, n), or (N, n, n) for a batch."""
-        return self._run("mass_matrix", (q,), params)
+        return self._run("mass_matrix", (q,), params, out)
 
-    def coriolis(self, q: Any, qd: Any, *, params: ParamValues | None = None) -> np.ndarray:
+    def coriolis(self, q: Any, qd: Any, *, params: ParamValues | None = None,
+                  out: np.ndarray | None = None) -> np.ndarray:
         """h(q, qd): Coriolis and centrifugal torques only."""
-        return self._run("coriolis", (q, qd), params)
+        return self._run("coriolis", (q, qd), params, out)
 
-    def bias_forces(self, q: Any, qd: Any, *, params: ParamValues | None = None) -> np.ndarray:
+    def bias_forces(self, q: Any, qd: Any, *, params: ParamValues | None = None,
+                  out: np.ndarray | None = None) -> np.ndarray:
         """h + G + damping + load: inverse dynamics at qdd = 0."""
-        return self._run("bias_forces", (q, qd), params)
+        return self._run("bias_forces", (q, qd), params, out)
 
-    def gravity(self, q: Any, *, params: ParamValues | None = None) -> np.ndarray:
+    def gravity(self, q: Any, *, params: ParamValues | None = None,
+                  out: np.ndarray | None = None) -> np.ndarray:
         """G(q)."""
-        return self._run("gravity", (q,), params)
+        return self._run("gravity", (q,), params, out)
 
-    def forward_dynamics(self, q: Any, qd: Any, tau: Any, *, params: ParamValues | None = None) -> np.ndarray:
+    def forward_dynamics(self, q: Any, qd: Any, tau: Any, *, params: ParamValues | None = None,
+                  out: np.ndarray | None = None) -> np.ndarray:
         """qdd solving M(q) qdd = tau - bias(q, qd) (a generated LDL^T solve; no check that M is
         positive definite)."""
-        return self._run("forward_dynamics", (q, qd, tau), params)
+        return self._run("forward_dynamics", (q, qd, tau), params, out)
 
-    def inverse_dynamics_derivatives(self, q: Any, qd: Any, qdd: Any, *,
-                                     params: ParamValues | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def inverse_dynamics_derivatives(self, q: Any, qd: Any, qdd: Any, *, params: ParamValues | None = None,
+                                     out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(dtau/dq, dtau/dqd), each (n, n) or (N, n, n), [..., i, j] = d tau_i / d x_j (dtau/dqdd is M);
-        compile with ``outputs`` holding ``"dtau"``."""
-        out = self._run("inverse_dynamics_derivatives", (q, qd, qdd), params)
-        return out[..., 0, :, :], out[..., 1, :, :]
+        compile with ``outputs`` holding ``"dtau"``. ``out``: both, packed as ([N,] 2, n, n) (the results are
+        views of it)."""
+        both = self._run("inverse_dynamics_derivatives", (q, qd, qdd), params, out)
+        return both[..., 0, :, :], both[..., 1, :, :]
 
-    def forward_dynamics_derivatives(self, q: Any, qd: Any, tau: Any, *,
-                                     params: ParamValues | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def forward_dynamics_derivatives(self, q: Any, qd: Any, tau: Any, *, params: ParamValues | None = None,
+                                     out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(dqdd/dq, dqdd/dqd, dqdd/dtau = M^-1) at qdd = forward_dynamics(q, qd, tau), each (n, n) or
-        (N, n, n); compile with ``outputs`` holding ``"dqdd"``."""
-        out = self._run("forward_dynamics_derivatives", (q, qd, tau), params)
-        return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
+        (N, n, n); compile with ``outputs`` holding ``"dqdd"``. ``out``: the three, packed as ([N,] 3, n, n)
+        (the results are views of it)."""
+        three = self._run("forward_dynamics_derivatives", (q, qd, tau), params, out)
+        return three[..., 0, :, :], three[..., 1, :, :], three[..., 2, :, :]
+
+
+def _out_array(out: Any, packed: tuple[int, ...], shape: tuple[int, ...], inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """``out`` (of the result's ``shape``) as the backend's (N, ...) array, or ValueError saying what it must be
+    (the batch routines' pointers are ``restrict``: it must not overlap an input)."""
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or not out.flags.c_contiguous \
+            or not out.flags.writeable or out.shape != shape:
+        got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {shape}, got {got}")
+    if any(np.may_share_memory(out, a) for a in inputs):
+        raise ValueError("out must not overlap the input arrays")
+    return out.reshape(packed)
 
 
 # -- backends --------------------------------------------------------------------------------------
@@ -381,13 +408,14 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
             raise
         raise type(exc)(str(exc).replace(target, str(path))) from None  # (name the library, not the descriptor)
 
-    def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
+    def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...],
+             out: np.ndarray | None = None) -> np.ndarray:
         if routine == "constants":
             out = np.empty(max(tail[0], 1))
             functions[routine](arrays[0].ctypes.data if arrays[0].size else None, out.ctypes.data)
             return out[: tail[0]]
         N = arrays[0].shape[0]
-        out = np.empty((N, *tail))
+        out = np.empty((N, *tail)) if out is None else out
         kk = k if k.size else np.zeros(1)
         functions[routine](kk.ctypes.data, *(a.ctypes.data for a in arrays), out.ctypes.data, N)
         return out
@@ -447,10 +475,15 @@ def _python_backend(spec: ModuleSpec, language: str, text: str) -> CompiledDynam
     """A :class:`CompiledDynamics` over the generated NumPy or JAX module ``text`` (of ``spec``)."""
     module = exec_python(text, python_file(spec.name, language))
 
-    def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
+    def call(routine: str, k: np.ndarray, arrays: list[np.ndarray], tail: tuple[int, ...],
+             out: np.ndarray | None = None) -> np.ndarray:
         if routine == "constants":
             return np.asarray(module.constants(arrays[0]), dtype=float).reshape(tail)
-        return np.asarray(getattr(module, routine)(k, *arrays), dtype=float)
+        result = np.asarray(getattr(module, routine)(k, *arrays), dtype=float)
+        if out is None:
+            return result
+        out[...] = result
+        return out
 
     return CompiledDynamics(spec, call, backend=language)
 
