@@ -76,9 +76,6 @@ class Dual:
             if isinstance(other, int) and other in (0, 1):
                 return self if other == 1 else 0
             return Dual(self.value * other, _nonzero({key: x * other for key, x in self.d.items()}))
-        if other is self:  # d(x^2) = (2 x) dx: 2 x is made once for every direction
-            twice = 2 * self.value
-            return Dual(self.value * self.value, _nonzero({key: twice * x for key, x in self.d.items()}))
         d = _nonzero({key: x * other.value for key, x in self.d.items()})
         for key, x in other.d.items():
             _sum(d, key, self.value * x)
