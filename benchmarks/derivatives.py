@@ -74,10 +74,12 @@ def run(name: str, N: int, loop: int) -> str:
     dyn = rd.compile(robot, outputs=("tau", "dtau", "dqdd"))
     compile_s = time.perf_counter() - start
     rng = np.random.default_rng(0)
-    q, qd, qdd = (rng.uniform(-1, 1, (N, n)) for _ in range(3))
+    rows = max(N, loop)  # the C batch takes the first N states, Pinocchio's loop the first `loop`
+    q, qd, qdd = (rng.uniform(-1, 1, (rows, n)) for _ in range(3))
     tau = dyn.inverse_dynamics(q, qd, qdd)
     damping = np.array([float(link.damping) for link in robot.links])
     lq, lqd, lqdd, ltau = q[:loop], qd[:loop], qdd[:loop], tau[:loop] - damping * qd[:loop]
+    q, qd, qdd, tau = q[:N], qd[:N], qdd[:N], tau[:N]
 
     def rnea_loop() -> None:
         for k in range(loop):
