@@ -113,7 +113,8 @@ C_FLAGS = ("-O3", "-fPIC", "-shared", "-std=c99", "-fno-math-errno", "-ffp-contr
 NATIVE = "-march=native"
 #: On x86-64, vectorise with the widest registers (AVX-512 where the host has them, where GCC and Clang
 #: stop at 256 bits by default): the long straight-line batch loops are bound by the instructions they
-#: issue, and 8 states per instruction instead of 4 take 15-30% off every routine (benchmarks/codegen.py).
+#: issue, and 8 states per instruction instead of 4 take 15-30% off every routine (measured on the PUMA's and
+#: the Panda's; hosts without AVX-512 are unaffected).
 WIDE = "-mprefer-vector-width=512"
 FALLBACK = ("use the generated NumPy module instead: robodyn.compile(robot, backend='numpy'), "
             "or `robodyn codegen MODEL --lang numpy`")
@@ -322,32 +323,32 @@ class CompiledDynamics:
         return self._spec.routine(routine).output.shape
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any, *, params: ParamValues | None = None,
-                  out: np.ndarray | None = None) -> np.ndarray:
+                         out: np.ndarray | None = None) -> np.ndarray:
         """tau = M(q) qdd + h(q, qd) + G(q) + damping + load."""
         return self._run("inverse_dynamics", (q, qd, qdd), params, out)
 
     def mass_matrix(self, q: Any, *, params: ParamValues | None = None,
-                  out: np.ndarray | None = None) -> np.ndarray:
+                    out: np.ndarray | None = None) -> np.ndarray:
         """M(q): (n, n), or (N, n, n) for a batch."""
         return self._run("mass_matrix", (q,), params, out)
 
     def coriolis(self, q: Any, qd: Any, *, params: ParamValues | None = None,
-                  out: np.ndarray | None = None) -> np.ndarray:
+                 out: np.ndarray | None = None) -> np.ndarray:
         """h(q, qd): Coriolis and centrifugal torques only."""
         return self._run("coriolis", (q, qd), params, out)
 
     def bias_forces(self, q: Any, qd: Any, *, params: ParamValues | None = None,
-                  out: np.ndarray | None = None) -> np.ndarray:
+                    out: np.ndarray | None = None) -> np.ndarray:
         """h + G + damping + load: inverse dynamics at qdd = 0."""
         return self._run("bias_forces", (q, qd), params, out)
 
     def gravity(self, q: Any, *, params: ParamValues | None = None,
-                  out: np.ndarray | None = None) -> np.ndarray:
+                out: np.ndarray | None = None) -> np.ndarray:
         """G(q)."""
         return self._run("gravity", (q,), params, out)
 
     def forward_dynamics(self, q: Any, qd: Any, tau: Any, *, params: ParamValues | None = None,
-                  out: np.ndarray | None = None) -> np.ndarray:
+                         out: np.ndarray | None = None) -> np.ndarray:
         """qdd solving M(q) qdd = tau - bias(q, qd) (a generated LDL^T solve; no check that M is
         positive definite)."""
         return self._run("forward_dynamics", (q, qd, tau), params, out)
