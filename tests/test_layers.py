@@ -13,7 +13,8 @@ engine, and neither imports the other: the program builds in base parameters han
 parameter layout both use is in ``recursions``):
 
 0. foundations: ``_version``, ``errors``, ``symbols``, ``algebra``, ``tables`` (reads a robot through its
-   attributes only: ``Manipulator``'s LaTeX repr uses it)
+   attributes only: ``Manipulator``'s LaTeX repr uses it), ``_fastcall`` (a C extension, ``_fastcall.c``: it
+   imports nothing)
 1. the model: ``model`` (Manipulator: data and conversions only), ``library`` (the built-in model files),
    ``samples`` (the Trajectory type)
 2. written once over the model: ``recursions`` (Newton-Euler, composite bodies, Kane's three stages, the
@@ -47,7 +48,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 #: Module (or package prefix) -> layer; the longest matching prefix wins. See the module docstring.
 LAYERS: dict[str, int] = {
-    "robodyn._version": 0, "robodyn.errors": 0, "robodyn.symbols": 0, "robodyn.algebra": 0, "robodyn.tables": 0,
+    "robodyn._version": 0, "robodyn._fastcall": 0,
+    "robodyn.errors": 0, "robodyn.symbols": 0, "robodyn.algebra": 0, "robodyn.tables": 0,
     "robodyn.model": 1, "robodyn.library": 1, "robodyn.samples": 1,
     "robodyn.recursions": 2, "robodyn.equations": 2, "robodyn.kinematics": 2,
     "robodyn.formulations": 3, "robodyn.numeric": 3,
@@ -82,6 +84,8 @@ def _modules() -> dict[str, tuple[Path, bool]]:
         if package:
             parts = parts[:-1]
         out[".".join(parts)] = (path, package)
+    for path in sorted((SRC / "robodyn").rglob("*.c")):  # C extensions (built by setuptools): they import nothing
+        out[".".join(path.relative_to(SRC).with_suffix("").parts)] = (path, False)
     return out
 
 
@@ -105,6 +109,8 @@ def _is_type_checking(node: ast.AST) -> bool:
 def _imports(module: str) -> list[tuple[str, bool, int]]:
     """(imported name, inside a function, line) for every import of ``module`` (relative ones resolved)."""
     path, package = MODULES[module]
+    if path.suffix == ".c":
+        return []
     base_package = module if package else module.rpartition(".")[0]
     found: list[tuple[str, bool, int]] = []
 

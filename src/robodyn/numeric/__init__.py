@@ -19,6 +19,9 @@ The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + lo
 A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy Symbol); otherwise a
 :class:`~robodyn.errors.ModelError` names the missing symbols. The compiled arrays are cached per
 (robot, params); :func:`compile_model` returns them for reuse in hot loops.
+
+One state at a time runs over Python floats until a model has had many such calls; then compiled routines take
+them over, where a C compiler is found (:mod:`robodyn.numeric.hotpath`, :func:`hot_path`).
 """
 
 from robodyn.numeric.aba import aba_forward_dynamics
@@ -29,6 +32,7 @@ from robodyn.numeric.api import (
     forward_dynamics,
     friction,
     gravity,
+    hot_path,
     inverse_dynamics,
     mass_matrix,
     tip_load,
@@ -45,6 +49,7 @@ __all__ = [
     "forward_dynamics",
     "friction",
     "gravity",
+    "hot_path",
     "inverse_dynamics",
     "mass_matrix",
     "tip_load",

@@ -27,6 +27,7 @@ import numpy as np
 
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric.crba import crba, crba_one
+from robodyn.numeric.hotpath import HotPath
 from robodyn.numeric.kane import NumpyOps
 from robodyn.numeric.kinematics import external_torques
 from robodyn.numeric.model import NumericModel, Params, compile_model
@@ -104,6 +105,8 @@ def inverse_dynamics(
     (:func:`robodyn.numeric.kinematics.external_torques`; ``robot`` must then be a Manipulator).
     """
     model = compile_model(robot, params)
+    if fext is None and (tau := model.hot.call("inverse_dynamics", robot, params, q, qd, qdd)) is not NotImplemented:
+        return tau
     one = _one_state(model, q, qd, qdd)
     if one is not None:
         tau = rnea(model, one[0], one[1], one[2])
@@ -111,6 +114,13 @@ def inverse_dynamics(
         single, (q_, qd_, qdd_) = _joint_major(model, q, qd, qdd)
         tau = _shaped(single, _blocked(partial(rnea, model), [q_, qd_, qdd_], 1))
     return tau if fext is None else tau + _external(robot, q, fext, fext_link, params)
+
+
+def hot_path(robot: Robot, *, params: Params | None = None) -> HotPath:
+    """The :class:`~robodyn.numeric.hotpath.HotPath` of ``robot`` with ``params`` bound: how many one-state calls
+    it has counted, whether compiled routines have taken them over (``routines``), why not (``failure``), and
+    ``wait()`` for a build under way. See :mod:`robodyn.numeric.hotpath`."""
+    return compile_model(robot, params).hot
 
 
 def _external(robot: Robot, q: np.ndarray, fext: np.ndarray, link: int | str | None,
@@ -127,6 +137,8 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
     M qdd = tau - bias_forces.
     """
     model = compile_model(robot, params)
+    if (bias := model.hot.call("bias_forces", robot, params, q, qd)) is not NotImplemented:
+        return bias
     one = _one_state(model, q, qd)
     if one is not None:
         return rnea(model, one[0], one[1], None)
@@ -137,6 +149,8 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
 def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """h(q, qd): Coriolis and centrifugal torques only (no gravity, damping or tip load), by Newton-Euler."""
     model = compile_model(robot, params)
+    if (h := model.hot.call("coriolis", robot, params, q, qd)) is not NotImplemented:
+        return h
     one = _one_state(model, q, qd)
     if one is not None:
         return rnea(model, one[0], one[1], None, gravity=False, tip=False, joint_terms=False)
@@ -148,6 +162,8 @@ def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | No
 def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """G(q): the torques that hold the arm against gravity (no tip load), by Newton-Euler at rest."""
     model = compile_model(robot, params)
+    if (G := model.hot.call("gravity", robot, params, q)) is not NotImplemented:
+        return G
     one = _one_state(model, q)
     if one is not None:
         return rnea(model, one[0], None, None, tip=False, joint_terms=False)
@@ -193,6 +209,8 @@ def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) ->
     """M(q), the joint-space inertia matrix with the armature on its diagonal, by the composite rigid
     body algorithm (Walker and Orin's method 3 in Khalil's parameters): see :mod:`robodyn.numeric.crba`."""
     model = compile_model(robot, params)
+    if (M := model.hot.call("mass_matrix", robot, params, q)) is not NotImplemented:
+        return M
     one = _one_state(model, q)
     if one is not None:
         return crba_one(model, one[0])
@@ -216,6 +234,8 @@ def forward_dynamics(
     if fext is not None:
         tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
     model = compile_model(robot, params)
+    if (qdd := model.hot.forward(robot, params, q, qd, tau)) is not NotImplemented:
+        return qdd
     one = _one_state(model, q, qd, tau)
     if one is not None:  # M and the bias over floats, then the same Cholesky factor and substitutions
         rhs = np.array(one[2]) - rnea(model, one[0], one[1], None)

@@ -1,0 +1,13 @@
+"""Types of the C extension robodyn._fastcall (src/robodyn/_fastcall.c)."""
+
+from collections.abc import Callable
+from typing import Any
+
+class Caller:
+    """A compiled batch routine on one state, called without ctypes; ``NotImplemented`` for anything else
+    unless ``strict`` (then ValueError)."""
+
+    def __init__(self, *, address: int, k: Any, inputs: int, n: int, size: int, empty: Callable[..., Any],
+                 shape: tuple[int, ...], convert: Callable[[Any], Any], strict: bool, keep: object,
+                 name: str) -> None: ...
+    def __call__(self, *arrays: Any) -> Any: ...
