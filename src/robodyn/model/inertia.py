@@ -145,7 +145,7 @@ def check_inertia(
             stacklevel=4,
         )
     small, middle, large = moments
-    if triangle and small + middle < large - tol:
+    if triangle and small / 2 + middle / 2 < large / 2 - tol / 2:  # (halves: no overflow near 1e308)
         if strict:
             raise ModelError(
                 f"principal moments {_fmt(moments)} break the triangle inequality (strict mode)",
