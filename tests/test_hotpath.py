@@ -150,16 +150,17 @@ def test_hot_path_binds_parameters_and_keeps_the_singular_mass_matrix_error(monk
 
 
 def test_hot_path_stays_on_floats_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A compiled NumericModel passed in (no robot to compile), no registered builder, a build that fails (a
-    $CC that is not there): the calls go on over floats, and ``failure`` says why. A bad
-    $ROBODYN_HOT_CALLS is one ValueError."""
+    """Calls given a compiled NumericModel are not counted (there is no robot to compile); with no registered
+    builder, or a build that fails (a $CC that is not there), the calls go on over floats, and ``failure``
+    says why. A bad $ROBODYN_HOT_CALLS is one ValueError."""
     monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "2")
     q = np.full(4, 0.3)
-    model = numeric.compile_model(coulomb_tree())
+    robot = coulomb_tree()
+    model = numeric.compile_model(robot)
     expected = numeric.gravity(model, q)
     for _ in range(3):
         assert np.array_equal(numeric.gravity(model, q), expected)
-    assert model.hot.failure == "a NumericModel has no robot to compile" and model.hot.routines is None
+    assert model.hot.calls == 0 and model.hot.failure is None and model.hot is numeric.hot_path(robot)
 
     robot = coulomb_tree()
     monkeypatch.setattr(hotpath, "_builder", None)

@@ -8,17 +8,18 @@ robot's compiled routines (:func:`robodyn.compile`'s default outputs: from its c
 time), and from then on the one-state calls of :func:`~robodyn.numeric.inverse_dynamics`,
 :func:`~robodyn.numeric.mass_matrix`, :func:`~robodyn.numeric.coriolis`, :func:`~robodyn.numeric.gravity`,
 :func:`~robodyn.numeric.bias_forces` and :func:`~robodyn.numeric.forward_dynamics` (and the toolbox aliases
-over them) run the compiled C through ``robodyn._fastcall``: about 1.5 us a call. The calls never wait for
-the build: they go on over floats until it is done. Batches are not affected (the engine is vectorised
-over them already), nor calls with ``fext``.
+over them) run the compiled C through ``robodyn._fastcall``: about 1 us a call. The calls never wait for
+the build: they go on over floats until it is done (slower meanwhile: generating the code is Python, which
+shares the interpreter with them; the C compiler runs in its own process). Batches are not affected (the
+engine is vectorised over them already), nor calls with ``fext``.
 
 The compiled routines compute the same equations in another order, so the numbers agree to rounding (a few
 units of 1e-16 relative), not bit for bit, across the switch. Forward dynamics there solves M qdd = tau - bias
 by a generated LDL^T without checking that M is positive definite; a result that is not finite (a singular M)
 is computed again over floats, which raises numpy.linalg.LinAlgError as before.
 
-The switch needs a robot (a :class:`~robodyn.model.manipulator.Manipulator`: a compiled
-:class:`~robodyn.numeric.model.NumericModel` passed in has nothing to compile), a C compiler, the
+The switch needs a robot (a :class:`~robodyn.model.manipulator.Manipulator`: calls given a compiled
+:class:`~robodyn.numeric.model.NumericModel` have nothing to compile, and are not counted), a C compiler, the
 ``robodyn._fastcall`` extension (built when robodyn is installed where Python's headers are), and a builder
 registered by :mod:`robodyn.compile`, a layer above this engine, which does not import it (:func:`register`;
 importing robodyn registers it). Where any is missing, or the build fails, the calls stay on floats, and
@@ -93,7 +94,7 @@ class HotPath:
         routines = self.routines
         if routines is not None:
             return routines[routine](*arrays)
-        if self.limit and np.ndim(arrays[0]) == 1:
+        if self.limit and isinstance(robot, Manipulator) and np.ndim(arrays[0]) == 1:
             self.calls += 1
             if self.calls >= self.limit and self._thread is None:
                 self._start(robot, params)
@@ -106,14 +107,13 @@ class HotPath:
             return qdd
         return NotImplemented
 
-    def _start(self, robot: object, params: Any) -> None:
+    def _start(self, robot: Manipulator, params: Any) -> None:
         with self._lock:
             if self._thread is not None:
                 return
             builder = _builder
-            if builder is None or not isinstance(robot, Manipulator):
-                self.failure = ("no compiled routines are registered" if builder is None
-                                else "a NumericModel has no robot to compile")
+            if builder is None:
+                self.failure = "no compiled routines are registered"
                 self.limit = 0
                 return
             self._thread = threading.Thread(target=self._build, args=(builder, robot, params), daemon=True,
