@@ -7,6 +7,7 @@ here set it on robots of their own."""
 from __future__ import annotations
 
 import importlib
+import pickle
 import sysconfig
 from pathlib import Path
 
@@ -113,6 +114,9 @@ def test_hot_path_hands_one_state_calls_to_the_compiled_routines(monkeypatch: py
         assert np.array_equal(numeric.gravity(robot, q[i]), expected["gravity"][i])  # over floats: the same
     assert hot.wait(timeout=300), hot.failure
     assert repr(hot) == "<HotPath compiled>"
+    copied = pickle.loads(pickle.dumps(numeric.compile_model(robot)))  # a model pickles; its copy starts afresh
+    assert copied.hot.routines is None and copied.hot.calls == 0
+    assert np.array_equal(numeric.gravity(copied, q[0]), expected["gravity"][0])
     for f, k in FUNCTIONS.items():
         for i in range(5):
             got = getattr(numeric, f)(robot, *(a[i] for a in args[k]))

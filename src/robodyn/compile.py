@@ -58,7 +58,10 @@ generated module ``NAME.py`` (``NAME_jax.py``) and its ``spec.json`` (the comman
 backend's name); the module's bytes are read once through the checked descriptor, hashed, and the bytes
 that matched are executed, so a later process skips generating them (the PUMA: 2 s -> 0.1 s).
 The library is loaded with :mod:`ctypes` (standard library: no build-time dependency, and the calls
-release the GIL); batches loop in C (the ``_batch`` routines).
+release the GIL); batches loop in C (the ``_batch`` routines). One state is handed to the same routines by
+``robodyn._fastcall`` where it was built (a C extension of robodyn's own, installed with it: no ctypes
+conversions and no copies per call, see :meth:`CompiledDynamics.one_state`); it also serves the numeric
+engine's hot path (:mod:`robodyn.numeric.hotpath`), which this module registers its builder with.
 
 Without a C compiler (or with ``$CC`` naming one that is not found: ``$CC``, when set, is the only
 compiler tried), or when the compiler fails, :class:`CompileError` says so and names the fallback:

@@ -79,6 +79,10 @@ class HotPath:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> tuple[type[HotPath], tuple[()]]:
+        """A copy or a pickle (of its NumericModel) starts afresh: the routines and the lock stay here."""
+        return HotPath, ()
+
     def __repr__(self) -> str:
         if self.routines is not None:
             state = "compiled"
