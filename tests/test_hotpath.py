@@ -82,9 +82,21 @@ def test_one_state_is_the_batch_row_from_any_float_arrays(way: str, monkeypatch:
 
 @fastcall
 @compiler
-def test_fastcall_refuses_what_is_not_one_state(tmp_path: Path) -> None:
+def test_fastcall_refuses_what_is_not_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wrong counts and shapes are one-line errors; a batch handed to a method is refused as it is, never
+    converted first (the method's batch path converts it)."""
+    converted: list[object] = []
+
+    def spy(x: object) -> np.ndarray:
+        converted.append(x)
+        return np.ascontiguousarray(x, dtype=np.float64)
+
+    monkeypatch.setattr(compile_module, "_float_array", spy)
     robot = coulomb_tree()
     dyn = rd.compile(robot, cache=tmp_path, outputs=["tau"])
+    batch = np.asfortranarray(states(4, 6)[0]).astype(np.float32)
+    assert np.array_equal(dyn.inverse_dynamics(batch, batch, batch)[2], dyn.inverse_dynamics(*(batch[2],) * 3))
+    assert [np.shape(x) for x in converted] == [(4,)] * 3  # the one-state call's rows only
     inverse = dyn.one_state("inverse_dynamics")
     q = np.zeros(4)
     with pytest.raises(TypeError, match="takes 3 joint arrays, got 2"):

@@ -47,39 +47,53 @@ typedef struct {
     PyObject *name;     /* the robot's name, for messages */
 } Caller;
 
-/* 1 if view holds n doubles in a row, in one dimension. */
-static int joint_array(const Py_buffer *view, Py_ssize_t n)
+/* 1 if view (asked with its shape and strides) has the shape of one state: n values in one dimension. */
+static int state_shaped(const Py_buffer *view, Py_ssize_t n)
 {
-    return view->ndim == 1 && view->itemsize == 8 && view->len == 8 * n && view->format != NULL
-           && strcmp(view->format, "d") == 0;
+    return view->ndim == 1 && view->shape[0] == n;
 }
 
-/* The buffer of one argument (converted if it must be): 1 when it is a joint array (view to release),
-   0 when it is not (a float64 array of another shape, or not convertible: the error is set), -1 when
-   the conversion failed with an error that must propagate in strict mode. */
+/* 1 if view, of one state's shape, is n doubles in a row: read in place. */
+static int in_place(const Py_buffer *view)
+{
+    return view->itemsize == 8 && view->strides[0] == 8 && view->format != NULL && strcmp(view->format, "d") == 0;
+}
+
+static int not_one_state(Caller *self)
+{
+    PyErr_Format(PyExc_ValueError, "one state of %R takes arrays of shape (%zd,)", self->name, self->n);
+    return 0;
+}
+
+/* The buffer of one argument: 1 when it holds one state (view to release; converted first where it is not n
+   doubles in a row), 0 when it is not one state (the error set), -1 when the conversion failed (its error set).
+   A buffer of another shape (a batch handed to a method) is refused as it is, never converted first: the method
+   converts it again on its own path. */
 static int argument(Caller *self, PyObject *arg, Py_buffer *view, PyObject **converted)
 {
     *converted = NULL;
-    if (PyObject_GetBuffer(arg, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
-        if (joint_array(view, self->n))
+    if (PyObject_GetBuffer(arg, view, PyBUF_STRIDES | PyBUF_FORMAT) == 0) {
+        int shaped = state_shaped(view, self->n);
+        if (shaped && in_place(view))
             return 1;
         PyBuffer_Release(view);
+        if (!shaped)
+            return not_one_state(self);
     } else {
-        PyErr_Clear();
+        PyErr_Clear();  /* not a buffer (a list, say): converted below */
     }
     *converted = PyObject_CallOneArg(self->convert, arg);
     if (*converted == NULL)
         return -1;
-    if (PyObject_GetBuffer(*converted, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+    if (PyObject_GetBuffer(*converted, view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
         Py_CLEAR(*converted);
         return -1;
     }
-    if (joint_array(view, self->n))
+    if (state_shaped(view, self->n) && in_place(view))
         return 1;
     PyBuffer_Release(view);
     Py_CLEAR(*converted);
-    PyErr_Format(PyExc_ValueError, "one state of %R takes arrays of shape (%zd,)", self->name, self->n);
-    return 0;
+    return not_one_state(self);
 }
 
 static void run(Caller *self, const double **x, double *out)
