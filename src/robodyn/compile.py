@@ -309,7 +309,8 @@ class CompiledDynamics:
         except ValueError:
             raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
         batch = (1, self.n) if len(shape) == 1 else shape
-        flat = [np.ascontiguousarray(np.broadcast_to(a, batch)) for a in given]
+        flat = [a if a.shape == batch and a.flags.c_contiguous else np.ascontiguousarray(np.broadcast_to(a, batch))
+                for a in given]  # (an array of the batch's shape already in rows is passed as it is)
         tail = self._tail(routine)
         target = None if out is None else _out_array(out, (batch[0], *tail), shape[:-1] + tail, flat)
         result = self._call(routine, k, flat, tail, target)
