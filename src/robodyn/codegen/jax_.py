@@ -8,10 +8,20 @@ double precision. Inside, each array is turned joint axis first (``_rows``) and 
 rows ``q[i]`` and results stacked along a first axis, which XLA compiles to code some twice as fast
 as on the columns ``q[..., i]``; for batches, ``jax.jit`` the functions (as a whole: one XLA
 computation). Depends on JAX only (``pip install robodyn[jax]``).
+
+Sines and cosines are computed once per state. XLA's CPU fusion copies a shared value that it deems
+cheap into every fused loop that reads it, and it deems ``sin`` and ``cos`` cheap, so a robot's
+sines and cosines were computed again in every loop of a routine: 108 for the Panda's inverse
+dynamics where the program has 12, 320 in its forward dynamics. XLA never copies a value it deems
+expensive, a float division among them, so each sine and cosine is divided by ``_one``, an array of
+ones that XLA cannot fold to the constant 1 (``_unit``: it depends on an input; ``x / 1`` is exact
+for every x, NaN and infinities included). This takes the Panda's forward dynamics on the CPU from
+1.58 to 0.48 us per state (10^5 states, 2 cores).
 """
 
 from __future__ import annotations
 
+import sympy as sp
 from sympy.printing.numpy import JaxPrinter
 
 from robodyn.codegen.base import PRINTER_SETTINGS
@@ -20,6 +30,12 @@ from robodyn.codegen.spec import Load, Routine
 
 PRELUDE = '''import jax
 import jax.numpy
+
+
+def _unit(a):
+    """Ones of a's shape that XLA cannot fold to the constant 1 (whatever a holds, NaN included):
+    dividing a value by them makes XLA compute it once, not again in each loop that reads it."""
+    return jax.numpy.fmax(0.0 * a, 1.0)
 
 
 def _rows(a):
@@ -53,6 +69,15 @@ class JaxEmitter(PythonEmitter):
     def load(self, load: Load) -> str:
         return f"{load.local} = {load.array}[{load.index}]"  # (the arrays have their joint axis first)
 
+    def after_loads(self, routine: Routine) -> list[str]:
+        if not any(_computed_once(expr) for _, expr in routine.assignments):
+            return []
+        rows = [load.local for load in routine.loads if load.array != "k"]
+        return [f"_one = _unit({rows[0]})" if rows else "_one = 1.0"]
+
+    def assign(self, name: str, expr: sp.Expr) -> str:
+        return f"{name} = {self.expr(expr)} / _one" if _computed_once(expr) else super().assign(name, expr)
+
     def constants(self, routine: Routine) -> list[str]:
         convert = ["params = _rows(jax.numpy.asarray(params, dtype=float))"]
         return self.function("constants", routine, convert)
@@ -60,3 +85,8 @@ class JaxEmitter(PythonEmitter):
     def routine(self, routine: Routine) -> list[str]:
         convert = [f"{a.name} = _rows({a.name})" for a in routine.inputs]
         return self.function(routine.name, routine, convert)
+
+
+def _computed_once(expr: sp.Expr) -> bool:
+    """Whether an assignment's value is one that XLA would compute again in each loop reading it."""
+    return isinstance(expr, (sp.sin, sp.cos))

@@ -38,7 +38,7 @@ class PythonEmitter(Emitter):
     def statements(self, routine: Routine) -> list[str]:
         """Loads, assignments (each temporary deleted after its last use, so that a block's working
         set stays small: temporaries are whole arrays here), then ``return _assemble(...)``."""
-        lines = [self.load(load) for load in routine.loads]
+        lines = [self.load(load) for load in routine.loads] + self.after_loads(routine)
         for name, expr, dead in _with_last_uses(routine):
             lines.append(self.assign(name, expr))
             if dead:
@@ -47,6 +47,10 @@ class PythonEmitter(Emitter):
         arrays = ", ".join(a.name for a in routine.inputs if a.name != "k") + ","
         shape = ", ".join(str(d) for d in routine.output.shape) + ","
         return [*lines, "return _assemble((", *entries, f"), ({arrays}), ({shape}))"]
+
+    def after_loads(self, routine: Routine) -> list[str]:
+        """Lines between the loads and the assignments (none here)."""
+        return []
 
     # -- frame ------------------------------------------------------------------------------------------
     def docstring(self, routine: Routine) -> list[str]:
