@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -184,19 +185,37 @@ def _c_files(name: str, directory: Path) -> Path:
 
 def test_large_batches_stream_their_results_and_agree_bit_for_bit(code_cache: Path) -> None:
     """A batch whose results take STREAM_BYTES or more writes them by non-temporal stores (x86-64): the
-    PUMA's M for 8000 states (2.3 MB) equals, bit for bit, the same states in batches of 500 (plain stores)."""
+    PUMA's M for 60,000 states (17 MB) equals, bit for bit, the same states in batches of 5000 (plain)."""
     from robodyn.codegen.c import STREAM_BYTES
 
     dyn = compiled_c("puma560", code_cache)
-    q = np.random.default_rng(11).uniform(-3, 3, (8000, 6))
-    assert q.shape[0] * 36 * 8 >= STREAM_BYTES > 500 * 36 * 8
+    q = np.random.default_rng(11).uniform(-3, 3, (60_000, 6))
+    assert q.shape[0] * 36 * 8 >= STREAM_BYTES > 5000 * 36 * 8
     whole = dyn.mass_matrix(q)
-    parts = np.concatenate([dyn.mass_matrix(q[i:i + 500]) for i in range(0, len(q), 500)])
+    parts = np.concatenate([dyn.mass_matrix(q[i:i + 5000]) for i in range(0, len(q), 5000)])
     assert np.array_equal(whole, parts) and np.isfinite(whole).all()
     out = np.full_like(whole, np.nan)
     assert dyn.mass_matrix(q, out=out) is out and np.array_equal(out, whole)
     source = codegen.generate(None, "c", spec=spec_of("puma560"))["puma560.c"]
-    assert f"stream = n_states * 36 * sizeof(double) >= {STREAM_BYTES}u" in source
+    assert "stream = n_states * 36 * sizeof(double) >= puma560_STREAM_BYTES;" in source
+    assert f"#define puma560_STREAM_BYTES {STREAM_BYTES}u" in source
+
+
+def test_c_streams_on_x86_64_and_compiles_without_it(tmp_path: Path) -> None:
+    """The non-temporal stores are on where GCC or Clang target x86-64 (puma560_STREAMS is 1), and the
+    portable branch (plain stores) is strict C99 too (built here with __SSE2__ undefined)."""
+    source = _c_files("puma560", tmp_path)
+    macros = subprocess.run(["cc", "-std=c99", "-E", "-dM", str(source)], capture_output=True, text=True,
+                            check=True).stdout
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert "#define puma560_STREAMS 1" in macros
+    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-U__SSE2__", "-c",
+             "-o", str(tmp_path / "x.o")]
+    proc = subprocess.run(["cc", *flags, str(source)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    plain = subprocess.run(["cc", "-std=c99", "-U__SSE2__", "-E", "-dM", str(source)], capture_output=True,
+                           text=True, check=True).stdout
+    assert "#define puma560_STREAMS 0" in plain
 
 
 @pytest.mark.parametrize("name", ["puma560", "two_link_payload", "random0"])

@@ -16,7 +16,7 @@ and each run-time routine has a ``NAME_<routine>_batch`` twin with the same argu
 ``size_t n_states``: the arrays then hold ``n_states`` states one after the other (row-major (N, n)
 and (N, n, n)), and the loop runs in C. Strict C99 (``-std=c99 -Wall -Wextra -Werror -pedantic``
 compiles it), only ``<math.h>`` and ``<stddef.h>`` (and, on x86-64, ``<emmintrin.h>`` and
-``<string.h>`` for the non-temporal stores of large batches: ``STREAM_BYTES``).
+``<string.h>`` for the non-temporal stores of large batches with GCC or Clang: ``STREAM_BYTES``).
 
 The batch routine holds the straight-line code, in a loop over the states of a chunk of ``CHUNK``
 states (fewer where a routine's rows would take more than ``STACK_BYTES`` of stack; the one-state
@@ -61,15 +61,20 @@ def chunk_size(rows: int) -> int:
     return chunk
 
 
-#: A batch routine whose results take at least this many bytes writes them by non-temporal stores: more
-#: than a core's L2 cache holds, they go to memory anyway, and a plain store first reads each cache line
-#: it writes (the Panda's derivatives at 10^5 states: 0.50 -> 0.33 and 0.76 -> 0.53 us per state). Below it,
-#: plain stores leave the results in cache for the caller.
-STREAM_BYTES = 2 << 20
+#: A batch routine whose results take at least this many bytes writes them by non-temporal stores (with
+#: GCC or Clang on x86-64; ``-DNAME_STREAM_BYTES=...`` overrides it): results this large outgrow the caches
+#: a core can count on and go to memory anyway, and a plain store first reads each cache line it writes
+#: (the Panda's derivatives at 10^5 states, 130 and 190 MB: 0.50 -> 0.34 and 0.76 -> 0.52 us per state).
+#: Below it, plain stores leave the results in cache for a caller that reads them next (non-temporal
+#: stores gain 5% or less on the Panda's 13-19 MB at 10^4 states, from 2 MB up).
+STREAM_BYTES = 16 << 20
 
 #: How a batch routine stores its results: ``NAME_put`` (non-temporal when asked, on x86-64) and
 #: ``NAME_fence`` (orders the non-temporal stores before the routine returns).
-STORES = r"""#if defined(__SSE2__) && defined(__x86_64__)
+STORES = r"""#ifndef NAME_STREAM_BYTES
+#define NAME_STREAM_BYTES THRESHOLDu
+#endif
+#if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
 #include <string.h>
 #define NAME_STREAMS 1
@@ -290,7 +295,7 @@ class CEmitter(Emitter):
             declarations.append(f"double ang[{width}], sn[{width}], cs[{width}];")
         declarations.append("size_t i, j, m" + (", r;" if angles else ";"))
         if scatter:
-            declarations.append(f"const int stream = n_states * {size} * sizeof(double) >= {STREAM_BYTES}u;")
+            declarations.append(f"const int stream = n_states * {size} * sizeof(double) >= {spec.name}_STREAM_BYTES;")
         if not rows:
             declarations.append("(void)x;")
         state = self.indent + "const size_t s = i + j;"
@@ -375,7 +380,7 @@ class CEmitter(Emitter):
         lines = self.file_comment(spec, f"{spec.name}.c")
         lines += [f'#include "{spec.name}.h"', "", "#include <math.h>", ""]
         if any(r.batched for r in spec.routines):
-            lines += [*STORES.replace("NAME", spec.name).splitlines(), ""]
+            lines += [*STORES.replace("NAME", spec.name).replace("THRESHOLD", str(STREAM_BYTES)).splitlines(), ""]
         if any(trig_angles(r) for r in spec.routines if r.batched):
             lines += [*SINCOS.replace("NAME", spec.name).replace("LIMIT", REDUCTION_LIMIT).splitlines(), ""]
         for routine in spec.routines:
