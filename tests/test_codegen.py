@@ -347,6 +347,29 @@ def test_numpy_agrees_with_the_equations(name: str) -> None:
     check_python(name, "numpy")
 
 
+@pytest.mark.parametrize("name", ["puma560", "random1"])
+def test_numpy_kernels_run_in_the_programs_order(name: str) -> None:
+    """program_order: a permutation of the spec's assignments in which each is computed after what it reads,
+    and the Program's statements (t<j>, j below the first temporary the spec added) in the Program's order
+    (the spec's own depth-first order fails this on the PUMA's inverse dynamics, among others)."""
+    from robodyn.codegen.numpy_ import program_order
+    from robodyn.codegen.spec import OUTPUTS, build, select
+
+    parts = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in select(None)))  # as module_spec builds
+    statements = len(build(robot_of(name), outputs=parts).body)  # the spec's own temporaries come after
+    for routine in spec_of(name).routines:
+        ordered = program_order(routine.assignments)
+        assert sorted(ordered, key=str) == sorted(routine.assignments, key=str)
+        done: set[str] = set()
+        names = {n for n, _ in ordered}
+        for n, expr in ordered:
+            assert {str(s) for s in expr.free_symbols} & names <= done, (routine.name, n)
+            done.add(n)
+        body = [int(n[1:]) for n, _ in ordered if int(n[1:]) < statements]
+        assert body == sorted(body) and len(body) >= len(ordered) // 2, routine.name
+    assert program_order((("a", sympy.Symbol("x")),)) == (("a", sympy.Symbol("x")),)
+
+
 def test_numpy_single_state_blocks_and_broadcasting() -> None:
     module = python_module("puma560", "numpy")
     k = module.constants([])
