@@ -368,6 +368,10 @@ def test_numpy_kernels_run_in_the_programs_order(name: str) -> None:
         body = [int(n[1:]) for n, _ in ordered if int(n[1:]) < statements]
         assert body == sorted(body) and len(body) >= len(ordered) // 2, routine.name
     assert program_order((("a", sympy.Symbol("x")),)) == (("a", sympy.Symbol("x")),)
+    text = next(iter(codegen.generate(None, "numpy", spec=spec_of(name)).values()))
+    for kernel in re.findall(r"\ndef _(?:inverse|forward)_dynamics\(.*?(?=\ndef )", text, re.S):
+        printed = [int(j) for j in re.findall(r"# t(\d+) = ", kernel) if int(j) < statements]
+        assert len(printed) > 20 and printed == sorted(printed)  # the emitter prints them in that order
 
 
 def test_numpy_single_state_blocks_and_broadcasting() -> None:

@@ -17,7 +17,7 @@ expensive, a float division among them, so each sine and cosine is divided by ``
 ones that XLA cannot fold to the constant 1 (``_unit``: it depends on an input; ``x / 1`` is exact
 for every x, NaN and infinities included). This takes the Panda's forward dynamics on the CPU from
 1.58 to 0.44 us per state (10^5 states, 2 cores). Measured on the CPU only: on a GPU the sines and
-cosines now go through device memory instead of being recomputed in registers. The derivatives that
+cosines may now go through device memory instead of being recomputed in registers. The derivatives that
 ``jax.jvp`` or ``jax.grad`` build (the cosine in the derivative of ``sin(x) / _one``) are not divided, so
 XLA may copy those again.
 """
