@@ -288,7 +288,7 @@ class CEmitter(Emitter):
         scatter = [f"{spec.name}_put(&{out}[{size} * s + {e}], y[{chunk} * {e} + j], stream);" for e in range(size)]
         unused = [f"(void){name};" for name in routine.unused_inputs()]
         if not routine.stores:
-            unused.append(f"(void){routine.output.name};")
+            unused.append(f"(void){out};")
         declarations = [f"double x[{chunk * max(len(rows), 1)}], y[{chunk * max(size, 1)}];"]
         if angles:
             width = chunk * len(angles)

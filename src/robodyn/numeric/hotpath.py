@@ -107,6 +107,7 @@ class HotPath:
     def forward(self, robot: object, params: Any, *arrays: Any) -> Any:
         """forward_dynamics as :meth:`call`, NotImplemented where the compiled qdd is not finite (M singular)."""
         qdd = self.call("forward_dynamics", robot, params, *arrays)
+        # (one sum of n floats is the quick test; a sum that overflows only sends the call to the floats too)
         if qdd is NotImplemented or math.isfinite(sum(qdd.ravel().tolist())):
             return qdd
         return NotImplemented
