@@ -5,7 +5,7 @@
 Per robot, the time of one call on one state (best of 5 rounds of ``--number`` calls, :mod:`timeit`; the same
 random state throughout):
 
-- the floor: a bare ctypes call of the compiled inverse-dynamics routine (``robodyn.compile``'s library,
+- the floor: a bare ctypes call of the compiled inverse-dynamics routine (``robodyn.runtime.entry``'s library,
   opened again with :class:`ctypes.CDLL`), its pointers bound once with :func:`functools.partial`, the arrays
   already in place: what any ctypes wrapper of the routine pays at least;
 - ``CompiledDynamics.one_state(...)`` and the methods (``dyn.inverse_dynamics(q, qd, qdd)``) on one state, through
@@ -13,7 +13,7 @@ random state throughout):
 - ``robodyn.numeric`` and the toolbox aliases over them, over Python floats and on the hot path (the compiled
   routines after ``$ROBODYN_HOT_CALLS`` calls: :mod:`robodyn.numeric.hotpath`);
 - Pinocchio's ``rnea``, ``aba`` and ``crba`` on the same model (read from the same URDF for the Panda,
-  :func:`robodyn.interop.to_pinocchio` for the PUMA), one thread.
+  :func:`robodyn.formats.pinocchio.to_pinocchio` for the PUMA), one thread.
 
 Ratios: one_state against the floor, and every call against Pinocchio's call of the same quantity.
 """
@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 import robodyn as rd
-from robodyn import numeric, toolbox
+from robodyn import numeric
+from robodyn.analysis import toolbox
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

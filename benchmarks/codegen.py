@@ -5,7 +5,7 @@
 
 One process, one run. For each robot, on the same ``--states`` random states (10^6 by default):
 
-- ``robodyn.compile`` (the generated C, its batch loops vectorised across states): ``inverse_dynamics``
+- ``robodyn.runtime.entry`` (the generated C, its batch loops vectorised across states): ``inverse_dynamics``
   and ``forward_dynamics``, against Pinocchio's ``rnea``/``aba`` called in a Python loop over the
   states (all of them unless ``--loop`` asks for fewer, which the output then says) and
   ``rneaInParallel``/``abaInParallel`` on one thread over all of them (the arm built from the DH table
@@ -194,7 +194,7 @@ def report(robot: rd.Manipulator, spec: codegen.ModuleSpec, rows: list[tuple[str
 
 def compile_figures(name: str = "puma560_symbolic") -> str:
     """Generation and compiler time, rd.compile from an empty cache, size of the C."""
-    compile_module = importlib.import_module("robodyn.compile")  # (rd.compile is the function)
+    compile_module = importlib.import_module("robodyn.runtime.entry")  # (rd.compile is the function)
     robot = rd.load(name)
     start = time.perf_counter()
     spec = codegen.module_spec(robot)

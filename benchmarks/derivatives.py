@@ -4,11 +4,11 @@
 
 For each robot: the operation counts of the generated derivative routines (``dtau``: dtau/dq and dtau/dqd;
 ``dqdd``: dqdd/dq, dqdd/dqd and M^-1; robodyn.program.build's counts, the forward-mode Newton-Euler recursion
-as a straight-line program), then the per-state time of ``robodyn.compile``'s C batch routines over N states
+as a straight-line program), then the per-state time of ``robodyn.runtime.entry``'s C batch routines over N states
 (into preallocated ``out=`` arrays, as a control loop calls them; Pinocchio writes into its ``Data``)
 against Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` called in a Python loop (its wheel
 has no batch call for derivatives; ``rneaInParallel`` exists for tau only), with the ratios. Pinocchio's model
-is read from the same URDF (the Panda) or built by :func:`robodyn.interop.to_pinocchio` (the PUMA). Pinocchio
+is read from the same URDF (the Panda) or built by :func:`robodyn.formats.pinocchio.to_pinocchio` (the PUMA). Pinocchio
 reports no operation count, so its column holds times only. Times are the best of interleaved rounds
 (benchmarks/codegen.py's ``steady_times``).
 """
@@ -38,7 +38,7 @@ def load(name: str) -> tuple[rd.Manipulator, object]:
     """The robot and Pinocchio's model of it."""
     import pinocchio as pin
 
-    from robodyn.interop import to_pinocchio
+    from robodyn.formats.pinocchio import to_pinocchio
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rd.ModelWarning)  # the mimic finger; the PUMA's published inertias

@@ -5,7 +5,7 @@ minutes on a VAX 11/780 for the PUMA's elements).
 
 Rows: puma560_symbolic (tau, all distinct elements, and M with the bias forces), then chains of n
 revolute joints of general geometry (every DH and inertial parameter a symbol,
-:func:`robodyn.opcount.general_arm`) with their tau counts per joint, so that the growth with n is
+:func:`robodyn.program.opcount.general_arm`) with their tau counts per joint, so that the growth with n is
 visible.
 
 Each row runs in a fresh subprocess. Its peak memory is the growth of the process's peak resident set
@@ -35,8 +35,8 @@ def row(arm: str, outputs: tuple[str, ...]) -> dict:
     import robodyn.program.factor
     import robodyn.program.routes
     import robodyn.recursions.newton_euler  # before the baseline, like everything build uses
-    from robodyn.opcount import general_arm
     from robodyn.program import build
+    from robodyn.program.opcount import general_arm
 
     robot = general_arm("R" * int(arm.split(":")[1])) if arm.startswith("chain:") else rd.load(arm)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux

@@ -9,7 +9,7 @@ For each batch size N: microseconds per state of ``inverse_dynamics`` (recursive
 ``mass_matrix`` (composite rigid body algorithm) and ``forward_dynamics`` (CRBA + RNEA + Cholesky),
 best of several interleaved rounds, the model already compiled (cached); also Kane's O(n) algorithm
 (``robodyn.numeric.kane``). Where Pinocchio is installed, the same
-arm built from the DH table (robodyn.interop.to_pinocchio) is timed for comparison: ``rnea``/``crba``/``aba``
+arm built from the DH table (robodyn.formats.pinocchio.to_pinocchio) is timed for comparison: ``rnea``/``crba``/``aba``
 (and ``computeAllTerms``) called in a Python loop over the states, and ``rneaInParallel`` on one
 thread for the whole batch.
 """
@@ -86,7 +86,7 @@ def pinocchio_calls(robot: rd.Manipulator, sizes: list[int]) -> list[tuple[str, 
         return []
     import pinocchio as pin
 
-    from robodyn.interop import to_pinocchio
+    from robodyn.formats.pinocchio import to_pinocchio
 
     model = to_pinocchio(robot)
     data = model.createData()

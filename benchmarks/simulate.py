@@ -3,12 +3,12 @@
     python benchmarks/simulate.py [--robot puma560] [--t-end 10] [--repeats 3] [--engines numpy lambdify compiled]
 
 A free swing of the arm (no torques) from q0 = (0.1, -0.5, 0.3, 0.2, 0.4, 0.1) over ``--t-end`` seconds, for
-each forward-dynamics engine of :func:`robodyn.simulation.dynamics`:
+each forward-dynamics engine of :func:`robodyn.analysis.simulation.dynamics`:
 
 - ``numpy``: :func:`robodyn.numeric.forward_dynamics` (composite rigid body + Newton-Euler + Cholesky) called
   once per right-hand side (the engine is built for batches; one state pays its NumPy overheads);
 - ``lambdify``: the Newton-Euler M and bias compiled by symengine's Lambdify, then a LAPACK solve;
-- ``compiled``: :func:`robodyn.compile`'s generated C (where the code-generation feature and a C compiler exist).
+- ``compiled``: :func:`robodyn.runtime.entry`'s generated C (where the code-generation feature and a C compiler exist).
 
 Each with two integrator settings: RK45 at robodyn's default tolerances (rtol 1e-8, atol 1e-10) and DOP853 at
 rtol = atol = 1e-12 (the energy-conservation setting). The one-off build (derivation, Lambdify or the C compile,
@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 import robodyn as rd
-from robodyn import simulation
+from robodyn.analysis import simulation
 
 SETTINGS = {"RK45 default": {"method": "RK45"}, "DOP853 1e-12": {"method": "DOP853", "rtol": 1e-12, "atol": 1e-12}}
 Q0 = [0.1, -0.5, 0.3, 0.2, 0.4, 0.1]
@@ -72,7 +72,7 @@ def main() -> None:
     for engine in args.engines:
         try:
             rows += run(robot, engine, args.t_end, args.repeats)
-        except (rd.ModelError, RuntimeError) as exc:  # no robodyn.compile, or no C compiler
+        except (rd.ModelError, RuntimeError) as exc:  # no robodyn.runtime.entry, or no C compiler
             skipped[engine] = " ".join(str(exc).split())
     cpu = platform.processor() or platform.machine()
     machine = f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"

@@ -5,7 +5,8 @@
 For each URDF: loaded or refused (with the reason, the first words of robodyn's one-line ModelError), the number
 of moving joints, chain or tree, and for a loaded one the largest relative difference between Pinocchio's
 ``rnea``, ``crba`` and ``aba`` (see :func:`compare`) on ``pinocchio.buildModelFromUrdf(path)`` (fixed base) and on
-``robodyn.interop.to_pinocchio(rd.load(path))`` (the model robodyn built, whatever its frames) at random states.
+``robodyn.formats.pinocchio.to_pinocchio(rd.load(path))`` (the model robodyn built, whatever its frames) at random
+states.
 Joints are matched by name (Pinocchio's order may differ from robodyn's depth-first order); Pinocchio stores a
 continuous joint's q as (cos q, sin q). Neither side applies damping. ``engine``: robodyn's own numeric engine
 (:mod:`robodyn.numeric`: inverse dynamics less the damping, M, and forward dynamics weighted by M as for aba)
@@ -30,8 +31,8 @@ import numpy as np
 
 import robodyn as rd
 from robodyn import numeric
-from robodyn.interop import to_pinocchio
-from robodyn.urdf import distinct_names
+from robodyn.formats.frames import distinct_names
+from robodyn.formats.pinocchio import to_pinocchio
 
 ROBOTS = Path("share") / "example-robot-data" / "robots"
 PARTS = ("rnea", "crba", "aba", "engine", "qdd")

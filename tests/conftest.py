@@ -14,7 +14,7 @@ from robodyn.model.params import random_values
 
 # The numeric engine's hot path compiles a robot's routines in the background after many one-state calls
 # (robodyn.numeric.hotpath): the suite keeps such calls over floats (no compiles racing the tests);
-# tests/test_hotpath.py turns it on for robots of its own.
+# tests/runtime/test_hotpath.py turns it on for robots of its own.
 os.environ.setdefault("ROBODYN_HOT_CALLS", "0")
 
 # CI draws the same examples every run (reproducible timing and failures); locally they vary.

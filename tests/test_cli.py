@@ -86,7 +86,7 @@ def test_check_agrees():
 
 
 def test_check_exits_1_on_disagreement(monkeypatch):
-    import robodyn.check as check_module
+    import robodyn.analysis.check as check_module
     from robodyn.formulations import lagrange_euler
 
     original = lagrange_euler.components
@@ -168,7 +168,7 @@ def test_usage_errors_are_one_line(args):
 def test_symbolic_twist_checks_exactly():
     """sin(alpha)^2 of a symbolic twist is reduced like a joint angle's: no false disagreement."""
     import robodyn as rd
-    from robodyn.check import check
+    from robodyn.analysis.check import check
 
     robot = rd.Manipulator.from_dh(
         [{"joint": "R", "a": "a1", "alpha": "al1", "mass": "m1", "com": ["c1", 0, 0], "inertia": ["I1", "I1", "J1"]},

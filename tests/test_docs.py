@@ -71,11 +71,12 @@ def test_api_reference_documents_the_public_functions(site: Path) -> None:
     ids = set()
     for page in (site / "api").glob("*.html"):
         ids.update(re.findall(r'id="(robodyn\.[\w.]+)"', page.read_text(encoding="utf-8")))
-    for name in ("robodyn.loading.load", "robodyn.formulations.derive", "robodyn.model.Manipulator",
-                 "robodyn.equations.Equations.config_space", "robodyn.program.build", "robodyn.compile.compile",
+    for name in ("robodyn.formats.load.load", "robodyn.formulations.derive", "robodyn.model.Manipulator",
+                 "robodyn.equations.Equations.config_space", "robodyn.program.build", "robodyn.runtime.entry.compile",
                  "robodyn.numeric.inverse_dynamics", "robodyn.numeric.kinematics.external_torques",
-                 "robodyn.simulation.simulate", "robodyn.linear.linearize", "robodyn.interop.to_casadi",
-                 "robodyn.identification.base_parameters", "robodyn.toolbox.rne",
+                 "robodyn.analysis.simulation.simulate", "robodyn.analysis.linear.linearize",
+                  "robodyn.codegen.casadi.to_casadi",
+                 "robodyn.identification.base_parameters", "robodyn.analysis.toolbox.rne",
                  "robodyn.recursions.aba.joint_accelerations"):
         assert name in ids, name
 

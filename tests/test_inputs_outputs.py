@@ -34,15 +34,16 @@ from typer.testing import CliRunner, Result
 import robodyn as rd
 from robodyn import cli as cli_module
 from robodyn import numeric
-from robodyn.check import check as run_check
+from robodyn.analysis.check import check as run_check
+from robodyn.analysis.linear import linearize_symbolic
+from robodyn.analysis.simulation import SimulationError
+from robodyn.analysis.torques import torque_history
+from robodyn.analysis.trajectories import MAX_SAMPLES, load_trajectory
 from robodyn.cli import app
 from robodyn.errors import ModelError, ModelWarning
-from robodyn.linear import linearize_symbolic
-from robodyn.model.io import MAX_FILE_BYTES, SHOWN_PATH_CHARS, atomic_path, atomic_write, path_exists, write_all
+from robodyn.formats.model_file import MAX_FILE_BYTES
+from robodyn.model.files import SHOWN_PATH_CHARS, atomic_path, atomic_write, path_exists, write_all
 from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator
-from robodyn.simulation import SimulationError
-from robodyn.torques import torque_history
-from robodyn.trajectories import MAX_SAMPLES, load_trajectory
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, device files and POSIX permissions")
 

@@ -12,23 +12,23 @@ regressor and base parameters) and the straight-line program both run the recurs
 engine, and neither imports the other: the program builds in base parameters handed to it, and Khalil's
 parameter layout both use is in ``recursions``):
 
-0. foundations: ``_version``, ``errors``, ``symbols``, ``algebra``, ``tables`` (reads a robot through its
-   attributes only: ``Manipulator``'s LaTeX repr uses it), ``_fastcall`` (a C extension, ``_fastcall.c``: it
-   imports nothing)
-1. the model: ``model`` (Manipulator: data and conversions only), ``library`` (the built-in model files),
-   ``samples`` (the Trajectory type)
-2. written once over the model: ``recursions`` (Newton-Euler, composite bodies, Kane's three stages, the
-   articulated-body algorithm, Khalil's parameter layout, over one scalar interface), ``equations`` (the result
-   type), ``kinematics`` (symbolic frames)
-3. ``formulations`` (symbolic) and ``numeric`` (NumPy batches): both run ``recursions``, neither imports the other
-4. ``identification`` (regressor, base parameters) and ``program`` (straight-line programs, routes, counts):
+0. foundations: ``_version``, ``errors``, ``symbols``, ``algebra``, ``_fastcall`` (a C extension,
+   ``_fastcall.c``: it imports nothing)
+1. ``model/`` (Manipulator: data and conversions only; its tables, which its LaTeX repr uses; the model-file
+   writer ``Manipulator.save`` uses) and ``library`` (the built-in model files)
+2. written once over the model: ``recursions/`` (Newton-Euler, composite bodies, Kane's three stages, the
+   articulated-body algorithm, Khalil's parameter layout, over one scalar interface) and ``equations`` (the result
+   type)
+3. ``formulations/`` (symbolic, with the symbolic kinematics) and ``numeric/`` (NumPy batches): both run
+   ``recursions``, neither imports the other
+4. ``identification/`` (regressor, base parameters) and ``program/`` (straight-line programs, routes, counts):
    neither imports the other
-5. ``codegen`` and ``compile``
-6. uses and adapters: ``simulation`` < ``linear`` (linearisation uses the simulation's exact derivatives, not
-   the reverse), ``toolbox`` (RTB names as free functions), ``urdf``, ``loading``, ``ik``, ``trajectories``,
-   ``torques``, ``plots``, ``check``, ``opcount``, ``simplified``, ``interop``
-7. the package face: ``robodyn`` (``__init__``)
-8. over the face: ``report``, ``demo``, ``cli``
+5. ``codegen/`` (one emitter per language) and ``runtime/`` (compile, the compiled object, toolchain, cache,
+   backends)
+6. ``analysis/`` (simulation < linearisation, torques, the simplified model, check, IK, trajectories, the toolbox
+   names, plots) and ``formats/`` (every reader and writer of a robot)
+7. the package face: ``robodyn`` (``__init__``) and ``_moved`` (the old module names, for one release)
+8. over the face: ``report/`` (the report page, the demo) and ``cli``
 9. ``__main__`` (``python -m robodyn``), which runs the command line
 
 A module may import from its own layer or any lower one, never from a higher one; within a layer the graph is
@@ -49,17 +49,15 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 #: Module (or package prefix) -> layer; the longest matching prefix wins. See the module docstring.
 LAYERS: dict[str, int] = {
     "robodyn._version": 0, "robodyn._fastcall": 0,
-    "robodyn.errors": 0, "robodyn.symbols": 0, "robodyn.algebra": 0, "robodyn.tables": 0,
-    "robodyn.model": 1, "robodyn.library": 1, "robodyn.samples": 1,
-    "robodyn.recursions": 2, "robodyn.equations": 2, "robodyn.kinematics": 2,
+    "robodyn.errors": 0, "robodyn.symbols": 0, "robodyn.algebra": 0,
+    "robodyn.model": 1, "robodyn.library": 1,
+    "robodyn.recursions": 2, "robodyn.equations": 2,
     "robodyn.formulations": 3, "robodyn.numeric": 3,
     "robodyn.identification": 4, "robodyn.program": 4,
-    "robodyn.codegen": 5, "robodyn.compile": 5,
-    "robodyn.simulation": 6, "robodyn.linear": 6, "robodyn.toolbox": 6, "robodyn.urdf": 6, "robodyn.loading": 6,
-    "robodyn.ik": 6, "robodyn.trajectories": 6, "robodyn.torques": 6, "robodyn.plots": 6, "robodyn.check": 6,
-    "robodyn.opcount": 6, "robodyn.simplified": 6, "robodyn.interop": 6,
-    "robodyn": 7,
-    "robodyn.report": 8, "robodyn.demo": 8, "robodyn.cli": 8, "robodyn.__main__": 9,
+    "robodyn.codegen": 5, "robodyn.runtime": 5,
+    "robodyn.analysis": 6, "robodyn.formats": 6,
+    "robodyn": 7, "robodyn._moved": 7,
+    "robodyn.report": 8, "robodyn.cli": 8, "robodyn.__main__": 9,
 }
 
 #: Groups of one layer that must not import each other in either direction.
@@ -241,13 +239,13 @@ def test_named_back_edges_are_gone() -> None:
     def imports(module: str, prefix: str) -> bool:
         return any(t == prefix or t.startswith(prefix + ".") for t in graph[module])
 
-    for target in ("robodyn.toolbox", "robodyn.urdf", "robodyn.numeric", "robodyn.simulation"):
+    for target in ("robodyn.analysis", "robodyn.formats", "robodyn.numeric"):
         assert not imports("robodyn.model.manipulator", target)
     for module in [m for m in MODULES if m.startswith("robodyn.codegen")]:
         assert "robodyn" not in graph[module], module  # the version comes from robodyn._version
     for module in [m for m in MODULES if m.startswith("robodyn.numeric")]:
         assert not imports(module, "robodyn.formulations"), module
-    assert not imports("robodyn.simulation", "robodyn.linear")
+    assert not imports("robodyn.analysis.simulation", "robodyn.analysis.linear")
 
 
 def test_in_function_imports_only_for_optional_or_slow_dependencies() -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn.check import check
+from robodyn.analysis.check import check
 from robodyn.program import build
 from tests.conftest import load_quiet
 

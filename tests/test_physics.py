@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import robodyn as rd
 from robodyn.algebra import canonical
-from robodyn.check import NumericSampler, evaluate
+from robodyn.analysis.check import NumericSampler, evaluate
 from tests.conftest import load_quiet, random_robot
 
 #: Copied verbatim from shared/reference/puma560_reference.json (Robotics Toolbox 1.5.0, agreeing

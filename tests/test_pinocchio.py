@@ -1,6 +1,6 @@
 """robodyn.numeric against Pinocchio (an independent C++ implementation of Featherstone's algorithms).
 
-The arm is rebuilt in Pinocchio from the DH table alone by :func:`robodyn.interop.to_pinocchio`, not from
+The arm is rebuilt in Pinocchio from the DH table alone by :func:`robodyn.formats.pinocchio.to_pinocchio`, not from
 robodyn's compiled arrays: link i's transform A_i = B_i Rot(z, theta_i) Trans(z, d_i) C_i (standard DH: B = I,
 C = Trans(x, a) Rot(x, alpha); modified DH: B = Rot(x, alpha) Trans(x, a), C = I) becomes a joint placement
 C_{i-1} B_i Rot(z, theta0_i) Trans(z, d0_i) followed by a revolute (RZ) or prismatic (PZ) joint; link i's
@@ -19,7 +19,7 @@ from robodyn import numeric
 from tests.conftest import load_quiet, random_robot
 
 pin = pytest.importorskip("pinocchio")
-from robodyn.interop import to_pinocchio as pinocchio_model  # noqa: E402  (after the skip)
+from robodyn.formats.pinocchio import to_pinocchio as pinocchio_model  # noqa: E402  (after the skip)
 
 TOL = 1e-9
 

@@ -17,8 +17,8 @@ import sympy
 
 import robodyn as rd
 from robodyn import numeric
+from robodyn.analysis.simulation import MAX_MAGNITUDE, NonFiniteStateError, SimulationError, simulate
 from robodyn.model.inertia import TOLERANCE, as_inertia, check_inertia
-from robodyn.simulation import MAX_MAGNITUDE, NonFiniteStateError, SimulationError, simulate
 from tests.conftest import load_quiet
 
 #: Wall-clock bound of every subprocess (the hangs these tests guard against ran forever).
@@ -53,7 +53,7 @@ def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
 
 
 def _has_compiler() -> bool:
-    from robodyn.compile import find_compiler
+    from robodyn.runtime.entry import find_compiler
 
     try:
         return bool(find_compiler())
@@ -117,7 +117,7 @@ def test_api_non_finite_states_and_runaways_stop_on_every_engine() -> None:
         import warnings
         warnings.simplefilter("ignore")
         import robodyn as rd
-        from robodyn.simulation import NonFiniteStateError, SimulationError, simulate
+        from robodyn.analysis.simulation import NonFiniteStateError, SimulationError, simulate
         robot = rd.load("double_pendulum")
         for engine in {engines!r}:
             for method in ("RK45", "Radau", "LSODA"):
@@ -369,8 +369,8 @@ def test_icub_right_leg_loads_and_matches_pinocchio() -> None:
     """The real iCub URDF (ixx = -5.4e-20 on r_hip_2...): its right leg, every other joint locked at 0."""
     pytest.importorskip("yourdfpy")
     pin = pytest.importorskip("pinocchio")
-    from robodyn.urdf import read_urdf
-    from tests.test_urdf import _compare
+    from robodyn.formats.urdf import read_urdf
+    from tests.formats.test_urdf import _compare
 
     path = _icub_urdf()
     full = pin.buildModelFromUrdf(str(path))

@@ -1,6 +1,6 @@
 """Everything that takes a robot takes a tree (issue 13, item 5): each CLI command and the API around the
 recursions, on the test tree (a torso and two arms), checked against the numeric engine (itself checked against
-Pinocchio in tests/test_numeric_trees.py) or against physics (energy, equilibrium).
+Pinocchio in tests/numeric/test_numeric_trees.py) or against physics (energy, equilibrium).
 
 The detailed checks are elsewhere: the formulations (test_trees_symbolic), the numeric engine
 (test_numeric_trees), programs and generated code (test_program_trees), identification
@@ -16,10 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 import robodyn as rd
-from robodyn import numeric, toolbox
+from robodyn import numeric
+from robodyn.analysis import toolbox
+from robodyn.analysis.linear import linearize
+from robodyn.analysis.simulation import simulate
 from robodyn.cli import app
-from robodyn.linear import linearize
-from robodyn.simulation import simulate
 from tests.helpers import assert_close
 
 TREE = Path(__file__).parent / "data" / "torso_two_arms.yaml"

@@ -16,46 +16,58 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from robodyn import _moved
 from robodyn._version import __version__
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and editors
-    from robodyn import identification, library, toolbox
-    from robodyn.compile import compile
+    from robodyn import identification, library
+    from robodyn.analysis import toolbox
+    from robodyn.analysis.linear import linearize
+    from robodyn.analysis.simulation import simulate
+    from robodyn.codegen.casadi import to_casadi
     from robodyn.equations import ConfigSpace, EmdegForm, Equations, FuForm
     from robodyn.errors import DerivationError, ModelError, ModelWarning
+    from robodyn.formats.load import load
+    from robodyn.formats.pinocchio import from_pinocchio
+    from robodyn.formats.toolbox import from_toolbox
     from robodyn.formulations import derive
-    from robodyn.interop import from_pinocchio, from_toolbox, to_casadi
-    from robodyn.linear import linearize
-    from robodyn.loading import load
     from robodyn.model import Link, Manipulator, Payload
-    from robodyn.simulation import simulate
+    from robodyn.runtime import compile
 
 #: name -> the module that defines it (a function or class), loaded on first use.
 _NAMES = {
-    "compile": "robodyn.compile",
+    "compile": "robodyn.runtime",
     "ConfigSpace": "robodyn.equations", "EmdegForm": "robodyn.equations", "Equations": "robodyn.equations",
     "FuForm": "robodyn.equations",
     "DerivationError": "robodyn.errors", "ModelError": "robodyn.errors", "ModelWarning": "robodyn.errors",
     "derive": "robodyn.formulations",
-    "load": "robodyn.loading",
+    "load": "robodyn.formats.load",
     "Link": "robodyn.model", "Manipulator": "robodyn.model", "Payload": "robodyn.model",
-    "simulate": "robodyn.simulation",
-    "linearize": "robodyn.linear",
-    "from_pinocchio": "robodyn.interop", "from_toolbox": "robodyn.interop", "to_casadi": "robodyn.interop",
+    "simulate": "robodyn.analysis.simulation",
+    "linearize": "robodyn.analysis.linear",
+    "from_pinocchio": "robodyn.formats.pinocchio", "from_toolbox": "robodyn.formats.toolbox",
+    "to_casadi": "robodyn.codegen.casadi",
 }
-#: Submodules reachable as attributes (``rd.toolbox.rne``), loaded on first use.
-_MODULES = ("library", "simulation", "linear", "ik", "report", "plots", "identification", "toolbox", "urdf",
-            "interop", "numeric", "codegen", "program")
+#: Modules reachable as attributes (``rd.toolbox.rne``), loaded on first use: the rooms, and the modules users
+#: reach through the face by their short names.
+_MODULES = {
+    **{room: f"robodyn.{room}" for room in ("analysis", "codegen", "formats", "formulations", "identification",
+                                             "library", "model", "numeric", "program", "recursions", "report",
+                                             "runtime")},
+    **{name: f"robodyn.analysis.{name}" for name in ("simulation", "linear", "ik", "plots", "toolbox")},
+    "urdf": "robodyn.formats.urdf",
+}
 
 
 class _Face(types.ModuleType):
-    """The package face's module type: ``rd.compile`` is the function even after ``robodyn.compile`` (the module)
+    """The package face's module type: ``rd.compile`` is the function even after ``robodyn.compile`` (the old module
+    name)
     is imported, which binds the module to this attribute (importing a submodule sets the package's attribute
     of that name; the data descriptor below takes precedence and ignores it)."""
 
     @property
     def compile(self) -> Any:
-        return importlib.import_module("robodyn.compile").compile
+        return importlib.import_module("robodyn.runtime").compile
 
     @compile.setter
     def compile(self, value: Any) -> None:  # the import system binding the submodule: kept out of the face
@@ -68,7 +80,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value  # once
         return value
     if name in _MODULES:
-        return importlib.import_module(f"robodyn.{name}")
+        return importlib.import_module(_MODULES[name])
     raise AttributeError(f"module 'robodyn' has no attribute {name!r}")
 
 
@@ -77,6 +89,7 @@ def __dir__() -> list[str]:
 
 
 sys.modules[__name__].__class__ = _Face
+_moved.install()  # the modules that moved into rooms, by their old names for one release
 
 __all__ = [
     "ConfigSpace",

@@ -141,7 +141,7 @@ def _guarded(body: Callable[[], int | None]) -> None:
         err.print("interrupted", markup=False)
         raise typer.Exit(130) from None
     except OSError as exc:  # last resort: a system error no check above turned into a message
-        from robodyn.model.io import shown_path
+        from robodyn.model.files import shown_path
 
         where = f"{shown_path(exc.filename)}: " if exc.filename is not None else ""
         err.print(printable(f"error: {where}{exc.strerror or exc}"), markup=False)
@@ -207,7 +207,7 @@ def _parse_lock(items: list[str]) -> dict[str, float]:
 
 
 def _write(text: str, output: Path | None) -> None:
-    from robodyn.model.io import atomic_write, path_exists
+    from robodyn.model.files import atomic_write, path_exists
 
     if output is None:
         out.print(text, markup=False)
@@ -224,14 +224,14 @@ def _write(text: str, output: Path | None) -> None:
 
 def _check_output_directory(directory: Path) -> None:
     """Refuse, before any work, an output directory that exists as something else."""
-    from robodyn.model.io import path_exists
+    from robodyn.model.files import path_exists
 
     if path_exists(directory, f"--output {directory}") and not directory.is_dir():
         raise UserError(f"--output {directory}: not a directory")
 
 
 def _write_set(directory: Path, write: Callable[[], list[Path]]) -> None:
-    """Run ``write`` (all files or none, :func:`robodyn.model.io.write_all`) and list what it wrote; an
+    """Run ``write`` (all files or none, :func:`robodyn.model.files.write_all`) and list what it wrote; an
     ``OSError`` (full or read-only disk) is one line."""
     try:
         paths = write()
@@ -286,7 +286,7 @@ def show(
 ) -> None:
     """Show a robot's DH table and inertial data, with the conventions they follow."""
 
-    from robodyn import tables
+    from robodyn.model import tables
 
     def body() -> None:
         robot = _load(model, strict, lock)
@@ -370,7 +370,7 @@ def check(
 ) -> None:
     """Derive with every available method and compare them; exit 1 if any disagree."""
 
-    from robodyn.check import check as run_check
+    from robodyn.analysis.check import check as run_check
 
     def body() -> int:
         if not 0 < rtol < 1:
@@ -446,7 +446,7 @@ def count(
 
 
 def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> str:
-    from robodyn import opcount
+    from robodyn.program import opcount
 
     measured = opcount.count_operations(robot)
     rows = opcount.comparison_table(robot)
@@ -487,8 +487,8 @@ def simplify_model(
 ) -> None:
     """Fu's empirical simplified model: classify every D_ij and h_i along a trajectory, plot them,
     and report the simplified model's worst torque error."""
-    from robodyn.simplified import simplify_model as run_simplify
-    from robodyn.simplified import write_outputs
+    from robodyn.analysis.simplified import simplify_model as run_simplify
+    from robodyn.analysis.simplified import write_outputs
 
     def body() -> None:
         _check_output_directory(output)
@@ -526,7 +526,7 @@ def torques(
 ) -> None:
     """Joint torques and forces along a trajectory (Angeles, Ma and Rojas' example 1 and fig. 5):
     print the peak per joint, optionally write a CSV and a PNG."""
-    from robodyn.torques import torque_history
+    from robodyn.analysis.torques import torque_history
 
     def body() -> None:
         robot = _load(model, strict, lock)
@@ -550,7 +550,7 @@ def torques(
 def _check_directory(option: str, path: Path | None) -> None:
     """Refuse, before any work, an output file whose directory is missing or that names a directory;
     a plot (an option ending in ``plot``) must also have an image suffix that matplotlib writes."""
-    from robodyn.model.io import path_exists
+    from robodyn.model.files import path_exists
 
     if path is None:
         return
@@ -561,7 +561,7 @@ def _check_directory(option: str, path: Path | None) -> None:
     if path_exists(path, f"{option} {path}") and path.is_dir():
         raise UserError(f"{option} {path}: is a directory, not a file")
     if option.endswith("plot"):
-        from robodyn.plots import IMAGE_FORMATS
+        from robodyn.analysis.plots import IMAGE_FORMATS
 
         if path.suffix.lower().lstrip(".") not in IMAGE_FORMATS:
             raise UserError(f"{option} {path}: unknown image format {path.suffix!r}; use one of "
@@ -569,7 +569,7 @@ def _check_directory(option: str, path: Path | None) -> None:
 
 
 def _plot_joints(trajectory: Any, robot: rd.Manipulator, path: Path) -> None:
-    from robodyn.ik import plot_joint_trajectory
+    from robodyn.analysis.ik import plot_joint_trajectory
 
     plot_joint_trajectory(trajectory, robot, path)
 
@@ -624,7 +624,7 @@ def simulate(
 ) -> None:
     """Simulate the arm (forward dynamics integrated by scipy's solve_ivp): print the energy drift and the
     final state, optionally write a plot and a CSV."""
-    from robodyn.simulation import simulate as run_simulation
+    from robodyn.analysis.simulation import simulate as run_simulation
 
     def body() -> None:
         robot = _load(model, strict, lock)
@@ -661,7 +661,7 @@ class Discrete(StrEnum):
 
 def _symbol_names(robot: rd.Manipulator) -> dict[str, list[str]]:
     """The names of a symbolic linearisation's symbols, for JSON read back by :func:`robodyn.equations.read_dict`."""
-    from robodyn.simulation import tau_symbols
+    from robodyn.analysis.simulation import tau_symbols
     from robodyn.symbols import joint_symbols
 
     s = joint_symbols(robot.n)
@@ -705,8 +705,8 @@ def linearize(
     lock: LockOption = None,
 ) -> None:
     """The linearised state-space model x = (q, qd), u = tau: A, B, C, D (and the discrete-time Ad, Bd)."""
-    from robodyn.linear import discretize
-    from robodyn.linear import linearize as run_linearize
+    from robodyn.analysis.linear import discretize
+    from robodyn.analysis.linear import linearize as run_linearize
 
     def body() -> None:
         robot = _load(model, strict, lock)
@@ -759,7 +759,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML page: DH and inertia tables, the equations (MathML, rendered offline),
     operation counts, the cross-check of the formulations and plots."""
-    from robodyn import report as reporting
+    from robodyn.report import page as reporting
 
     def body() -> None:
         robot = _load(model, strict, lock)
@@ -818,7 +818,7 @@ def codegen(
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
     bias, G and forward dynamics, each with its operation count (see README, Generated code)."""
     from robodyn import codegen as generator
-    from robodyn.model.io import write_all
+    from robodyn.model.files import write_all
 
     def body() -> None:
         keys = [key.strip() for key in outputs.split(",") if key.strip()]
@@ -848,7 +848,7 @@ def demo(
     """The main job: derive a robot by every method, check they agree, build the cheapest programs with
     their operation counts, write the equations and the generated C (compiled and checked where a C
     compiler is found)."""
-    from robodyn.demo import run as run_demo
+    from robodyn.report.demo import run as run_demo
 
     def body() -> int:
         start = time.perf_counter()

@@ -1,7 +1,8 @@
 """Random model data, expression strings and URDF mutations: a Manipulator or a ModelError, nothing else.
 
 The readers are the API under the CLI (``manipulator_from_dict``, ``rd.load``, the expression whitelist of
-:mod:`robodyn.model.expr`, :func:`robodyn.urdf.read_urdf`); any other exception is a crash the CLI would print as
+:mod:`robodyn.model.expr`, :func:`robodyn.formats.urdf.read_urdf`); any other exception is a crash the CLI would print
+as
 a traceback. Examples are few (the ``fuzz`` settings) so this runs in seconds; raise ``ROBODYN_FUZZ_EXAMPLES``
 for a longer search.
 """
@@ -24,8 +25,8 @@ from hypothesis import strategies as st
 
 import robodyn as rd
 from robodyn.errors import ModelError
+from robodyn.formats.model_file import manipulator_from_dict, parse_text
 from robodyn.model.expr import parse_expression, to_expr
-from robodyn.model.io import manipulator_from_dict, parse_text
 
 EXAMPLES = int(os.environ.get("ROBODYN_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -207,7 +208,7 @@ def mutated_urdf(draw: st.DrawFn) -> str:
 @given(mutated_urdf())
 def test_urdf_mutation_loads_or_is_refused(text: str) -> None:
     pytest.importorskip("yourdfpy")
-    from robodyn.urdf import read_urdf
+    from robodyn.formats.urdf import read_urdf
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "arm.urdf"

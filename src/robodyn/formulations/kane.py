@@ -1,6 +1,6 @@
 """Kane's equations (Angeles, Ma and Rojas 1989) as a formulation: the three-stage algorithm of
 :mod:`robodyn.recursions.kane` run on symengine expressions (:class:`~robodyn.recursions.scalars.SymengineOps`).
-The numeric engine (:mod:`robodyn.numeric.kane`) and the operation counts (:mod:`robodyn.opcount`) run the same
+The numeric engine (:mod:`robodyn.numeric.kane`) and the operation counts (:mod:`robodyn.program.opcount`) run the same
 recursion on their own scalars. It runs over the parent array, so trees are derived too, except those with fixed
 placements before a joint, which Angeles' HD notation cannot express (refused in one line).
 """

@@ -31,7 +31,8 @@ modified-DH ``a``, ``alpha``, ``d`` of row j; C, S = cos, sin alpha_j):
   XZ_{j-1} -= d_j C (MZ_j + r_j M_j);  YY_{j-1} += C^2 YY_j + 2 r_j C^2 MZ_j + (r_j^2 C^2 + d_j^2) M_j;
   YZ_{j-1} += C S (YY_j + 2 r_j MZ_j + r_j^2 M_j);  ZZ_{j-1} += S^2 YY_j + 2 r_j S^2 MZ_j + (r_j^2 S^2 + d_j^2) M_j;
   MX_{j-1} += d_j M_j;  MY_{j-1} -= S (MZ_j + r_j M_j);  MZ_{j-1} += C (MZ_j + r_j M_j);  M_{j-1} += M_j
-  (checked symbolically against :func:`~robodyn.recursions.parameters.move` in tests/test_identification.py).
+  (checked symbolically against :func:`~robodyn.recursions.parameters.move` in
+  tests/identification/test_identification.py).
 - *prismatic joint j*: link j does not rotate relative to link j-1, so its whole inertia tensor is grouped into
   link j-1: J_{j-1} += R J_j R^T (R the rotation of T_j).
 - Whatever is grouped into link 0 (the fixed base) has no effect.
@@ -215,10 +216,10 @@ class GroupedLinks:
     A Newton-Euler pass in inertia-about-origin parameters
     (:func:`~robodyn.identification.regressor.inverse_dynamics_in_parameters`) over ``robot``'s geometry with
     these ten-vectors, plus IA_j qdd_j + FV_j qd_j, gives exactly the same tau as the original parameters
-    (minus the tip load, which is not an inertial parameter): :meth:`tau` does that. "Exactly" holds for exact
-    or symbolic geometry (tests/test_identification.py checks the canonical forms on puma560_symbolic and on
-    random arms); with floating-point geometry, decisions such as "these axes are parallel" are taken to 1e-9
-    and the regrouped values are then exact to rounding.
+    (minus the tip load, which is not an inertial parameter): :meth:`tau` does that. "Exactly" holds for
+    exact or symbolic geometry (tests/identification/test_identification.py checks the canonical forms on
+    puma560_symbolic and on random arms); with floating-point geometry, decisions such as "these axes are
+    parallel" are taken to 1e-9 and the regrouped values are then exact to rounding.
 
     For a lean program: entries that are 0 here are structurally zero (skip them), and links whose ten
     entries are all 0 (e.g. link 1 of the PUMA except ZZ) need no wrench computation beyond those entries.

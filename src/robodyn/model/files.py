@@ -1,7 +1,8 @@
 """Files: paths shown in messages, size-bounded reading, atomic writing, and writing a model file.
 
 No model class is needed here (a robot is read through its attributes), so :class:`robodyn.model.Manipulator`
-can use it for ``to_dict`` and ``save``; reading a model file is :mod:`robodyn.model.io` (which re-exports these
+can use it for ``to_dict`` and ``save``; reading a model file is :mod:`robodyn.formats.model_file` (which re-exports
+these
 names).
 """
 

@@ -41,8 +41,8 @@ from robodyn.model.convert import to_convention
 from robodyn.model.expr import check_name, shown, to_expr
 from robodyn.model.inertia import as_vector3
 from robodyn.model.link import ZERO3, Link, Payload, RigidBody, _as_transform
+from robodyn.model.tables import dh_table_latex
 from robodyn.symbols import g as gravity_symbol
-from robodyn.tables import dh_table_latex
 
 CONVENTIONS = ("standard", "modified")
 #: The most links (moving joints) a robot may have, on every input path: ``Manipulator(...)``, ``from_dh``, model
@@ -117,7 +117,8 @@ class Manipulator:
     """An immutable serial arm: links, DH convention, gravity, optional tip load, payload and tool.
 
     Data and conversions only (other convention, model-file dict, file, LaTeX table): the algorithms that take a
-    robot are free functions (:mod:`robodyn.numeric`, :mod:`robodyn.toolbox`, :func:`robodyn.urdf.to_urdf`, ...).
+    robot are free functions (:mod:`robodyn.numeric`, :mod:`robodyn.analysis.toolbox`,
+    :func:`robodyn.formats.urdf.to_urdf`, ...).
 
     Build one in code (``Manipulator(links=[Link(...), ...])`` or :meth:`from_dh`), from a
     model file (:func:`robodyn.load`), or from the built-in library. ``strict=True`` turns
@@ -232,7 +233,8 @@ class Manipulator:
 
     def depth_first(self) -> tuple[int, ...]:
         """The links in depth-first order (each subtree consecutive, children in list order): the robot's own
-        order for a chain and for any tree listed so (Pinocchio requires it, :func:`robodyn.interop.to_pinocchio`)."""
+        order for a chain and for any tree listed so (Pinocchio requires it,
+        :func:`robodyn.formats.pinocchio.to_pinocchio`)."""
         order: list[int] = []
         stack = list(reversed(self.children(-1)))
         while stack:
@@ -341,7 +343,7 @@ class Manipulator:
 
     # -- files --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The model-file structure (see :mod:`robodyn.model.io`)."""
+        """The model-file structure (see :mod:`robodyn.formats.model_file`)."""
         return files.manipulator_to_dict(self)
 
     def save(self, path: str | Path) -> Path:

@@ -4,7 +4,7 @@ The engine runs one state over Python floats (:mod:`robodyn.numeric.api`): some 
 15 us for the Panda's, where ``pinocchio.rnea`` takes 1.0 and 1.35 us. That is fine for a call and slow for a
 loop of them (a controller, an optimiser's cost, a user's own integrator). So each compiled model (a robot and
 its parameter binding) counts its one-state calls; at the :data:`HOT_CALLS`-th, a background thread gets the
-robot's compiled routines (:func:`robodyn.compile`'s default outputs: from its cache, or built into it the first
+robot's compiled routines (:func:`robodyn.runtime.entry`'s default outputs: from its cache, or built into it the first
 time), and from then on the one-state calls of :func:`~robodyn.numeric.inverse_dynamics`,
 :func:`~robodyn.numeric.mass_matrix`, :func:`~robodyn.numeric.coriolis`, :func:`~robodyn.numeric.gravity`,
 :func:`~robodyn.numeric.bias_forces` and :func:`~robodyn.numeric.forward_dynamics` (and the toolbox aliases
@@ -21,7 +21,7 @@ is computed again over floats, which raises numpy.linalg.LinAlgError as before.
 The switch needs a robot (a :class:`~robodyn.model.manipulator.Manipulator`: calls given a compiled
 :class:`~robodyn.numeric.model.NumericModel` have nothing to compile, and are not counted), a C compiler, the
 ``robodyn._fastcall`` extension (built when robodyn is installed where Python's headers are), and a builder
-registered by :mod:`robodyn.compile`, a layer above this engine, which does not import it (:func:`register`;
+registered by :mod:`robodyn.runtime.entry`, a layer above this engine, which does not import it (:func:`register`;
 importing robodyn registers it). Where any is missing, or the build fails, the calls stay on floats, and
 :attr:`HotPath.failure` says why.
 
@@ -53,7 +53,8 @@ _builder: Builder | None = None
 
 
 def register(builder: Builder | None) -> None:
-    """Set the function that compiles a robot's routines for the hot path (robodyn.compile sets it; None: none)."""
+    """Set the function that compiles a robot's routines for the hot path (robodyn.runtime.entry sets it; None:
+    none)."""
     global _builder
     _builder = builder
 

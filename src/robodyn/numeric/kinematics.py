@@ -8,7 +8,8 @@ joint frame i, whose origin lies on the axis), chained as
 
 (lambda(i) the parent of link i: i - 1 on a chain), so that link frame n is X_n C_n (C_n = Trans(x, a_n)
 Rot(x, alpha_n) in standard DH, the identity in modified DH) and the tool frame is X_n C_n T_tool. The
-geometric Jacobian has rows (v; omega) in the base frame like :func:`robodyn.kinematics.jacobian`: column i is
+geometric Jacobian has rows (v; omega) in the base frame like :func:`robodyn.formulations.kinematics.jacobian`: column
+i is
 (z_i x (p - o_i); z_i) for a revolute joint and (z_i; 0) for a prismatic one, for the joints that carry the
 last link (on a tree the columns of the other branches are zero).
 

@@ -68,7 +68,8 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
 
     ``base=b``, the robot's base parameters ``b = robodyn.identification.base_parameters(robot)``, builds the
     model in them by the recursive route (the program layer sits beside identification and does not import
-    it; :func:`robodyn.codegen.module_spec` and :func:`robodyn.compile` take ``base=True``): its ``parameters`` input is
+    it; :func:`robodyn.codegen.module_spec` and :func:`robodyn.runtime.entry` take ``base=True``): its ``parameters``
+    input is
     the base parameters (``b.names`` order: feed it identified values, or ``b.numeric_values()``), then any
     symbols of the geometry, gravity and tip load; no parameter that cannot act is computed with, which
     makes it the cheapest inverse dynamics there is (Khalil and Kleinfinger).

@@ -21,7 +21,7 @@ accelerates by -g (eq. 41, 51), W_i = Omega_i' + Omega_i^2 (eq. 53), everything 
 Products with Q_i and Q_i^T are done as in eq. 54-55 (8 multiplications, 4 additions), never by
 forming the matrix. The code is written over the scalar interface of :mod:`robodyn.recursions.scalars`:
 the same functions run on symengine expressions, on NumPy arrays of a batch of states
-(:mod:`robodyn.numeric.kane`) and on counting scalars (:mod:`robodyn.opcount`).
+(:mod:`robodyn.numeric.kane`) and on counting scalars (:mod:`robodyn.program.opcount`).
 The scalars only need ``+``, ``-``, unary ``-`` and ``*``; the literal Python ``0`` stands for the
 zeros of the algorithm (e_i = [0, 0, 1], omega_0 = 0, ...) so that every scalar type can fold them.
 

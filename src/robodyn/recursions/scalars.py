@@ -8,7 +8,7 @@ scalar type can fold them. Beyond that it asks its ``ops`` for the few things be
 - :class:`robodyn.numeric.kane.NumpyOps`: NumPy arrays of a batch of states;
 - :class:`robodyn.numeric._codegen.TracerOps`: floats and row nodes, traced into the numeric engine's kernels;
 - :class:`robodyn.program.routes.BuilderOps`: scalars that write a straight-line program;
-- :class:`robodyn.opcount.CountingOps`: scalars that count operations, stage by stage.
+- :class:`robodyn.program.opcount.CountingOps`: scalars that count operations, stage by stage.
 """
 
 from __future__ import annotations

@@ -1,0 +1,155 @@
+"""Figures shared by simulations, joint trajectories and the HTML report, with matplotlib's
+object-oriented :class:`~matplotlib.figure.Figure` (no pyplot state, no global backend switch).
+
+Every figure has labelled axes with units: t (s); q_i in degrees for a revolute joint, in metres for
+a prismatic one; energies in J. :func:`save` writes atomically; :func:`png_base64` embeds a figure in HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robodyn.model.files import atomic_path
+from robodyn.model.manipulator import Manipulator
+
+
+@functools.cache
+def _inline_figure_class() -> type:
+    """matplotlib's Figure with ``_repr_png_``: a Figure made without pyplot (no global state, no backend switch)
+    has no notebook display of its own, so that ``result.plot()`` would print ``<Figure size ...>``. Made on first
+    use (matplotlib loads then)."""
+    from matplotlib.figure import Figure
+
+    class InlineFigure(Figure):
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", bbox_inches="tight")
+            return buffer.getvalue()
+
+    return InlineFigure
+
+#: Image formats that matplotlib's Agg, PDF, PS and SVG backends write (the file suffix chooses).
+IMAGE_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+
+
+def new_figure(panels: int, columns: int = 2, height: float = 2.3, width: float = 5.0) -> tuple[Any, list[Any]]:
+    """A Figure with ``panels`` axes on a grid of ``columns``; the unused axes are switched off. The Figure shows
+    itself inline in a notebook (``_repr_png_``), without pyplot."""
+    Figure = _inline_figure_class()
+    cols = min(columns, panels)
+    rows = math.ceil(panels / cols)
+    fig = Figure(figsize=(width * cols + 1, height * rows + 1))
+    axes = list(fig.subplots(rows, cols, squeeze=False).ravel())
+    for ax in axes[panels:]:
+        ax.axis("off")
+    return fig, axes[:panels]
+
+
+def plain_suptitle(fig: Any, text: str) -> Any:
+    """``fig.suptitle(text)`` as plain text. A title holds robot and trajectory names (a CSV file's stem is the
+    trajectory's name), where ``$...$`` must not be parsed as math text: ``a$\\foo{$.csv`` would make
+    mathtext raise a ValueError when the figure is drawn."""
+    return fig.suptitle(text, parse_math=False)
+
+
+def _style(ax: Any, title: str, ylabel: str) -> None:
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("t (s)", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, linewidth=0.3)
+
+
+def joint_values(robot: Manipulator, q: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """q with revolute columns in degrees, and the axis label of every joint."""
+    shown = np.array(q, dtype=float, copy=True)
+    labels = []
+    for k, link in enumerate(robot.links):
+        if link.revolute:
+            shown[:, k] = np.degrees(shown[:, k])
+            labels.append(f"$q_{{{k + 1}}}$ (deg)")
+        else:
+            labels.append(f"$q_{{{k + 1}}}$ (m)")
+    return shown, labels
+
+
+def joint_figure(t: np.ndarray, q: np.ndarray, robot: Manipulator, title: str) -> Any:
+    """One panel per joint: q_i(t) (Angeles et al.'s figures 4 and 7)."""
+    fig, axes = new_figure(robot.n)
+    shown, labels = joint_values(robot, q)
+    for k, ax in enumerate(axes):
+        ax.plot(t, shown[:, k], color="tab:blue" if robot.links[k].revolute else "tab:red")
+        _style(ax, f"joint {k + 1}", labels[k])
+    plain_suptitle(fig, title)
+    fig.tight_layout()
+    return fig
+
+
+def simulation_figure(
+    t: np.ndarray,
+    q: np.ndarray,
+    kinetic: np.ndarray,
+    potential: np.ndarray,
+    robot: Manipulator,
+    title: str,
+) -> Any:
+    """Joint motion (left) and the energies with their sum (right)."""
+    fig, (ax_q, ax_e) = new_figure(2, width=5.5, height=3.2)
+    shown, _ = joint_values(robot, q)
+    for k in range(robot.n):
+        ax_q.plot(t, shown[:, k], label=f"joint {k + 1} ({'deg' if robot.links[k].revolute else 'm'})")
+    _style(ax_q, "joint motion", "q (deg for R, m for P)")
+    ax_q.legend(fontsize=7)
+    energy = kinetic + potential
+    ax_e.plot(t, kinetic, label="kinetic T")
+    ax_e.plot(t, potential - potential[0], label="potential V - V(0)")
+    ax_e.plot(t, energy - energy[0], label="T + V - E(0)", color="black", linewidth=1.2)
+    _style(ax_e, "energy", "energy (J)")
+    ax_e.legend(fontsize=7)
+    plain_suptitle(fig, title)
+    fig.tight_layout()
+    return fig
+
+
+def torque_figure(history: Any) -> Any:
+    """A :class:`~robodyn.analysis.torques.TorqueHistory` as one panel per joint: tau_i (N m) or f_i (N) against t
+    (s)."""
+    robot, t = history.robot, history.trajectory.t
+    fig, axes = new_figure(robot.n, height=2.4)
+    for k, ax in enumerate(axes[: robot.n]):
+        revolute = robot.links[k].revolute
+        ax.plot(t, history.tau[:, k], color="tab:blue" if revolute else "tab:red")
+        ax.axhline(0.0, color="grey", linewidth=0.5)
+        label = f"$\\tau_{{{k + 1}}}$ (N m)" if revolute else f"$f_{{{k + 1}}}$ (N)"
+        _style(ax, f"joint {k + 1} ({'torque' if revolute else 'force'})", label)
+    figure = {"angeles1": "fig. 5", "angeles2": "fig. 8"}.get(history.trajectory.name)
+    plain_suptitle(fig, f"{robot.name}: joint torques and forces along {history.trajectory.name}"
+                   + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))
+    fig.tight_layout()
+    return fig
+
+
+def save(fig: Any, path: str | Path, dpi: int = 100) -> Path:
+    """``fig.savefig`` to a temporary file beside ``path``, then renamed (:func:`robodyn.model.files.atomic_path`);
+    the suffix of ``path`` chooses the format, one of :data:`IMAGE_FORMATS`."""
+    path = Path(path)
+    if path.suffix.lower().lstrip(".") not in IMAGE_FORMATS:
+        raise ValueError(f"{path}: unknown image format {path.suffix!r}; use one of "
+                         f"{', '.join('.' + f for f in IMAGE_FORMATS)}")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=path.suffix.lower().lstrip("."))
+    return path
+
+
+def png_base64(fig: Any, dpi: int = 80) -> str:
+    """The figure as a base64 PNG, for ``<img src="data:image/png;base64,...">``."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")

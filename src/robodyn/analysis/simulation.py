@@ -1,0 +1,772 @@
+"""Forward dynamics and simulation: the equations of motion put to work (ROBMAT, Horn and Linge
+sec. 4.4; the Macsyma thesis appendix's forward dynamics and its checks).
+
+    import robodyn as rd
+    fd = rd.simulation.forward_dynamics_symbolic(rd.load("double_pendulum"))   # closed form, n <= 3
+    res = rd.simulate(rd.load("puma560"), 10.0, q0, torque="gravity")           # scipy solve_ivp
+    res.t, res.q, res.qd, res.qdd, res.tau, res.kinetic, res.potential, res.energy
+    res.plot("swing.png")
+
+Forward dynamics solves ROBMAT's configuration-space equation for the accelerations (Horn and Linge sec. 4.4),
+
+    qdd = M(q)^-1 [tau - h(q, qd) - G(q) - damping(qd) - load(q)],
+
+in closed form for arms of up to three joints (:func:`forward_dynamics_symbolic`: adj(M) (tau - bias) / det M,
+as the Macsyma appendix did with ``solve``) and numerically for any arm. :func:`simulate` integrates
+x = (q, qd), xdot = (qd, qdd) with :func:`scipy.integrate.solve_ivp`; the accelerations come from one of the
+engines of :func:`dynamics`:
+
+- ``"lambdify"`` (default): the Newton-Euler M and bias of :func:`robodyn.derive`, parameters bound, compiled
+  once per arm with symengine's ``Lambdify`` (common subexpressions shared), then a 6x6 solve: about 30 us
+  per state for the PUMA 560;
+- ``"numpy"``: :func:`robodyn.numeric.forward_dynamics` (composite rigid body + Newton-Euler + Cholesky),
+  no symbolic step, about 0.5 ms per single state (it is built for batches);
+- ``"compiled"``: :func:`robodyn.runtime.entry`, the generated C code, where the code-generation feature exists.
+
+The Macsyma appendix's validation is built in: the energy E = T + V with T = 1/2 qd^T M qd and V = -sum_k m_k g . c_k
+(every body, payload included, centres of mass in the base frame) is returned along the motion and conserved
+in a free undamped simulation; :func:`small_oscillations` gives the periods of the linearised motion about an
+equilibrium (2 pi / sqrt(lambda), K v = lambda M v); :func:`gravity_torque` holds the arm still.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import symengine as se
+import sympy
+from scipy.integrate import OdeSolver, solve_ivp
+
+from robodyn import numeric
+from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
+from robodyn.analysis.plots import save, simulation_figure
+from robodyn.analysis.trajectories import MAX_SAMPLES, check_samples
+from robodyn.errors import DerivationError, ModelError
+from robodyn.formulations import derive
+from robodyn.model.cache import PerRobotCache
+from robodyn.model.files import atomic_write
+from robodyn.model.manipulator import Manipulator
+from robodyn.model.params import bind_parameters as checked_parameters
+from robodyn.model.params import bound_robot, check_bound
+from robodyn.numeric.kinematics import potential_energy
+from robodyn.numeric.model import Params, compile_model
+from robodyn.runtime.entry import CompiledDynamics as CompiledModule
+from robodyn.runtime.entry import compile as compile_robot
+
+#: Closed-form forward dynamics up to this many joints (the inverse of M by adjugate and determinant).
+SYMBOLIC_MAX_JOINTS = 3
+#: Values used for parameters the caller leaves free, as :mod:`robodyn.analysis.torques` does.
+DEFAULT_PARAMETERS: dict[str, float] = {"g": 9.81}
+ENGINES = ("lambdify", "numpy", "compiled")
+#: The integrators of :func:`scipy.integrate.solve_ivp`.
+METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+Torque = None | str | Sequence[float] | np.ndarray | Callable[[float, np.ndarray, np.ndarray], Any]
+#: The largest ``|value|`` accepted in a start state, an operating point or a constant torque (rad, m, rad/s, m/s,
+#: N m, N): beyond it the sine of an angle has no correct digit left (the spacing of doubles near 1e9 is
+#: 1e-7) and the quadratic velocity terms are a few squarings away from overflowing.
+MAX_MAGNITUDE = 1e9
+#: The default bound on the evaluations of the dynamics in one :func:`simulate`: about 12 times what a 10 s
+#: swing of the PUMA 560 takes with Radau at the default tolerances (40 000; RK45: 7 300), so that a motion
+#: too fast or too stiff for the method stops with an error (within a minute or so on the default engine)
+#: instead of running for hours.
+MAX_EVALUATIONS = 500_000
+
+
+class SimulationError(ModelError):
+    """A simulation that cannot run or did not finish (one line, like every ModelError)."""
+
+
+class NonFiniteStateError(SimulationError):
+    """The integration met a state or an acceleration that is not a finite number (NaN or infinite): a mass
+    matrix singular there, or a motion that diverged. Raised instead of letting the integrator loop on NaN."""
+
+
+def tau_symbols(n: int) -> tuple[sympy.Symbol, ...]:
+    """The joint torque/force symbols ``tau1..taun``."""
+    return tuple(sympy.Symbol(f"tau{i}") for i in range(1, n + 1))
+
+
+def bind_parameters(robot: Manipulator, params: Params | None) -> dict[str, float] | None:
+    """``params`` as {name: float}, with ``g`` = 9.81 where the robot uses g and the caller gives none;
+    unknown names and values that are not finite numbers are refused (:mod:`robodyn.model.params`)."""
+    return checked_parameters(robot, params, DEFAULT_PARAMETERS) or None
+
+
+# -- closed-form forward dynamics (Horn and Linge sec. 4.4; the Macsyma solve) -----------------
+
+
+@dataclass(frozen=True)
+class SymbolicForwardDynamics:
+    """qdd = numerator / denominator, numerator = adj(M) (tau - bias), denominator = det M (factored).
+
+    ``qdd`` is the n x 1 sympy matrix in q, qd, tau1..taun and the parameters; the numerators are in the
+    canonical form of :mod:`robodyn.algebra` (expanded, each sin of degree <= 1).
+    """
+
+    robot: Manipulator
+    numerator: sympy.ImmutableMatrix
+    denominator: sympy.Expr
+    tau: tuple[sympy.Symbol, ...]
+
+    @property
+    def qdd(self) -> sympy.ImmutableMatrix:
+        return sympy.ImmutableMatrix([x / self.denominator for x in self.numerator])
+
+    def terms(self) -> list[int]:
+        """Number of terms of each numerator (a size measure for reports)."""
+        return [count_terms(to_se(x)) for x in self.numerator]
+
+
+def _bias(eqs: Any) -> se.DenseMatrix:
+    """h + G + damping + load: everything in tau but M qdd."""
+    return eqs.canonical("h") + eqs.canonical("G") + eqs.canonical("damping") + eqs.canonical("load")
+
+
+def _factored(expr: se.Basic, limit: int = 400) -> sympy.Expr:
+    """sympy's factor of a small expression (a determinant of M), the expression itself if large."""
+    value = to_sympy(expr)
+    return sympy.factor(value) if count_terms(expr) <= limit else value
+
+
+def forward_dynamics_symbolic(robot: Manipulator, method: str = "newton-euler") -> SymbolicForwardDynamics:
+    """The closed-form accelerations of an arm of at most three joints (Horn and Linge sec. 4.4).
+
+    qdd = M^-1 (tau - h - G - damping - load) with M^-1 = adj(M) / det(M) (Berkowitz's division-free
+    determinant and adjugate), numerators brought to canonical form and det M factored. Larger arms raise
+    :class:`~robodyn.errors.DerivationError`: their M^-1 is too large to be useful in closed form, and
+    :func:`robodyn.numeric.forward_dynamics` or :func:`simulate` solve M qdd = tau - bias numerically.
+    """
+    n = robot.n
+    if n > SYMBOLIC_MAX_JOINTS:
+        raise DerivationError(
+            f"closed-form forward dynamics is offered for arms of up to {SYMBOLIC_MAX_JOINTS} joints; "
+            f"{robot.name} has {n}: use robodyn.numeric.forward_dynamics (or simulate), which solve "
+            "M qdd = tau - bias numerically"
+        )
+    eqs = derive(robot, method)
+    q = eqs.symbols.q
+    M = sympy.Matrix(matrix_to_sympy(eqs.canonical("M")))
+    tau = tau_symbols(n)
+    rhs = se.DenseMatrix([[se.Symbol(t.name)] for t in tau]) - _bias(eqs)
+    adj = M.adjugate(method="berkowitz")
+    numerator = [
+        canonical(sum((to_se(adj[i, j]) * rhs[j, 0] for j in range(n)), se.Integer(0)), q) for i in range(n)
+    ]
+    det = canonical(to_se(M.det(method="berkowitz")), q)
+    return SymbolicForwardDynamics(
+        robot, sympy.ImmutableMatrix([to_sympy(x) for x in numerator]), _factored(det), tau
+    )
+
+
+# -- numeric engines ---------------------------------------------------------------------------------
+
+
+class Dynamics:
+    """qdd(q, qd, tau) of one arm with its parameters bound, by one engine (see :func:`dynamics`)."""
+
+    engine = "base"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        self.robot = robot
+        self.params = dict(params or {})
+        self.n = robot.n
+        self.model = compile_model(robot, self.params)  # also checks that every parameter is bound
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """qdd for one state, (n,)."""
+        raise NotImplementedError
+
+    def holding_torque(self, q: np.ndarray) -> np.ndarray:
+        """G(q) + load(q): the torques that hold the arm at rest (batched, numeric engine)."""
+        return numeric.bias_forces(self.model, q, np.zeros_like(q))
+
+
+class NumpyDynamics(Dynamics):
+    """:func:`robodyn.numeric.forward_dynamics` (CRBA, RNEA, Cholesky), one state at a time."""
+
+    engine = "numpy"
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        return numeric.forward_dynamics(self.model, q, qd, tau)
+
+
+class LambdifiedDynamics(Dynamics):
+    """M(q) and bias(q, qd) of the Newton-Euler equations, parameters substituted, compiled by symengine's
+    Lambdify with common subexpressions; qdd by a dense solve (LAPACK)."""
+
+    engine = "lambdify"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        super().__init__(robot, params)
+        eqs = derive(bound_robot(robot, self.params), "newton-euler")
+        q, qd, _ = eqs.symbols.symengine()
+        M, bias = eqs.raw("M"), eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
+        outputs = [M[i, j] for i in range(self.n) for j in range(self.n)] + [bias[i, 0] for i in range(self.n)]
+        self._function = se.Lambdify([*q, *qd], outputs, cse=True)
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        n = self.n
+        values = self._function(np.concatenate([q, qd]))
+        return np.linalg.solve(values[: n * n].reshape(n, n), tau - values[n * n :])
+
+
+class CompiledDynamics(Dynamics):
+    """The generated C forward dynamics (M by the generated code, an LDL^T solve) of :func:`robodyn.runtime.entry`."""
+
+    engine = "compiled"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        super().__init__(robot, params)
+        try:
+            compiled = compile_robot(robot, outputs=("forward",))
+        except RuntimeError as exc:  # robodyn.runtime.entry.CompileError: no compiler, or it failed
+            raise SimulationError(" ".join(str(exc).split()), field="engine") from None
+        names = tuple(compiled.parameters)
+        values = tuple(self.params[name] for name in names) if names else None
+        self._forward = compiled.one_state("forward_dynamics", params=values)
+        self._lock = threading.Lock()  # one_state's buffers are not shared between threads
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        with self._lock:
+            return self._forward(q, qd, tau)
+
+
+_ENGINE_CLASSES: dict[str, type[Dynamics]] = {
+    "lambdify": LambdifiedDynamics,
+    "numpy": NumpyDynamics,
+    "compiled": CompiledDynamics,
+}
+#: (engine, parameter binding) -> Dynamics, per robot; entries vanish with their robot.
+_CACHE: PerRobotCache[Dynamics] = PerRobotCache()
+
+
+def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "lambdify") -> Dynamics:
+    """The forward-dynamics engine of ``robot`` with ``params`` bound (g defaults to 9.81), built once and
+    cached per robot and binding. ``engine``: ``"lambdify"``, ``"numpy"`` or ``"compiled"``."""
+    if engine not in _ENGINE_CLASSES:
+        raise SimulationError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}", field="engine")
+    bound = bind_parameters(robot, params)
+    key = (engine, tuple(sorted((bound or {}).items())))
+    return _CACHE.get(robot, key, lambda: _ENGINE_CLASSES[engine](robot, bound))
+
+
+# -- energies and holding torques ----------------------------------------------------------------------
+
+
+def kinetic_energy(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """T = 1/2 qd^T M(q) qd (armature included, as in M): () or (N,)."""
+    M = numeric.mass_matrix(robot, q, params=bind_parameters(robot, params))
+    return 0.5 * np.einsum("...i,...ij,...j->...", qd, M, qd)
+
+
+def gravity_energy(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """V = -sum_k m_k g . c_k over every body, payload included (see :mod:`robodyn.numeric.kinematics`)."""
+    return potential_energy(robot, q, bind_parameters(robot, params))
+
+
+def gravity_torque(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """The torques that hold the arm at rest at q: tau = G(q) (+ load(q) where the arm has a tip load).
+
+    Applied as a torque law ``torque="gravity"`` it is gravity compensation: the arm stays where it starts.
+    """
+    q = np.asarray(q, dtype=float)
+    return numeric.bias_forces(robot, q, np.zeros_like(q), params=bind_parameters(robot, params))
+
+
+# -- simulation ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """The motion at the output times: t (N,), q, qd, qdd, tau (N, n), kinetic, potential, energy (N,).
+
+    ``potential`` is V(q) = -sum m_k g . c_k (zero with every centre of mass at the base origin); ``energy``
+    = kinetic + potential, conserved when tau = 0 and the arm is undamped. ``t_events`` holds the times of
+    the ``events`` passed to :func:`simulate`; ``nfev`` the number of evaluations of the dynamics.
+    """
+
+    robot: Manipulator
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    method: str
+    engine: str
+    nfev: int
+    t_events: list[np.ndarray]
+
+    @property
+    def energy(self) -> np.ndarray:
+        return self.kinetic + self.potential
+
+    def energy_drift(self) -> float:
+        """``max |E(t) - E(0)|`` relative to the energy in play, ``max(|E(0)|, max T, max |V - V(0)|)``."""
+        E = self.energy
+        scale = max(abs(E[0]), float(np.max(self.kinetic)), float(np.max(np.abs(self.potential - self.potential[0]))))
+        return float(np.max(np.abs(E - E[0])) / scale) if scale > 0 else 0.0
+
+    def __repr__(self) -> str:
+        return (f"<SimulationResult {self.robot.name}: t = {self.t[0]:g}..{self.t[-1]:g} s, {len(self.t)} samples, "
+                f"{self.method} ({self.engine} engine), {self.nfev} evaluations, energy drift "
+                f"{self.energy_drift():.3g}; .plot() for a figure>")
+
+    def summary(self) -> str:
+        """A few lines: span, evaluations, energy drift, final state."""
+        q_end = ", ".join(f"{x:.6g}" for x in self.q[-1])
+        return (
+            f"{self.robot.name}: t = {self.t[0]:g}..{self.t[-1]:g} s, {len(self.t)} samples, {self.method} "
+            f"({self.engine} engine), {self.nfev} evaluations\n"
+            f"energy: E(0) = {self.energy[0]:.10g} J, E(end) = {self.energy[-1]:.10g} J, "
+            f"relative drift {self.energy_drift():.3g}\n"
+            f"q(end) = ({q_end})\n"
+        )
+
+    def to_csv_text(self) -> str:
+        """Header ``t,q1..,qd1..,qdd1..,tau1..,kinetic,potential,energy``; one row per sample."""
+        n = self.robot.n
+        names = ["t", *(f"{p}{i}" for p in ("q", "qd", "qdd", "tau") for i in range(1, n + 1))]
+        names += ["kinetic", "potential", "energy"]
+        data = np.hstack([self.t[:, None], self.q, self.qd, self.qdd, self.tau,
+                          self.kinetic[:, None], self.potential[:, None], self.energy[:, None]])
+        rows = [",".join(f"{x:.17g}" for x in row) for row in data]
+        return "\n".join([",".join(names), *rows]) + "\n"
+
+    def write_csv(self, path: str | Path) -> Path:
+        """:meth:`to_csv_text`, written atomically."""
+
+        return atomic_write(Path(path), self.to_csv_text())
+
+    def plot(self, path: str | Path | None = None) -> Any:
+        """Joint motion and energies against t (a matplotlib Figure); written atomically to ``path`` if given."""
+
+        fig = simulation_figure(self.t, self.q, self.kinetic, self.potential, self.robot,
+                                f"{self.robot.name}: simulation ({self.method})")
+        if path is not None:
+            save(fig, path)
+        return fig
+
+
+def _vector(value: Any, n: int, what: str, limit: float = MAX_MAGNITUDE) -> np.ndarray:
+    """``value`` as n finite floats of magnitude at most ``limit`` (zeros for None); else one SimulationError."""
+    try:
+        out = np.array(value, dtype=float).reshape(-1) if value is not None else np.zeros(n)
+    except (TypeError, ValueError, OverflowError):
+        raise SimulationError(f"{what} must be {n} numbers, got {_shown(value)}", field=what) from None
+    if out.shape != (n,) or not np.all(np.isfinite(out)):
+        raise SimulationError(f"{what} must be {n} finite numbers, got {_shown(out.tolist())}", field=what)
+    if np.max(np.abs(out), initial=0.0) > limit:
+        raise SimulationError(f"{what} must be {n} numbers of magnitude at most {limit:g}, got "
+                              f"{_shown(out.tolist())}", field=what)
+    return out
+
+
+def _shown(value: Any, width: int = 120) -> str:
+    """repr(value), cut to ``width`` characters (a message stays one short line)."""
+    return _cut(" ".join(repr(value).split()), width)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+TorqueLaw = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
+
+
+def torque_law(robot: Manipulator, torque: Torque, engine: Dynamics) -> TorqueLaw:
+    """tau(t, q, qd) from what :func:`simulate` accepts: None or "zero", "gravity", n numbers, or a callable."""
+    n = robot.n
+    if torque is None or (isinstance(torque, str) and torque == "zero"):
+        zero = np.zeros(n)
+        return lambda t, q, qd: zero
+    if isinstance(torque, str):
+        if torque != "gravity":
+            raise SimulationError(f"unknown torque {torque!r}: zero, gravity, n numbers or a function", field="torque")
+        return lambda t, q, qd: engine.holding_torque(q)
+    if callable(torque):
+        def law(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+            return _returned_torque(torque(t, q, qd), n, t)
+
+        return law
+    constant = _vector(torque, n, "torque")
+    return lambda t, q, qd: constant
+
+
+def _returned_torque(value: Any, n: int, t: float) -> np.ndarray:
+    """What a torque function returned, as n finite floats of magnitude at most :data:`MAX_MAGNITUDE`; else one
+    SimulationError saying so (a torque of 1e300 would not overflow the state, only shrink the step to 1e-150 s)."""
+    if value is not None:
+        try:
+            return _vector(value, n, "torque")
+        except SimulationError:
+            pass
+    raise SimulationError(f"the torque function returned {_shown(value)} at t = {t:.6g} s; it must return "
+                          f"{n} finite numbers of magnitude at most {MAX_MAGNITUDE:g}", field="torque")
+
+
+def simulate(
+    robot: Manipulator,
+    t_span: float | tuple[float, float],
+    q0: Sequence[float] | np.ndarray | None = None,
+    qd0: Sequence[float] | np.ndarray | None = None,
+    torque: Torque = None,
+    *,
+    method: str = "RK45",
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    params: Params | None = None,
+    t_eval: Sequence[float] | np.ndarray | None = None,
+    samples: int = 501,
+    max_step: float = math.inf,
+    events: Any = None,
+    engine: str = "lambdify",
+    max_evaluations: int | None = MAX_EVALUATIONS,
+) -> SimulationResult:
+    """Integrate the equations of motion from (q0, qd0) (zeros by default) over ``t_span`` ((t0, t1), or t1).
+
+    ``torque``: None or ``"zero"`` (free motion), ``"gravity"`` (tau = G(q) + load(q), gravity compensation),
+    n numbers (constant), or a function ``tau(t, q, qd)`` (a PD or computed-torque controller).
+    ``method``, ``rtol``, ``atol``, ``max_step``, ``events``: passed to :func:`scipy.integrate.solve_ivp`
+    (``"DOP853"`` with rtol = atol = 1e-12 conserves energy to ~1e-10). ``t_eval``: output times (default:
+    ``samples`` equally spaced). ``params`` binds symbolic parameters (g defaults to 9.81). ``engine``: see
+    :func:`dynamics`.
+
+    Every option is checked before any work (a finite span, rtol in (0, 1) and atol > 0 finite, samples >= 2,
+    q0 and qd0 finite and at most :data:`MAX_MAGNITUDE`, ...). The integration can neither hang nor run away:
+    a state or acceleration that is not finite (a mass matrix singular there, a diverging motion) raises
+    :class:`NonFiniteStateError`, more than ``max_evaluations`` evaluations of the dynamics (None: no bound)
+    and a step size that collapses raise :class:`SimulationError`, each one line saying at which t.
+    """
+    t0, t1 = _time_span(t_span)
+    n = robot.n
+    options = _solver_options(method, rtol, atol, max_step, 2 * n)
+    times = _output_times(t0, t1, t_eval, samples)
+    limit = _evaluation_limit(max_evaluations)
+    q_start, qd_start = _vector(q0, n, "q0"), _vector(qd0, n, "qd0")
+    bound = bind_parameters(robot, params)
+    engine_ = dynamics(robot, bound, engine)
+    law = torque_law(robot, torque, engine_)
+    rhs = _RightHandSide(engine_, law, limit, str(method if isinstance(method, str) else method.__name__),
+                         coulomb=any(link.has_coulomb for link in robot.links))
+    try:
+        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), t_eval=times, events=events, **options)
+        if sol.status < 0:
+            raise SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
+        return _result(robot, engine_, law, sol, method, bound)
+    except ModelError:  # ours, with its own message (SimulationError is a ValueError too)
+        raise
+    except np.linalg.LinAlgError as exc:
+        raise SimulationError(f"the mass matrix became singular ({exc})") from None
+    except ValueError as exc:  # solve_ivp refusing what is left of its options (t_eval order, events)
+        raise SimulationError("solve_ivp: " + " ".join(str(exc).split())) from None
+
+
+def _time_span(t_span: Any) -> tuple[float, float]:
+    """(t0, t1) from t1 or (t0, t1): finite, t1 > t0."""
+    try:
+        if np.ndim(t_span) == 0:
+            t0, t1 = 0.0, float(t_span)
+        else:
+            t0, t1 = (float(x) for x in t_span)
+    except (TypeError, ValueError, OverflowError):
+        raise SimulationError(f"the time span must be t1 or (t0, t1), got {_shown(t_span)}", field="t_span") from None
+    if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
+        raise SimulationError(f"the time span must be finite and end after it starts, got ({t0}, {t1})",
+                              field="t_span")
+    return t0, t1
+
+
+def _solver_options(method: Any, rtol: Any, atol: Any, max_step: Any, size: int) -> dict[str, Any]:
+    """method, rtol, atol and max_step for solve_ivp, checked (a NaN tolerance would make it loop forever)."""
+    if isinstance(method, str):
+        if method not in METHODS:
+            raise SimulationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}", field="method")
+    elif not (isinstance(method, type) and issubclass(method, OdeSolver)):
+        raise SimulationError(f"method must be one of {', '.join(METHODS)} or an OdeSolver class, got "
+                              f"{_shown(method)}", field="method")
+    step = _positive(max_step, "max_step", allow_inf=True)
+    return {"method": method, "rtol": _tolerance(rtol, "rtol", size, below_one=True),
+            "atol": _tolerance(atol, "atol", size), "max_step": step}
+
+
+def _tolerance(value: Any, name: str, size: int, below_one: bool = False) -> float | np.ndarray:
+    """A positive finite tolerance: one number or one per state component (``size``); rtol also below 1."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        array = np.full(2, np.nan)  # refused below
+    upper = 1.0 if below_one else math.inf
+    if (array.shape not in ((), (size,)) or not np.all(np.isfinite(array)) or np.any(array <= 0)
+            or np.any(array >= upper)):
+        what = "in (0, 1)" if below_one else "positive and finite"
+        raise SimulationError(f"{name} must be {what} (one number, or one per state component: {size}), got "
+                              f"{_shown(value)}", field=name)
+    return float(array) if array.ndim == 0 else array
+
+
+def _positive(value: Any, name: str, allow_inf: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not (number > 0 and (allow_inf or math.isfinite(number))):
+        raise SimulationError(f"{name} must be a positive number{'' if allow_inf else ', finite'}, got "
+                              f"{_shown(value)}", field=name)
+    return number
+
+
+def _output_times(t0: float, t1: float, t_eval: Any, samples: Any) -> np.ndarray:
+    """The output times: ``samples`` (an integer >= 2) equally spaced, or ``t_eval`` (finite, 1-d, in the span)."""
+    if t_eval is None:
+        try:
+            return np.linspace(t0, t1, check_samples(samples, 2))
+        except ModelError as exc:
+            raise SimulationError(exc.problem, field="samples") from None
+    try:
+        times = np.asarray(t_eval, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        times = np.full((1, 1), np.nan)  # refused below
+    if times.ndim != 1 or not 0 < times.size <= MAX_SAMPLES or not np.all(np.isfinite(times)):
+        raise SimulationError(f"t_eval must be 1 to {MAX_SAMPLES} finite times, got {_shown(t_eval)}", field="t_eval")
+    if times.min() < t0 or times.max() > t1:
+        raise SimulationError(f"t_eval must lie within the time span ({t0:g}, {t1:g}), got {times.min():g}.."
+                              f"{times.max():g}", field="t_eval")
+    return times
+
+
+def _evaluation_limit(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise SimulationError(f"max_evaluations must be a positive integer or None, got {_shown(value)}",
+                              field="max_evaluations")
+    return int(value)
+
+
+class _RightHandSide:
+    """x' = (qd, M(q)^-1 (tau - bias)) (Horn and Linge sec. 4.4) for solve_ivp, guarded: a state or an acceleration
+    that is not finite raises :class:`NonFiniteStateError` (solve_ivp itself would loop forever on NaN), and
+    evaluation ``limit`` + 1 raises :class:`SimulationError`. NumPy's overflow warnings are silenced: the
+    check reports the problem once, with the time and the state."""
+
+    def __init__(self, engine: Dynamics, law: TorqueLaw, limit: int | None, method: str, coulomb: bool = False) -> None:
+        self.engine, self.law, self.limit, self.method = engine, law, limit, method
+        #: Coulomb friction jumps at qd = 0, where an adaptive integrator chatters: the message says so
+        self.hint = ("; the robot's Coulomb friction jumps where a joint stops, which no integrator steps over: "
+                     "simulate robodyn.analysis.toolbox.nofriction(robot)" if coulomb else "")
+        self.n = engine.n
+        self.calls = 0
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        if self.limit is not None and self.calls > self.limit:
+            raise SimulationError(
+                f"gave up at t = {t:.6g} s after {self.limit} evaluations of the dynamics: the motion is too fast "
+                f"or too stiff for {self.method} (try method='Radau', or raise max_evaluations){self.hint}",
+                field="max_evaluations")
+        n = self.n
+        q, qd = x[:n], x[n:]
+        if not np.all(np.isfinite(x)):
+            raise NonFiniteStateError(f"the state is no longer finite at t = {t:.6g} s: the motion diverged "
+                                      f"(q = {_numbers(q)}, qd = {_numbers(qd)})")
+        try:
+            with np.errstate(all="ignore"):
+                qdd = self.engine.accelerations(q, qd, self.law(t, q, qd))
+        except np.linalg.LinAlgError:
+            raise SimulationError(f"the mass matrix is singular at t = {t:.6g} s (q = {_numbers(q)})") from None
+        if not np.all(np.isfinite(qdd)):
+            raise NonFiniteStateError(
+                f"the accelerations are not finite at t = {t:.6g} s (q = {_numbers(q)}, qd = {_numbers(qd)}): "
+                "the mass matrix is singular or nearly so there, or the state or the torques are too large")
+        return np.concatenate([qd, qdd])
+
+
+def _numbers(values: np.ndarray) -> str:
+    return _cut("(" + ", ".join(f"{v:.4g}" for v in values) + ")", 80)
+
+
+def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, method: str,
+            params: Mapping[str, float] | None) -> SimulationResult:
+    n = robot.n
+    t, q, qd = sol.t, sol.y[:n].T.copy(), sol.y[n:].T.copy()
+    tau = np.array([law(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd, strict=True)]).reshape(len(t), n)
+    qdd = numeric.forward_dynamics(engine.model, q, qd, tau) if len(t) else np.zeros((0, n))
+    return SimulationResult(
+        robot=robot,
+        t=t,
+        q=q,
+        qd=qd,
+        qdd=qdd,
+        tau=tau,
+        kinetic=kinetic_energy(robot, q, qd, params) if len(t) else np.zeros(0),
+        potential=gravity_energy(robot, q, params) if len(t) else np.zeros(0),
+        method=method,
+        engine=engine.engine,
+        nfev=int(sol.nfev),
+        t_events=list(sol.t_events or []),
+    )
+
+
+# -- equilibria and small oscillations (the Macsyma appendix's free-swing check) ---------------------------------
+
+
+def stable_equilibrium(
+    robot: Manipulator, q_guess: Sequence[float] | np.ndarray, params: Params | None = None, tol: float = 1e-12
+) -> np.ndarray:
+    """A local minimum of the potential V(q) near ``q_guess`` (gradient G(q)): where the arm hangs at rest
+    without torques. Joints gravity does not move (a vertical axis) stay where they are."""
+    from scipy.optimize import minimize
+
+    bound = bind_parameters(robot, params)
+    model = compile_model(robot, bound)
+    start = _vector(q_guess, robot.n, "q_guess")
+    result = minimize(
+        lambda q: float(potential_energy(model, q)),
+        start,
+        jac=lambda q: numeric.gravity(model, q),
+        method="BFGS",
+        options={"gtol": tol},
+    )
+    return np.asarray(result.x, dtype=float)
+
+
+@dataclass(frozen=True)
+class Oscillations:
+    """The linearised free motion about (q0, qd = 0) under the constant torque tau0 = G(q0) + load(q0).
+
+    M dq'' + K dq = 0 with K = d(G + load)/dq at q0: ``eigenvalues`` lambda of K v = lambda M v (ascending),
+    ``modes`` the M-orthonormal eigenvectors as columns, ``periods`` 2 pi / sqrt(lambda) for the oscillating
+    modes (lambda > 0) and inf for the neutral ones (a joint that gravity does not move).
+    """
+
+    q0: np.ndarray
+    tau0: np.ndarray
+    M: np.ndarray
+    K: np.ndarray
+    eigenvalues: np.ndarray
+    modes: np.ndarray
+
+    def __repr__(self) -> str:
+        periods = ", ".join(f"{p:.4g}" for p in self.periods)
+        return f"Oscillations(q0={np.array2string(self.q0, precision=4)}, periods [s] = ({periods}))"
+
+    @property
+    def periods(self) -> np.ndarray:
+        scale = max(float(np.max(np.abs(self.eigenvalues))), 1e-300)
+        out = np.full(self.eigenvalues.shape, np.inf)
+        moving = self.eigenvalues > 1e-9 * scale
+        out[moving] = 2 * np.pi / np.sqrt(self.eigenvalues[moving])
+        return out
+
+
+# -- exact derivatives of the inverse dynamics (for small_oscillations, and robodyn.analysis.linear) ---------------
+
+
+class Derivatives:
+    """dID/dq and dID/dqd of one arm (parameters bound): the program's derivative outputs
+    (:func:`robodyn.program.build` ``("dtau_dq", "dtau_dqd")``, forward-mode over the Newton-Euler recursion),
+    run by the generated NumPy module; see :mod:`robodyn.analysis.linear`."""
+
+    def __init__(self, compiled: CompiledModule, params: Mapping[str, float]) -> None:
+        self.n = compiled.n
+        self._compiled = compiled
+        names = compiled.parameters
+        self._params = tuple(float(params[name]) for name in names) if names else None
+
+    def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(dtau/dq, dtau/dqd), each (n, n), row i = joint i, at one state."""
+        d_q, d_qd = self._compiled.inverse_dynamics_derivatives(q, qd, qdd, params=self._params)
+        return np.asarray(d_q), np.asarray(d_qd)
+
+
+#: The generated derivative module, per robot (its parameters are inputs: one module serves every binding);
+#: entries vanish with their robot.
+_DERIVATIVES: PerRobotCache[CompiledModule] = PerRobotCache()
+
+
+def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives:
+    """The compiled derivatives of ``robot``'s inverse dynamics with ``params`` bound (the module cached per
+    robot); a parameter left unbound is one :class:`~robodyn.errors.ModelError`."""
+    bound = bind_parameters(robot, params) or {}
+    check_bound(robot, [s for s in robot.parameters() if s.name in bound])
+    compiled = _DERIVATIVES.get(robot, "dtau", lambda: compile_robot(robot, outputs=("dtau",), backend="numpy"))
+    return Derivatives(compiled, bound)
+
+
+def small_oscillations(
+    robot: Manipulator, q0: Sequence[float] | np.ndarray, params: Params | None = None
+) -> Oscillations:
+    """Small oscillations about q0 held by its own constant gravity torque (the Macsyma appendix's free-swing check).
+
+    At a natural equilibrium (G(q0) = 0, e.g. from :func:`stable_equilibrium`) tau0 = 0: the free arm.
+    Raises :class:`SimulationError` when K has a negative eigenvalue (q0 is not stable).
+    """
+    from scipy.linalg import eigh
+
+    bound = bind_parameters(robot, params)
+    q = _vector(q0, robot.n, "q0")
+    zero = np.zeros(robot.n)
+    d_q, _ = derivatives(robot, bound).inverse_dynamics(q, zero, zero)  # d tau / d q at rest = d(G + load)/dq
+    K = 0.5 * (d_q + d_q.T)
+    M = numeric.mass_matrix(robot, q, params=bound)
+    eigenvalues, modes = eigh(K, M)
+    if eigenvalues[0] < -1e-9 * max(float(np.max(np.abs(eigenvalues))), 1e-300):
+        raise SimulationError(
+            f"q0 is not a stable equilibrium: the stiffness d(G + load)/dq has a negative eigenvalue "
+            f"({eigenvalues[0]:.4g}); try stable_equilibrium() first",
+            field="q0",
+        )
+    return Oscillations(q, gravity_torque(robot, q, bound), M, K, eigenvalues, modes)
+
+
+def measured_period(result: SimulationResult, index: int = 0) -> float:
+    """The period of an oscillation from the crossings of event ``index`` recorded by :func:`simulate`:
+    twice the mean spacing of successive crossings (a full period spans two of them)."""
+    times = result.t_events[index]
+    if len(times) < 3:
+        raise SimulationError("fewer than three crossings: simulate longer to measure a period")
+    return float(2 * np.mean(np.diff(times)))
+
+
+def free_swing_period(
+    robot: Manipulator,
+    oscillations: Oscillations,
+    mode: int,
+    *,
+    amplitude: float = 1e-4,
+    cycles: float = 3.0,
+    params: Params | None = None,
+    **options: Any,
+) -> float:
+    """The period of mode ``mode`` measured in a simulation, to compare with ``oscillations.periods[mode]``.
+
+    Starts at rest from q0 + amplitude v (v the mode, scaled to unit largest entry) under the constant
+    torque tau0, and times the zero crossings of the modal coordinate y = v^T M(q0) (q - q0) (solve_ivp
+    events, located to the integrator's accuracy) over about ``cycles`` periods. ``options`` go to
+    :func:`simulate` (default DOP853, rtol = atol = 1e-12). The nonlinear correction is of relative order
+    amplitude^2.
+    """
+    expected = oscillations.periods[mode]
+    if not np.isfinite(expected):
+        raise SimulationError(f"mode {mode} does not oscillate (zero stiffness)", field="mode")
+    v = oscillations.modes[:, mode] / np.max(np.abs(oscillations.modes[:, mode]))
+    weight = oscillations.M @ v
+    q0 = oscillations.q0
+    n = robot.n
+
+    def crossing(t: float, x: np.ndarray) -> float:
+        return float(weight @ (x[:n] - q0))
+
+    settings = {"method": "DOP853", "rtol": 1e-12, "atol": 1e-12, "samples": 2, **options}
+    result = simulate(robot, cycles * expected, q0 + amplitude * v, None, oscillations.tau0, params=params,
+                      events=crossing, **settings)
+    return measured_period(result)

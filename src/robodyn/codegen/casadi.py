@@ -1,0 +1,90 @@
+"""CasADi: a robot's straight-line program as a `CasADi <https://web.casadi.org>`_ function.
+
+    from robodyn.codegen.casadi import to_casadi
+    f = to_casadi(rd.load("double_pendulum"), ("forward",))   # casadi.Function: (q, qd, tau, params) -> qdd
+
+:func:`to_casadi` writes the program of :func:`robodyn.program.build` (the cheapest one robodyn finds, common
+subexpressions shared) statement by statement as CasADi SX expressions: the function has the program's
+operations, not those of the expanded equations (for the PUMA's tau, some 300 against tens of thousands by a
+lambdify of the expanded torques). CasADi is imported only when it is called (``pip install 'robodyn[casadi]'``).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import symengine as se
+
+from robodyn.codegen.spec import product_power
+from robodyn.model.manipulator import Manipulator
+from robodyn.program import build
+
+
+def _casadi() -> Any:
+    try:
+        import casadi
+    except ImportError:  # pragma: no cover - exercised only without casadi
+        raise ImportError("robodyn.codegen.casadi.to_casadi needs CasADi: pip install 'robodyn[casadi]'") from None
+    return casadi
+
+
+#: The order of a CasADi function's inputs (those the outputs use).
+CASADI_INPUTS = ("q", "qd", "qdd", "tau", "parameters")
+
+
+def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: str | None = None) -> Any:
+    """A ``casadi.Function`` computing ``outputs`` (names of :data:`robodyn.program.OUTPUTS` but ``elements``:
+    ``tau``, ``M``, ``h``, ``G``, ``bias``, ``forward``, ``dtau_dq``, ...) of ``robot``, built from its program
+    (see the module docstring). Inputs, in :data:`CASADI_INPUTS` order, those the outputs need: ``q``, ``qd``,
+    ``qdd``, ``tau`` (n x 1 each) and ``parameters`` (the robot's symbols in
+    :meth:`~robodyn.Manipulator.parameters` order; absent for a numeric robot). Outputs: n x 1, or n x n for ``M``
+    and the derivatives ([i, j] = d out_i / d in_j), named as asked (``tau_out`` where ``tau`` is also an input)."""
+    ca = _casadi()
+    if "elements" in outputs:
+        raise ValueError("to_casadi gives the dynamics and their derivatives; 'elements' is EMDEG's listing")
+    program = build(robot, tuple(outputs))
+    n = robot.n
+    symbols = {key: ca.SX.sym(key, len(program.inputs[key])) for key in CASADI_INPUTS
+               if program.inputs.get(key)}
+    env: dict[Any, Any] = {}
+    for key, column in symbols.items():
+        env.update({s: column[i] for i, s in enumerate(program.inputs[key])})
+    for a in [*program.constants, *program.body]:
+        env[se.Symbol(a.name)] = _to_sx(ca, a.expr, env)
+    results = []
+    for output in outputs:
+        entries = [_to_sx(ca, x, env) for x in program.outputs[output]]
+        rows = [entries[i * n : (i + 1) * n] for i in range(n)] if len(entries) == n * n else [[e] for e in entries]
+        results.append(ca.vertcat(*[ca.horzcat(*row) for row in rows]))
+    used = [key for key in CASADI_INPUTS if key in symbols and any(
+        ca.depends_on(r, symbols[key]) for r in results)]
+    names = [f"{o}_out" if o in used else o for o in outputs]  # CasADi names inputs and outputs apart
+    return ca.Function(name or f"{robot.name}_{'_'.join(outputs)}", [symbols[key] for key in used], results,
+                       used, names)
+
+
+def _to_sx(ca: Any, expr: Any, env: dict[Any, Any]) -> Any:
+    """A symengine expression of the program as a CasADi SX expression, over ``env`` (symbol -> SX)."""
+    if expr.is_Symbol:
+        return env[expr]
+    if expr.is_Number:
+        return float(expr)
+    args = [_to_sx(ca, a, env) for a in expr.args]
+    if isinstance(expr, se.Add):
+        return functools.reduce(operator.add, args)
+    if isinstance(expr, se.Mul):
+        return functools.reduce(operator.mul, args)
+    if isinstance(expr, se.Pow):
+        base, exponent = args
+        k = product_power(*expr.args)  # x*x*x, as the generated code writes it
+        if k:
+            product = functools.reduce(operator.mul, [base] * abs(k))
+            return product if k > 0 else 1 / product
+        return base**exponent
+    function = {"sin": ca.sin, "cos": ca.cos, "sqrt": ca.sqrt, "sign": ca.sign}.get(type(expr).__name__)
+    if function is None:
+        raise ValueError(f"cannot write {type(expr).__name__}() as CasADi")
+    return function(*args)

@@ -1,0 +1,520 @@
+"""URDF import and export for serial chains and kinematic trees.
+
+``rd.load("arm.urdf")`` (or :func:`read_urdf`) reads a URDF file with `yourdfpy
+<https://github.com/clemense/yourdfpy>`_ (a maintained URDF library; meshes are never loaded) and builds a
+:class:`~robodyn.model.manipulator.Manipulator`:
+
+- joints ``revolute``, ``continuous`` (the same for dynamics; limits are ignored), ``prismatic`` and ``fixed``;
+  any joint ``origin`` and ``axis``. ``lock={"finger_joint": 0.0}`` (``--lock finger_joint=0`` on the command
+  line) turns moving joints into fixed ones at the given position (rad or m).
+- A fixed joint merges its child's inertia into its parent (masses, centres of mass and tensors combine
+  exactly by the parallel-axis theorem); whatever is fixed to the root is the base and carries no dynamics.
+- After merging, each moving joint is a link of the robot, and its ``parent`` is the link of the nearest moving
+  joint above it (the base when there is none): a serial chain, or a kinematic tree (legs, arms and fingers of a
+  humanoid). The links are listed depth-first from the root, each joint followed by its whole subtree before its
+  next sibling, siblings in the order of the file (so a parent always comes before its children). A link with
+  two parents (a closed chain), a second root, or links not connected to the root (a loop) is a one-line
+  :class:`~robodyn.errors.ModelError`.
+- Frames: robodyn's frame of link k is the URDF child link frame of joint k, rotated (by R_a, about the origin)
+  so that the joint axis is its z axis (R_a = I when the axis is +z). The fixed transform from the frame of
+  link p = parent(k) to frame k at q = 0, P_k = R_{a,p}^T T(p's child link <- joint origin) R_{a,k} (R_{a,p} = I
+  and the root link's frame for the base), becomes a modified-DH row (alpha, a, theta, d) when it has that form
+  (R e_x . e_z = 0 and its translation lies in the plane of x and the new z axis) and is otherwise kept exactly
+  as the row's ``placement`` (A_k = P_k Rot(z, q) or Trans(z, q)); nothing is approximated. Angles within 1e-9
+  rad of a multiple of 90 degrees, and rotation entries within 1e-9 of 0 or +-1, are read as exact (URDF files
+  write pi/2 as 1.5707963 or 1.57079632679); ``snap=False`` keeps the literal numbers.
+- ``<dynamics damping>`` becomes the link's viscous ``damping``; ``friction`` (Coulomb) has no robodyn
+  counterpart and is ignored with a warning. Gravity is ``(0, 0, -9.81)`` unless given.
+- Names: the robot's name is the ``<robot name>`` mapped to robodyn's name grammar
+  (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); each link's ``name`` is its
+  joint's URDF name mapped the same way (prefix ``joint``; :func:`distinct_names`: two names that map to the
+  same identifier, or to ``base``, the base's name in model files, get ``_2``, ``_3``... in list order). The
+  original robot and joint names are kept as data in the ``description`` (free text, never printed into code).
+
+Not supported, each a one-line ModelError naming the joint: ``mimic`` joints (a joint that follows another,
+q_j = m q_i + c, would need coupled coordinates, which a Manipulator does not have; lock it, as a gripper's
+second finger usually is, or read it as an independent joint with ``mimic="independent"``, which is what
+Pinocchio's ``buildModelFromUrdf`` does by default: a :class:`~robodyn.errors.ModelWarning` names the joints
+whose relation is dropped) and ``floating`` and ``planar`` joints (a floating base is out of scope: robodyn's
+base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once that joint is removed).
+
+Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
+types, mimic joints, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
+inertia attributes, numbers that do not parse or are not finite) are one-line ModelErrors naming the file, the
+joint or link and the attribute; NumPy's floating-point warnings are silenced while reading.
+
+:func:`to_urdf` (and :func:`write_urdf` for a file) writes a robot (chain or tree) with numeric inertial data
+as URDF: the root link ``base_link``; per robodyn link a joint (``continuous`` or ``prismatic``) and its child
+link (the numeric engine's joint frame: z along the joint axis), both named after the link's ``name`` where it
+has one, else ``joint<i>`` and ``link<i>``, the joint's parent the URDF link of the robodyn parent; and a fixed
+``tool`` joint to ``tool0`` at the last link's frame times the robot's tool. URDF has no armature, tip load or
+gravity: they are left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robodyn.errors import ModelError, ModelWarning
+from robodyn.formats.frames import (
+    Body,
+    JointFrame,
+    axis_rotation,
+    dh_row,
+    manipulator_from_frames,
+    unique_names,
+)
+from robodyn.model.expr import MAX_MAGNITUDE, check_name
+from robodyn.model.files import atomic_write, read_limited
+from robodyn.model.inertia import check_inertia
+from robodyn.model.manipulator import MAX_LINKS, Manipulator
+from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms
+
+MAX_FILE_BYTES = 20_000_000
+SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def _parse(path: Path, shown: str) -> Any:
+    try:
+        import yourdfpy
+        from lxml import etree
+    except ImportError:
+        raise ModelError("reading URDF needs the 'yourdfpy' package: pip install 'robodyn[urdf]'", file=shown) from None
+    data = read_limited(path, MAX_FILE_BYTES, shown)  # a FIFO or a device is refused, not read
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    try:
+        tree = etree.fromstring(data, parser=parser, base_url=str(path)).getroottree()
+    except etree.XMLSyntaxError as exc:
+        raise ModelError(f"not valid XML ({' '.join(str(exc).split())})", file=shown) from None
+    except OSError as exc:
+        raise ModelError(f"cannot read the file ({exc})", file=shown) from None
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        raise ModelError("a DOCTYPE or entity declaration is not allowed in a URDF file", file=shown)
+    root = tree.getroot()
+    if root.tag != "robot":
+        raise ModelError(f"the root element is <{root.tag}>, not <robot>", file=shown)
+    if "name" not in root.attrib:
+        raise ModelError("<robot> has no name attribute", file=shown)
+    for kind in ("link", "joint"):
+        for element in root.findall(kind):
+            if "name" not in element.attrib:
+                raise ModelError(f"a <{kind}> has no name attribute (line {element.sourceline})", file=shown)
+    for element in root.findall("joint"):
+        where = f"joint '{element.attrib['name']}'"
+        for tag in ("parent", "child"):
+            sub = element.find(tag)
+            if sub is None or "link" not in sub.attrib:
+                raise ModelError(f"missing <{tag} link=...>", file=shown, link=where)
+        if element.find("parent").attrib["link"] == element.find("child").attrib["link"]:
+            raise ModelError(f"its parent and child are the same link {element.find('child').attrib['link']!r}",
+                             file=shown, link=where)
+        for tag, attributes in NUMBERS["joint"]:
+            _check_numbers(element.find(tag), tag, attributes, where, shown)
+    for element in root.findall("link"):
+        inertial = element.find("inertial")
+        if inertial is not None:
+            _check_inertial(inertial, f"link '{element.attrib['name']}'", shown)
+    import logging
+
+    logger = logging.getLogger("yourdfpy")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return yourdfpy.URDF.load(io.BytesIO(data), mesh_dir=str(path.parent), build_scene_graph=False,
+                                      build_collision_scene_graph=False, load_meshes=False,
+                                      load_collision_meshes=False).robot
+    except Exception as exc:  # yourdfpy raises ValueError, KeyError, TypeError... on malformed content
+        raise ModelError(f"malformed URDF ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})",
+                         file=shown) from None
+    finally:
+        logger.setLevel(level)
+
+
+#: The numeric attributes robodyn reads, checked in the XML before yourdfpy parses them: (element, attribute:
+#: how many numbers) per joint, and inside a link's <inertial>.
+NUMBERS = {
+    "joint": (("origin", {"xyz": 3, "rpy": 3}), ("axis", {"xyz": 3}), ("dynamics", {"damping": 1, "friction": 1})),
+    "inertial": (("origin", {"xyz": 3, "rpy": 3}), ("mass", {"value": 1}),
+                 ("inertia", dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), 1))),
+}
+INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+
+
+def _check_numbers(element: Any, tag: str, attributes: Mapping[str, int], where: str, shown: str) -> None:
+    """Each attribute of ``element`` present in ``attributes`` holds that many finite numbers."""
+    if element is None:
+        return
+    for name, count in attributes.items():
+        text = element.attrib.get(name)
+        if text is None:
+            continue
+        field = f"{tag} {name}"
+        words = text.split()
+        try:
+            values = [float(word) for word in words]
+        except ValueError:
+            raise ModelError(f"{text.strip()!r} is not {'a number' if count == 1 else f'{count} numbers'}",
+                             file=shown, link=where, field=field) from None
+        if len(values) != count:
+            raise ModelError(f"expected {count} number{'s' if count > 1 else ''}, got {len(values)}", file=shown,
+                             link=where, field=field)
+        bad = [word for word, value in zip(words, values, strict=True) if not math.isfinite(value)]
+        if bad:
+            raise ModelError(f"{bad[0]} is not a finite number", file=shown, link=where, field=field)
+
+
+def _check_inertial(inertial: Any, where: str, shown: str) -> None:
+    """An <inertial> has <mass value> and <inertia> with all six of ixx ixy ixz iyy iyz izz (as urdfdom requires;
+    yourdfpy would silently use its defaults), each a finite number."""
+    mass = inertial.find("mass")
+    if mass is None or "value" not in mass.attrib:
+        raise ModelError("<inertial> needs <mass value=...>", file=shown, link=where, field="mass")
+    inertia = inertial.find("inertia")
+    missing = [] if inertia is None else [name for name in INERTIA_ATTRIBUTES if name not in inertia.attrib]
+    if inertia is None or missing:
+        detail = "no <inertia>" if inertia is None else f"<inertia> has no {', '.join(missing)}"
+        raise ModelError(f"{detail} (<inertial> needs all six of {' '.join(INERTIA_ATTRIBUTES)})", file=shown,
+                         link=where, field="inertia")
+    for tag, attributes in NUMBERS["inertial"]:
+        _check_numbers(inertial.find(tag), f"inertial {tag}", attributes, where, shown)
+
+
+def _floats(values: Any, count: int, where: str, shown: str, what: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float).reshape(count)
+    except (TypeError, ValueError):
+        raise ModelError(f"expected {count} numbers", file=shown, link=where, field=what) from None
+    if not np.all(np.isfinite(array)):
+        raise ModelError("not a finite number", file=shown, link=where, field=what)
+    if np.max(np.abs(array), initial=0.0) > MAX_MAGNITUDE:
+        raise ModelError(f"a number of magnitude above {MAX_MAGNITUDE:g}", file=shown, link=where, field=what)
+    return array
+
+
+def _origin(element: Any, where: str, shown: str) -> np.ndarray:
+    origin = getattr(element, "origin", None)
+    if origin is None:
+        return np.eye(4)
+    T = _floats(origin, 16, where, shown, "origin").reshape(4, 4)
+    return T
+
+
+def _inertial(link: Any, shown: str) -> Body:
+    inertial = link.inertial
+    where = f"link '{link.name}'"
+    if inertial is None:
+        return Body()
+    mass = 0.0 if inertial.mass is None else float(_floats(inertial.mass, 1, where, shown, "mass")[0])
+    if mass < 0:
+        raise ModelError(f"mass {mass} is negative", file=shown, link=where, field="mass")
+    inertia = np.zeros((3, 3)) if inertial.inertia is None else _floats(inertial.inertia, 9, where, shown,
+                                                                        "inertia").reshape(3, 3)
+    T = _origin(inertial, where, shown)
+    try:  # each URDF link on its own: a merged body could hide one link's violation or noise (the triangle
+        # inequality: checked on the merged body)
+        check_inertia(inertia, mass=mass, field="inertia", where=f"{shown}: {where}", triangle=False)
+    except ModelError as exc:
+        raise ModelError(exc.problem, file=shown, link=where, field=exc.field) from None
+    body = Body.from_com(mass, np.zeros(3), inertia)
+    return body.moved(T)
+
+
+@dataclass
+class _Tree:
+    """The moving joints (depth-first, siblings in file order), per joint the index of the nearest moving joint
+    above it (-1: the base), and the groups of links fixed to one another: groups[0] the base's, groups[k + 1]
+    the one joints[k] moves, each a list of (URDF link name, transform from the group's root link)."""
+
+    joints: list[Any]
+    parents: list[int]
+    groups: list[list[tuple[str, np.ndarray]]]
+
+
+def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tuple[str, dict[str, list[Any]]]:
+    """The root link and, per link, the joints leaving it (file order), after checking names, joint types and
+    that the links form one tree."""
+    links: dict[str, Any] = {}
+    for link in robot.links:
+        if link.name in links:
+            raise ModelError("defined twice", file=shown, link=f"link '{link.name}'")
+        links[link.name] = link
+    names: set[str] = set()
+    parent_of: dict[str, Any] = {}
+    children: dict[str, list[Any]] = {name: [] for name in links}
+    for joint in robot.joints:
+        where = f"joint '{joint.name}'"
+        if joint.name in names:
+            raise ModelError("defined twice", file=shown, link=where)
+        names.add(joint.name)
+        if joint.type not in SUPPORTED and joint.type not in ("floating", "planar"):
+            raise ModelError(f"unknown joint type {joint.type!r} (expected one of {', '.join(SUPPORTED)})",
+                             file=shown, link=where, field="type")
+        if joint.type in ("floating", "planar"):
+            raise ModelError(f"{joint.type} joints are not supported (robodyn's base is fixed; joints "
+                             f"{', '.join(SUPPORTED)} only)", file=shown, link=where, field="type")
+        for end in (joint.parent, joint.child):
+            if end not in links:
+                raise ModelError(f"refers to link {end!r}, which is not defined", file=shown, link=where)
+        if joint.child in parent_of:
+            raise ModelError(f"closed chain: it is the child of joints {parent_of[joint.child].name!r} and "
+                             f"{joint.name!r}", file=shown, link=f"link '{joint.child}'")
+        parent_of[joint.child] = joint
+        children[joint.parent].append(joint)
+    unknown = sorted(set(lock) - names)
+    if unknown:
+        raise ModelError(f"lock names joint {unknown[0]!r}, which is not defined", file=shown)
+    roots = [name for name in links if name not in parent_of]
+    if len(roots) != 1:
+        detail = "no root (the joints form a loop)" if not roots else f"several roots: {', '.join(roots)}"
+        raise ModelError(f"not one tree: {detail}", file=shown)
+    return roots[0], children
+
+
+def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refuse") -> _Tree:
+    """Merge the links fixed to one another (fixed and locked joints) into groups and list the moving joints
+    between the groups depth-first, each joint's subtree before its next sibling, siblings in file order."""
+    root, children = _links_and_joints(robot, lock, shown)
+    order = {id(joint): k for k, joint in enumerate(robot.joints)}
+
+    def moving(joint: Any) -> bool:
+        return joint.type != "fixed" and joint.name not in lock
+
+    def group(start: str) -> tuple[list[tuple[str, np.ndarray]], list[Any]]:
+        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them, in file order."""
+        members, leaving, stack = [], [], [(start, np.eye(4))]
+        while stack:
+            name, T = stack.pop()
+            members.append((name, T))
+            for joint in children[name]:
+                if moving(joint):
+                    leaving.append(joint)
+                else:
+                    stack.append((joint.child, T @ _joint_motion(joint, lock.get(joint.name, 0.0), shown)))
+        return members, sorted(leaving, key=lambda joint: order[id(joint)])
+
+    tree = _Tree([], [], [])
+    members, leaving = group(root)
+    tree.groups.append(members)
+    stack = [(joint, -1) for joint in reversed(leaving)]
+    while stack:
+        joint, parent = stack.pop()
+        if getattr(joint, "mimic", None) is not None and mimic != "independent":
+            raise ModelError(f"mimic joints are not supported (it follows joint {joint.mimic.joint!r}): lock it "
+                             "(lock= or --lock), or read it as an independent joint (mimic='independent')",
+                             file=shown, link=f"joint '{joint.name}'", field="mimic")
+        tree.joints.append(joint)
+        tree.parents.append(parent)
+        members, leaving = group(joint.child)
+        tree.groups.append(members)
+        stack.extend((child, len(tree.joints) - 1) for child in reversed(leaving))
+    reached = {name for members in tree.groups for name, _ in members}
+    loop = [link.name for link in robot.links if link.name not in reached]
+    if loop:
+        raise ModelError(f"not one tree: links {', '.join(map(repr, loop[:3]))} are not connected to the root "
+                         f"{root!r} (their joints form a loop)", file=shown)
+    if not tree.joints:
+        raise ModelError("no moving joint (revolute, continuous or prismatic)", file=shown)
+    if len(tree.joints) > MAX_LINKS:
+        raise ModelError(f"{len(tree.joints)} moving joints: at most {MAX_LINKS} are accepted", file=shown)
+    return tree
+
+
+def _joint_motion(joint: Any, value: float, shown: str) -> np.ndarray:
+    """origin * motion(value) of a fixed or locked joint."""
+    where = f"joint '{joint.name}'"
+    T = _origin(joint, where, shown)
+    if joint.type == "fixed" or value == 0.0:
+        return T
+    axis = _axis(joint, shown)
+    if joint.type == "prismatic":
+        return T @ homogeneous(np.eye(3), axis * value)
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    R = np.eye(3) + math.sin(value) * K + (1 - math.cos(value)) * K @ K
+    return T @ homogeneous(R, np.zeros(3))
+
+
+def _axis(joint: Any, shown: str) -> np.ndarray:
+    where = f"joint '{joint.name}'"
+    axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else _floats(joint.axis, 3, where, shown, "axis")
+    norm = float(np.linalg.norm(axis))
+    if norm < 1e-12:
+        raise ModelError("the joint axis is zero", file=shown, link=where, field="axis")
+    return axis / norm
+
+
+def _damping(joint: Any, shown: str) -> float:
+    dynamics = getattr(joint, "dynamics", None)
+    if dynamics is None:
+        return 0.0
+    where = f"joint '{joint.name}'"
+    damping = 0.0 if dynamics.damping is None else float(_floats(dynamics.damping, 1, where, shown, "damping")[0])
+    friction = 0.0 if dynamics.friction is None else float(_floats(dynamics.friction, 1, where, shown, "friction")[0])
+    if damping < 0:
+        raise ModelError(f"damping {damping} is negative", file=shown, link=where, field="damping")
+    if friction != 0:
+        warnings.warn(f"{shown}: {where}: Coulomb friction {friction} has no robodyn counterpart; ignored",
+                      ModelWarning, stacklevel=4)
+    return damping
+
+
+def read_urdf(
+    path: str | Path,
+    *,
+    strict: bool = False,
+    lock: Mapping[str, float] | None = None,
+    gravity: Any = (0, 0, -9.81),
+    snap: bool = True,
+    mimic: str = "refuse",
+) -> Manipulator:
+    """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
+    named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
+    root link's frame; ``mimic``: ``"refuse"`` (a mimic joint is an error) or ``"independent"`` (read as an
+    ordinary joint, with a warning).
+
+    The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
+    before its next sibling, siblings in the order of the file; link i's ``parent`` is the nearest moving joint
+    above it (-1: the base)."""
+    path = Path(path)
+    shown = str(path)
+    if mimic not in ("refuse", "independent"):
+        raise ModelError(f"mimic={mimic!r}: expected 'refuse' or 'independent'", file=shown)
+    locked = _lock_values(lock or {}, shown)
+    robot = _parse(path, shown)
+    # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _build(robot, path, shown, strict, locked, gravity, snap, mimic)
+
+
+def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
+    """``lock`` checked: joint names (text) to finite real numbers."""
+    if not isinstance(lock, Mapping):
+        raise ModelError(f"lock must map joint names to positions, got {type(lock).__name__}", file=shown)
+    out: dict[str, float] = {}
+    for name, value in lock.items():
+        if not isinstance(name, str):
+            raise ModelError(f"lock: a joint name must be text, got {type(name).__name__}", file=shown)
+        where = f"joint {name!r}"
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise ModelError(f"expected a number, got {type(value).__name__}", file=shown, link=where, field="lock")
+        out[name] = float(_floats(value, 1, where, shown, "lock")[0])
+    return out
+
+
+def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
+           snap: bool, mimic: str) -> Manipulator:
+    tree = _tree(robot, lock, shown, mimic)
+    dropped = [joint.name for joint in tree.joints if getattr(joint, "mimic", None) is not None]
+    if dropped:
+        warnings.warn(f"{shown}: mimic relations dropped, independent joints: {', '.join(map(repr, dropped))}",
+                      ModelWarning, stacklevel=4)
+    links_by_name = {link.name: link for link in robot.links}
+    frames = []
+    for k, joint in enumerate(tree.joints):
+        where = f"joint '{joint.name}'"
+        p = tree.parents[k]
+        body = Body()
+        for name, T in tree.groups[k + 1]:
+            body = body + _inertial(links_by_name[name], shown).moved(T)
+        frames.append(JointFrame(name=joint.name, prismatic=joint.type == "prismatic", axis=_axis(joint, shown),
+                                 parent=p, origin=dict(tree.groups[p + 1])[joint.parent] @ _origin(joint, where, shown),
+                                 body=body, damping=_damping(joint, shown), where=f"link '{joint.child}'"))
+    shape = "" if tree.parents == list(range(-1, len(frames) - 1)) else "a tree of "
+    return manipulator_from_frames(
+        frames, name=robot.name, gravity=gravity, snap=snap, strict=strict, shown=shown,
+        description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
+                    f"{', '.join(j.name for j in tree.joints)})")
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def _fmt(values: Any) -> str:
+    return " ".join(repr(float(x)) for x in np.asarray(values, dtype=float).ravel())
+
+
+def _rpy(R: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw (URDF: R = Rz(yaw) Ry(pitch) Rx(roll))."""
+    pitch = math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0]))
+    if abs(math.cos(pitch)) < 1e-12:  # gimbal lock: put everything in yaw
+        return np.array([0.0, pitch, math.atan2(-R[0, 1], R[1, 1])])
+    return np.array([math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])])
+
+
+def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
+    """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
+    from xml.etree import ElementTree as ET
+
+    floats = bound_floats(robot, params)
+    if any(floats.scalar(link.armature) != 0 for link in robot.links):
+        warnings.warn(f"{robot.name}: URDF has no armature (reflected rotor inertia); not written", ModelWarning,
+                      stacklevel=2)
+    if any(floats.scalar(x) != 0 for x in (*robot.tip_force, *robot.tip_moment)):
+        warnings.warn(f"{robot.name}: URDF has no tip load; not written", ModelWarning, stacklevel=2)
+    name = check_name(robot.name)  # an identifier: no "--" to end the comment below
+    root = ET.Element("robot", name=name)
+    root.append(ET.Comment(f" written by robodyn from {name} ({robot.convention} DH); gravity "
+                           f"{_fmt([floats.scalar(x) for x in robot.gravity])} is not part of URDF "))
+    ET.SubElement(root, "link", name="base_link")
+    # URDF names: a link's name where set (the joint and its child link), else joint<i> and link<i>
+    joint_names = unique_names([link.name or f"joint{i + 1}" for i, link in enumerate(robot.links)], ("tool",))
+    link_names = unique_names([link.name or f"link{i + 1}" for i, link in enumerate(robot.links)],
+                              ("base_link", "tool0"))
+    C_of: list[np.ndarray] = []  # per link: C_i, from the numeric engine's joint frame to frame i
+    for i, link in enumerate(robot.links):
+        p = robot.parents[i]
+        B, C = link_transforms(floats, robot.convention, link)
+        origin = (C_of[p] if p >= 0 else np.eye(4)) @ B @ joint_screw(floats, link)
+        body = Body()
+        for b in robot.bodies(i):
+            body = body + Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),
+                                         floats.array(b.inertia, (3, 3))).moved(C)
+        mass, com, inertia = body.com_form()
+        element = ET.SubElement(root, "link", name=link_names[i])
+        inertial = ET.SubElement(element, "inertial")
+        ET.SubElement(inertial, "origin", xyz=_fmt(com), rpy="0.0 0.0 0.0")
+        ET.SubElement(inertial, "mass", value=repr(float(mass)))
+        entries = {f"i{'xyz'[r]}{'xyz'[c]}": repr(float(inertia[r, c])) for r, c in
+                   ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))}
+        ET.SubElement(inertial, "inertia", entries)
+        joint = ET.SubElement(root, "joint", name=joint_names[i], type="continuous" if link.revolute else "prismatic")
+        ET.SubElement(joint, "parent", link="base_link" if p < 0 else link_names[p])
+        ET.SubElement(joint, "child", link=link_names[i])
+        ET.SubElement(joint, "origin", xyz=_fmt(origin[:3, 3]), rpy=_fmt(_rpy(origin[:3, :3])))
+        ET.SubElement(joint, "axis", xyz="0.0 0.0 1.0")
+        if not link.revolute:
+            ET.SubElement(joint, "limit", lower="-1000.0", upper="1000.0", effort="0.0", velocity="0.0")
+        damping = floats.scalar(link.damping)
+        if damping:
+            ET.SubElement(joint, "dynamics", damping=repr(float(damping)), friction="0.0")
+        C_of.append(C)
+    tool = C_of[-1] @ floats.array(robot.tool, (4, 4))
+    ET.SubElement(root, "link", name="tool0")
+    joint = ET.SubElement(root, "joint", name="tool", type="fixed")
+    ET.SubElement(joint, "parent", link=link_names[-1])
+    ET.SubElement(joint, "child", link="tool0")
+    ET.SubElement(joint, "origin", xyz=_fmt(tool[:3, 3]), rpy=_fmt(_rpy(tool[:3, :3])))
+    ET.indent(root)
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_urdf(robot: Manipulator, path: str | Path, params: Mapping[Any, Any] | None = None) -> Path:
+    """Write :func:`to_urdf` text to ``path`` atomically."""
+    return atomic_write(path, to_urdf(robot, params))
+
+
+__all__ = ["axis_rotation", "dh_row", "read_urdf", "to_urdf", "write_urdf"]

@@ -1,0 +1,399 @@
+"""One self-contained HTML page that a person reads: the arm's tables, its equations, their cost, the
+cross-check of the formulations and plots of the arm in motion.
+
+    from robodyn.report import page as report
+    report.write(rd.load("double_pendulum"), "report.html", params={"L1": 1, "L2": 0.5, "m1": 2, "m2": 1})
+
+Self-contained: no script, no stylesheet or font from the network, plots embedded as base64 PNG. The
+equations are written in MathML (sympy's presentation printer), which browsers lay out natively (MathML
+Core: Chromium 109+, Firefox, Safari), so nothing renders them at view time; each formula keeps its
+LaTeX source in the ``alttext`` attribute. Large arms do not turn into megabytes of mathematics: an element
+with more than :data:`DISPLAY_TERMS` terms (in the canonical expanded form) is summarised by its term count.
+Floating-point numbers are shown to four significant digits.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import re
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy
+from sympy.printing.mathml import mathml
+
+from robodyn.algebra import count_terms, to_se
+from robodyn.analysis.check import check
+from robodyn.analysis.plots import png_base64
+from robodyn.analysis.simulation import SYMBOLIC_MAX_JOINTS, bind_parameters, forward_dynamics_symbolic, simulate
+from robodyn.analysis.torques import torque_history
+from robodyn.equations import Equations
+from robodyn.formulations import derive
+from robodyn.model import tables
+from robodyn.model.files import atomic_write
+from robodyn.model.manipulator import Manipulator
+from robodyn.numeric.model import Params
+from robodyn.program import opcount
+from robodyn.program.targets import count_summary
+
+#: Elements with more terms than this are summarised, not printed.
+DISPLAY_TERMS = 40
+#: Significant digits of floating-point numbers in formulas.
+DIGITS = 4
+#: Terms of a displayed sum below this fraction of the largest coefficient are rounding noise.
+NOISE = 1e-12
+#: Seconds of free swing simulated for the plot.
+SWING_SECONDS = 3.0
+
+Progress = Callable[[str], None]
+
+CSS = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 70em;
+       padding: 0 1.5em; color: #1b1b1b; background: #ffffff; line-height: 1.45; }
+h1 { border-bottom: 2px solid #34568b; padding-bottom: .2em; }
+h2 { color: #34568b; margin-top: 2em; border-bottom: 1px solid #cfd8e6; }
+table { border-collapse: collapse; margin: .8em 0; }
+th, td { border: 1px solid #cfd8e6; padding: .3em .7em; text-align: center; vertical-align: middle; }
+th { background: #eef2f8; }
+td.left, th.left { text-align: left; }
+.note { color: #555; font-size: .92em; }
+.eq { margin: .5em 0; padding: .15em 0; overflow-x: auto; overflow-y: hidden; }
+.summary { color: #8a4b08; }
+nav a { margin-right: 1em; }
+img { max-width: 100%; border: 1px solid #e3e3e3; }
+.ok { color: #1d7a2f; font-weight: bold; } .bad { color: #b00020; font-weight: bold; }
+math { font-size: 1.05em; }
+"""
+
+_DOT_SYMBOL = re.compile(r"<mi>(qdd|qd)</mi>")
+
+
+# -- mathematics -------------------------------------------------------------------------------------
+
+
+def _rounded(expr: Any) -> Any:
+    """``expr`` with every Float shown to :data:`DIGITS` significant digits, and the terms of a sum whose
+    floating-point coefficient is below :data:`NOISE` of the largest dropped (rounding noise such as
+    cos(pi/2) = 6e-17 times a mass)."""
+    expr = sympy.sympify(expr)
+    floats = expr.atoms(sympy.Float)
+    if not floats:
+        return expr
+    if isinstance(expr, sympy.Add):
+        sizes = [abs(float(term.as_coeff_Mul()[0])) for term in expr.args]
+        largest = max(sizes)
+        expr = sympy.Add(*(t for t, c in zip(expr.args, sizes, strict=True) if c >= NOISE * largest))
+    return expr.xreplace({f: sympy.Float(f, DIGITS) for f in expr.atoms(sympy.Float)})
+
+
+def _dots(markup: str) -> str:
+    """qd_i and qdd_i as q with one or two dots above (Newton's notation). The dots are not marked as
+    accents: without a MATH-table font (DejaVu, Liberation) Chromium loses small accent glyphs."""
+    def accent(match: re.Match[str]) -> str:
+        mark = "&#x00A8;" if match.group(1) == "qdd" else "&#x02D9;"
+        return f'<mover accent="false"><mi>q</mi><mo>{mark}</mo></mover>'
+
+    return _DOT_SYMBOL.sub(accent, markup)
+
+
+def math(expr: Any, display: bool = False, lhs: str | None = None, lhs_latex: str | None = None) -> str:
+    """``expr`` as a MathML element; ``lhs`` (MathML markup, LaTeX ``lhs_latex``) is printed before "="."""
+    value = _rounded(expr)
+    body = _dots(mathml(value, printer="presentation"))
+    latex = sympy.latex(value)
+    if lhs is not None:
+        body = f"{lhs}<mo>=</mo>{body}"
+        latex = f"{lhs_latex if lhs_latex is not None else _lhs_latex(lhs)} = {latex}"
+    mode = "block" if display else "inline"
+    return f'<math display="{mode}" alttext="{html.escape(latex, quote=True)}"><mrow>{body}</mrow></math>'
+
+
+def _lhs_latex(lhs: str) -> str:
+    return re.sub(r"<[^>]+>", "", lhs)
+
+
+def _indexed(name: str, *indices: int) -> str:
+    """MathML for name_{ij}."""
+    sub = "".join(str(i) for i in indices)
+    return f"<msub><mi>{name}</mi><mn>{sub}</mn></msub>"
+
+
+def _element(name: str, indices: tuple[int, ...], expr: Any) -> str:
+    """One element: the formula if small, else its term count."""
+    terms = count_terms(to_se(expr))
+    if terms <= DISPLAY_TERMS:
+        return f'<div class="eq">{math(expr, display=True, lhs=_indexed(name, *indices))}</div>'
+    return (f'<div class="eq summary"><math>{_indexed(name, *indices)}</math>: {terms} terms in expanded form '
+            f"(not printed; see <code>robodyn derive</code>)</div>")
+
+
+# -- sections ----------------------------------------------------------------------------------------
+
+
+def _table(headers: list[str], rows: list[list[str]], raw: bool = False) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell if raw else html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _header(robot: Manipulator) -> str:
+    params = robot.parameters()
+    gravity = sympy.Tuple(*robot.gravity)
+    lines = [
+        f"<h1>{html.escape(robot.name)}</h1>",
+        f"<p>{html.escape(robot.description)}</p>" if robot.description else "",
+        f'<p class="note">Source: {html.escape(robot.source)}</p>' if robot.source else "",
+        f"<p>{robot.n} joints ({robot.joint_types}), {html.escape(tables.CONVENTION_TEXT[robot.convention])}.</p>",
+        f"<p>Gravity (acceleration vector in the base frame): {math(gravity)}. Parameters: "
+        + (", ".join(math(s) for s in params) if params else "none (numeric model)") + ".</p>",
+    ]
+    return "\n".join(line for line in lines if line)
+
+
+_GREEK = {"alpha": "&#x03B1;", "theta": "&#x03B8;"}
+
+
+def _header_math(header: str) -> str:
+    """A DH column header such as ``alpha_{i-1}`` as MathML."""
+    name, _, sub = header.partition("_")
+    sub = sub.strip("{}")
+    index = "<mi>i</mi>" if sub == "i" else "<mrow><mi>i</mi><mo>-</mo><mn>1</mn></mrow>"
+    return f"<math><msub><mi>{_GREEK.get(name, name)}</mi>{index}</msub></math>"
+
+
+def _dh_section(robot: Manipulator) -> str:
+    extra = tables.topology(robot)  # names, parents (a tree), placements: plain text
+    headers = [_header_math(h) for h in tables.dh_headers(robot)[2:]] + [html.escape(h) for h, _ in extra]
+    rows = [
+        [str(i + 1), link.joint]
+        + [math(v) for v in (link.a, link.alpha, *(tables.joint_value(robot, i, key) for key in ("d", "theta")))]
+        + [html.escape(values[i]) for _, values in extra]
+        for i, link in enumerate(robot.links)
+    ]
+    head = "".join(f"<th>{h}</th>" for h in ["i", "joint", *headers])
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<h2 id='dh'>Denavit-Hartenberg parameters</h2>{table}"
+
+
+def _vector_math(values: Any) -> str:
+    """A 3-vector as (x, y, z)."""
+    return math(sympy.Tuple(*values))
+
+
+def _inertia_math(inertia: Any) -> str:
+    """diag(Ixx, Iyy, Izz) for a diagonal tensor, else the matrix."""
+    matrix = sympy.Matrix(inertia)
+    if matrix.is_diagonal():
+        return math(sympy.Function("diag")(*(matrix[k, k] for k in range(3))))
+    return math(matrix)
+
+
+def _inertia_section(robot: Manipulator) -> str:
+    rows = []
+    for i, link in enumerate(robot.links):
+        rows.append([str(i + 1), math(link.mass), _vector_math(link.com), _inertia_math(link.inertia),
+                     math(link.damping), math(link.armature)])
+    if robot.payload is not None:
+        p = robot.payload
+        rows.append(["payload", math(p.mass), _vector_math(p.com), _inertia_math(p.inertia), "", ""])
+    headers = ["link", "mass", "centre of mass", "inertia about the centre of mass", "damping", "armature"]
+    note = f'<p class="note">{html.escape(tables.INERTIA_TEXT)}.</p>'
+    return "<h2 id='inertia'>Inertial parameters</h2>" + _table(headers, rows, raw=True) + note
+
+
+EQUATION = (
+    '<math display="block" alttext="\\tau = M(q)\\ddot q + h(q,\\dot q) + G(q) + B\\dot q + J^T w">'
+    "<mrow><mi>&#x03C4;</mi><mo>=</mo><mi>M</mi><mo>(</mo><mi>q</mi><mo>)</mo>"
+    '<mover accent="false"><mi>q</mi><mo>&#x00A8;</mo></mover><mo>+</mo><mi>h</mi><mo>(</mo><mi>q</mi><mo>,</mo>'
+    '<mover accent="false"><mi>q</mi><mo>&#x02D9;</mo></mover><mo>)</mo><mo>+</mo><mi>G</mi><mo>(</mo><mi>q</mi>'
+    '<mo>)</mo><mo>+</mo><mi>B</mi><mover accent="false"><mi>q</mi><mo>&#x02D9;</mo></mover><mo>+</mo>'
+    "<msup><mi>J</mi><mi>T</mi></msup><mi>w</mi></mrow></math>"
+)
+
+
+def _equations_section(eqs: Equations) -> str:
+    n = eqs.n
+    parts = [
+        "<h2 id='equations'>Equations of motion</h2>",
+        f"<p>Derived by {html.escape(eqs.method)} in {eqs.seconds:.3f} s, in canonical form (expanded, each "
+        "sin of degree at most one; floating-point numbers to four digits, terms below 1e-12 of the largest "
+        "coefficient dropped). M includes the armature; B = diag(damping); the last term is the tip load.</p>",
+        f'<div class="eq">{EQUATION}</div>',
+        "<h3>Inertia matrix M (upper triangle; M is symmetric)</h3>",
+    ]
+    M = eqs.M
+    parts += [_element("M", (i + 1, j + 1), M[i, j]) for i in range(n) for j in range(i, n)]
+    parts.append("<h3>Coriolis and centrifugal torques h</h3>")
+    parts += [_element("h", (i + 1,), eqs.h[i]) for i in range(n)]
+    parts.append("<h3>Gravity torques G</h3>")
+    parts += [_element("G", (i + 1,), eqs.G[i]) for i in range(n)]
+    if any(x != 0 for x in eqs.load):
+        parts.append("<h3>Tip-load torques</h3>")
+        parts += [_element("L", (i + 1,), eqs.load[i]) for i in range(n)]
+    return "\n".join(parts)
+
+
+def _forward_section(robot: Manipulator) -> str:
+    if robot.n > SYMBOLIC_MAX_JOINTS:
+        return ""
+    fd = forward_dynamics_symbolic(robot)
+    det_lhs = "<mi>&#x0394;</mi><mo>=</mo><mi>det</mi><mi>M</mi>"
+    det_formula = math(fd.denominator, display=True, lhs=det_lhs, lhs_latex=r"\Delta = \det M")
+    parts = [
+        "<h2 id='forward'>Forward dynamics in closed form</h2>",
+        "<p>qdd = adj(M) (tau - h - G - damping - load) / det M (ROBMAT sec. 4.4; the Macsyma appendix).</p>",
+        f'<div class="eq">{det_formula}</div>'
+        if count_terms(to_se(fd.denominator)) <= DISPLAY_TERMS
+        else f'<div class="eq summary">det M: {count_terms(to_se(fd.denominator))} terms</div>',
+    ]
+    for i, (numerator, terms) in enumerate(zip(fd.numerator, fd.terms(), strict=True), start=1):
+        lhs = f'<msub><mover accent="false"><mi>q</mi><mo>&#x00A8;</mo></mover><mn>{i}</mn></msub>'
+        if terms <= DISPLAY_TERMS:
+            quotient = sympy.Mul(numerator, sympy.Pow(sympy.Symbol("Delta"), -1), evaluate=False)
+            formula = math(quotient, display=True, lhs=lhs, lhs_latex=rf"\ddot q_{{{i}}}")
+            parts.append(f'<div class="eq">{formula}</div>')
+        else:
+            parts.append(f'<div class="eq summary">numerator of qdd_{i}: {terms} terms</div>')
+    return "\n".join(parts)
+
+
+def _counts_section(robot: Manipulator) -> str:
+    label = "Kane's algorithm (Angeles, Ma and Rojas), inverse dynamics"
+    if robot.has_placements:  # Angeles' HD notation cannot express a fixed placement before a joint
+        rows = [[label, "-", "-", "not applicable (fixed placements): Angeles' HD notation cannot express them"]]
+    else:
+        kane = opcount.count_operations(robot)
+        rows = [[label, str(kane.multiplications), str(kane.additions),
+                 "this geometry's 0, 1, -1 folded; constants off line"]]
+    for output, label in (("tau", "inverse dynamics tau"), ("M", "inertia matrix M"), ("forward", "forward dynamics")):
+        summary = count_summary(robot, output)
+        rows.append([f"cheapest straight-line program, {label}", str(summary["multiplications"]),
+                     str(summary["additions"]), f"route: {summary['route']}; {summary['trig']} sin/cos; constants "
+                     f"{summary['constants']['multiplications']} multiplications, "
+                     f"{summary['constants']['additions']} additions, once"])
+    table = _table(["algorithm", "multiplications", "additions", "notes"], rows)
+    return "<h2 id='counts'>Operation counts</h2>" + table
+
+
+def _check_section(robot: Manipulator) -> str:
+    result = check(robot, samples=20)
+    rows = []
+    for c in result.comparisons:
+        diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
+        verdict = '<span class="ok">yes</span>' if c.agree else '<span class="bad">NO</span>'
+        rows.append([html.escape(c.method), html.escape(c.part), c.mode, diff, verdict])
+    times = ", ".join(f"{m} {s:.3f} s" for m, s in result.seconds.items())
+    skipped = "".join(f'<p class="note">{html.escape(m)}: {html.escape(reason)}; not compared.</p>'
+                      for m, reason in result.skipped.items())
+    verdict = '<p class="ok">All methods agree.</p>' if result.agree else '<p class="bad">Methods disagree.</p>'
+    return (f"<h2 id='check'>Cross-check of the formulations against {html.escape(result.reference)}</h2>"
+            + _table(["method", "part", "mode", "max relative difference", "agree"], rows, raw=True)
+            + f'<p class="note">Derivation times: {html.escape(times)}.</p>' + skipped + verdict)
+
+
+def _swing_start(robot: Manipulator) -> np.ndarray:
+    return np.array([0.4 if link.revolute else 0.0 for link in robot.links])
+
+
+_TRAJECTORY_NOTES = {
+    "angeles1": "The motion law of Angeles, Ma and Rojas' example 1 (their sec. 7.1), applied to this arm: "
+    "q_i(t) = q_i(0) + A_i (t - sin(Bt)/B), B = 2 pi/10, over 10 s (A_i = pi/30 rad for a revolute joint, "
+    "-pi/60 for joint 2 from q_2(0) = pi/2; 0.01 m for a prismatic one).",
+    "angeles2": "Angeles, Ma and Rojas' example 2: the tool moves 0.5 m along y on a straight line "
+    "with fixed orientation in 1 s (quintic time law), joint motion by inverse kinematics.",
+}
+
+
+def _plots_section(robot: Manipulator, params: Mapping[str, float] | None) -> str:
+    bound = bind_parameters(robot, params) or {}
+    missing = [s.name for s in robot.parameters() if s.name not in bound]
+    head = "<h2 id='plots'>Plots</h2>"
+    if missing:
+        return head + (f'<p class="note">Plots need numbers for {html.escape(", ".join(missing))}: pass them with '
+                       "<code>--param NAME=VALUE</code>.</p>")
+    q0 = _swing_start(robot)
+    result = simulate(robot, SWING_SECONDS, q0, params=bound, method="DOP853", rtol=1e-10, atol=1e-10, samples=301)
+    swing = png_base64(result.plot())
+    name = "angeles2" if robot.name == "industrial_6r" else "angeles1"
+    history = torque_history(robot, name, bound, samples=101)
+    torques = png_base64(history.figure())
+    start = ", ".join(f"{x:g}" for x in q0)
+    return (
+        head
+        + f"<h3>Free swing from q = ({start}), no torques</h3>"
+        + f'<img alt="free swing: joint motion and energy" src="data:image/png;base64,{swing}">'
+        + f'<p class="note">{SWING_SECONDS:g} s with DOP853 (rtol = atol = 1e-10); relative energy drift '
+        f"{result.energy_drift():.2g}.</p>"
+        + f"<h3>Joint torques along the trajectory {name}</h3>"
+        + f"<p class='note'>{html.escape(_TRAJECTORY_NOTES[name])}</p>"
+        + f'<img alt="joint torques along {name}" src="data:image/png;base64,{torques}">'
+    )
+
+
+# -- the page ----------------------------------------------------------------------------------------
+
+
+def build(
+    robot: Manipulator,
+    *,
+    params: Params | None = None,
+    method: str = "newton-euler",
+    cross_check: bool = True,
+    plots: bool = True,
+    progress: Progress | None = None,
+) -> str:
+    """The HTML page (a string): tables, equations (MathML), operation counts, cross-check, plots.
+
+    ``params`` binds symbolic parameters for the plots (g defaults to 9.81); without all of them the plots
+    section says which are missing. ``cross_check``/``plots`` switch those sections off.
+    """
+    step = progress or (lambda _: None)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model's warnings were given when it was loaded
+        step("equations")
+        eqs = derive(robot, method)
+        sections = [_header(robot), _nav(cross_check, plots, robot.n), _dh_section(robot), _inertia_section(robot),
+                    _equations_section(eqs), _forward_section(robot)]
+        step("operation counts")
+        sections.append(_counts_section(robot))
+        if cross_check:
+            step("cross-check")
+            sections.append(_check_section(robot))
+        if plots:
+            step("plots")
+            sections.append(_plots_section(robot, {str(k): float(v) for k, v in (params or {}).items()}))
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    footer = (f'<p class="note">Written by robodyn on {stamp} in {time.perf_counter() - start:.1f} s. '
+              "Formulas are MathML; their LaTeX source is in each formula's alttext.</p>")
+    body = "\n".join(s for s in sections if s)
+    return (
+        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
+        f"<title>robodyn report: {html.escape(robot.name)}</title>\n<style>{CSS}</style>\n</head>\n"
+        f"<body>\n{body}\n{footer}\n</body>\n</html>\n"
+    )
+
+
+def _nav(cross_check: bool, plots: bool, n: int) -> str:
+    links = [("dh", "DH table"), ("inertia", "inertia"), ("equations", "equations")]
+    if n <= 3:
+        links.append(("forward", "forward dynamics"))
+    links.append(("counts", "operation counts"))
+    if cross_check:
+        links.append(("check", "cross-check"))
+    if plots:
+        links.append(("plots", "plots"))
+    return "<nav>" + "".join(f"<a href='#{key}'>{label}</a>" for key, label in links) + "</nav>"
+
+
+def write(robot: Manipulator, path: str | Path, **options: Any) -> Path:
+    """:func:`build` the page and write it atomically to ``path``."""
+    return atomic_write(Path(path), build(robot, **options))

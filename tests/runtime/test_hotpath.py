@@ -1,0 +1,201 @@
+"""One state from Python: compiled routines called without ctypes (robodyn._fastcall), and the numeric engine's
+hot path (its one-state calls handed to those routines once they are many: robodyn.numeric.hotpath).
+
+The suite runs with ``$ROBODYN_HOT_CALLS=0`` (tests/conftest.py: no background compiles); the hot-path tests
+here set it on robots of their own."""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn import numeric
+from robodyn.numeric import hotpath
+from tests.conftest import load_quiet, random_tree
+from tests.helpers import assert_close
+from tests.runtime.test_compile import DP, _has_compiler, compiler, states
+
+compile_module = importlib.import_module("robodyn.runtime.entry")
+fastcall = pytest.mark.skipif(compile_module.Caller is None, reason="robodyn._fastcall was not built")
+
+#: The numeric functions the hot path takes over, with the joint arrays each reads.
+FUNCTIONS = {"inverse_dynamics": 3, "mass_matrix": 1, "coriolis": 2, "gravity": 1, "bias_forces": 2,
+             "forward_dynamics": 3}
+
+
+def coulomb_tree() -> rd.Manipulator:
+    """A 4-joint tree (branches, placements, damping, armature, tip load) with Coulomb friction on every joint:
+    a new object at each call, so a new compiled model and hot path."""
+    robot = random_tree(3, 4, "standard")
+    return robot.replace(links=tuple(link.replace(coulomb=[0.4, -0.25]) for link in robot.links))
+
+
+def test_fastcall_is_built_where_python_has_its_headers() -> None:
+    """The extension is optional (the install goes on without it), so a missing one must not go unseen where it
+    can be built: with Python.h and a C compiler, it was."""
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists() or not _has_compiler():
+        pytest.skip("no Python.h or no C compiler: robodyn._fastcall cannot be built here")
+    module = importlib.import_module("robodyn._fastcall")
+    assert compile_module.Caller is module.Caller
+
+
+@compiler
+@pytest.mark.parametrize("way", ["fastcall", "ctypes"])
+def test_one_state_is_the_batch_row_from_any_float_arrays(way: str, monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    """one_state and the methods on one state give the batch's row bit for bit, through the extension and
+    through ctypes (without it), from float64 rows, lists, strided views and float32 (converted); a new
+    array each call; a wrong length is a ValueError."""
+    if way == "ctypes":
+        monkeypatch.setattr(compile_module, "Caller", None)  # as where the extension was not built
+    elif compile_module.Caller is None:
+        pytest.skip("robodyn._fastcall was not built")
+    robot = coulomb_tree()
+    dyn = rd.compile(robot, cache=tmp_path)
+    q, qd, qdd = states(4, 3)
+    tau, M = dyn.inverse_dynamics(q, qd, qdd), dyn.mass_matrix(q)
+    inverse, mass = dyn.one_state("inverse_dynamics"), dyn.one_state("mass_matrix")
+    for i in range(3):
+        assert np.array_equal(inverse(q[i], qd[i], qdd[i]), tau[i])
+        assert np.array_equal(dyn.inverse_dynamics(q[i], qd[i], qdd[i]), tau[i])
+        assert np.array_equal(mass(q[i]), M[i]) and np.array_equal(dyn.mass_matrix(q[i]), M[i])
+    strided = np.asfortranarray(q)[1]
+    assert not strided.flags.c_contiguous
+    assert np.array_equal(inverse(strided, qd[1].tolist(), qdd[1]), tau[1])
+    assert np.array_equal(dyn.inverse_dynamics(strided, qd[1].tolist(), qdd[1]), tau[1])
+    single = q[2].astype(np.float32)
+    assert np.array_equal(mass(single), dyn.mass_matrix(single.astype(float)))
+    first = inverse(q[0], qd[0], qdd[0])
+    inverse(q[1], qd[1], qdd[1])
+    assert np.array_equal(first, tau[0])  # not overwritten by the next call
+    with pytest.raises(ValueError, match="shape"):
+        inverse(np.zeros(3), qd[0], qdd[0])
+    with pytest.raises(ValueError, match=r"must have shape \(4,\) or \(N, 4\)"):
+        dyn.inverse_dynamics(np.zeros(3), qd[0], qdd[0])
+
+
+@fastcall
+@compiler
+def test_fastcall_refuses_what_is_not_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wrong counts and shapes are one-line errors; a batch handed to a method is refused as it is, never
+    converted first (the method's batch path converts it)."""
+    converted: list[object] = []
+
+    def spy(x: object) -> np.ndarray:
+        converted.append(x)
+        return np.ascontiguousarray(x, dtype=np.float64)
+
+    monkeypatch.setattr(compile_module, "_float_array", spy)
+    robot = coulomb_tree()
+    dyn = rd.compile(robot, cache=tmp_path, outputs=["tau"])
+    batch = np.asfortranarray(states(4, 6)[0]).astype(np.float32)
+    assert np.array_equal(dyn.inverse_dynamics(batch, batch, batch)[2], dyn.inverse_dynamics(*(batch[2],) * 3))
+    assert [np.shape(x) for x in converted] == [(4,)] * 3  # the one-state call's rows only
+    inverse = dyn.one_state("inverse_dynamics")
+    q = np.zeros(4)
+    with pytest.raises(TypeError, match="takes 3 joint arrays, got 2"):
+        inverse(q, q)
+    with pytest.raises(ValueError, match=r"one state of '.*' takes arrays of shape \(4,\)"):
+        inverse(np.zeros((2, 4)), q, q)
+    with pytest.raises(ValueError, match="could not convert"):
+        inverse(["a"] * 4, q, q)
+    assert "one-state call" in repr(inverse)
+
+
+@fastcall
+@compiler
+def test_hot_path_hands_one_state_calls_to_the_compiled_routines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After $ROBODYN_HOT_CALLS one-state calls, the six one-state functions (and the toolbox aliases over them)
+    answer from the compiled C, to rounding of the float path; batches and calls with fext stay on NumPy."""
+    reference = coulomb_tree()  # made under the suite's $ROBODYN_HOT_CALLS=0: floats throughout
+    q, qd, qdd = states(4, 5, seed=3)
+    args = {3: (q, qd, qdd), 2: (q, qd), 1: (q,)}
+    expected = {f: [getattr(numeric, f)(reference, *(a[i] for a in args[k])) for i in range(5)]
+                for f, k in FUNCTIONS.items()}
+    monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "3")
+    robot = coulomb_tree()
+    hot = numeric.hot_path(robot)
+    assert hot.routines is None and hot.limit == 3
+    for i in range(3):
+        assert np.array_equal(numeric.gravity(robot, q[i]), expected["gravity"][i])  # over floats: the same
+    assert hot.wait(timeout=300), hot.failure
+    assert repr(hot) == "<HotPath compiled>"
+    copied = pickle.loads(pickle.dumps(numeric.compile_model(robot)))  # a model pickles; its copy starts afresh
+    assert copied.hot.routines is None and copied.hot.calls == 0
+    assert np.array_equal(numeric.gravity(copied, q[0]), expected["gravity"][0])
+    for f, k in FUNCTIONS.items():
+        for i in range(5):
+            got = getattr(numeric, f)(robot, *(a[i] for a in args[k]))
+            assert got.shape == expected[f][i].shape
+            assert_close(got, expected[f][i], 1e-12, scale=max(1.0, float(np.max(np.abs(expected[f][i])))))
+    assert_close(rd.toolbox.rne(robot, q[0], qd[0], qdd[0]), expected["inverse_dynamics"][0], 1e-12,
+                 scale=float(np.max(np.abs(expected["inverse_dynamics"][0]))))
+    assert np.array_equal(numeric.inverse_dynamics(robot, q, qd, qdd), numeric.inverse_dynamics(reference, q, qd, qdd))
+    w = np.array([1.0, -2.0, 0.5, 0.1, 0.2, -0.3])
+    assert np.array_equal(numeric.inverse_dynamics(robot, q[0], qd[0], qdd[0], fext=w),
+                          numeric.inverse_dynamics(reference, q[0], qd[0], qdd[0], fext=w))
+
+
+@fastcall
+@compiler
+def test_hot_path_binds_parameters_and_keeps_the_singular_mass_matrix_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A robot with symbolic parameters: compiled once, its constants made from the call's params; a singular M
+    (a massless distal link) is computed again over floats, which raise LinAlgError as before the switch."""
+    monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "2")
+    robot = load_quiet("double_pendulum")
+    q, qd, tau = states(2, 2, seed=5)
+    floats = numeric.forward_dynamics(robot, q[0], qd[0], tau[0], params=DP)
+    numeric.forward_dynamics(robot, q[1], qd[1], tau[1], params=DP)
+    assert numeric.hot_path(robot, params=DP).wait(timeout=300)
+    assert_close(numeric.forward_dynamics(robot, q[0], qd[0], tau[0], params=DP), floats, 1e-12,
+                 scale=float(np.max(np.abs(floats))))
+    massless = {**DP, "m2": 0.0}
+    for i in range(2):
+        with pytest.raises(np.linalg.LinAlgError):
+            numeric.forward_dynamics(robot, q[i], qd[i], tau[i], params=massless)
+    hot = numeric.hot_path(robot, params=massless)
+    assert hot.wait(timeout=300)
+    with pytest.raises(np.linalg.LinAlgError):
+        numeric.forward_dynamics(robot, q[0], qd[0], tau[0], params=massless)
+
+
+def test_hot_path_stays_on_floats_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls given a compiled NumericModel are not counted (there is no robot to compile); with no registered
+    builder, or a build that fails (a $CC that is not there), the calls go on over floats, and ``failure``
+    says why. A bad $ROBODYN_HOT_CALLS is one ValueError."""
+    monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "2")
+    q = np.full(4, 0.3)
+    robot = coulomb_tree()
+    model = numeric.compile_model(robot)
+    expected = numeric.gravity(model, q)
+    for _ in range(3):
+        assert np.array_equal(numeric.gravity(model, q), expected)
+    assert model.hot.calls == 0 and model.hot.failure is None and model.hot is numeric.hot_path(robot)
+
+    robot = coulomb_tree()
+    monkeypatch.setattr(hotpath, "_builder", None)
+    for _ in range(3):
+        assert np.array_equal(numeric.gravity(robot, q), expected)
+    assert numeric.hot_path(robot).failure == "no compiled routines are registered"
+    monkeypatch.undo()
+
+    monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "2")
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    robot = coulomb_tree()
+    for _ in range(3):
+        assert np.array_equal(numeric.gravity(robot, q), expected)
+    hot = numeric.hot_path(robot)
+    assert not hot.wait(timeout=300)
+    assert hot.failure is not None and hot.failure.startswith("CompileError: ")
+    assert "$CC" in hot.failure or compile_module.Caller is None  # (without the extension: it says so first)
+    assert np.array_equal(numeric.gravity(robot, q), expected)
+
+    monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "often")
+    with pytest.raises(ValueError, match=r"\$ROBODYN_HOT_CALLS='often' is not a number of calls"):
+        numeric.hot_path(coulomb_tree())
