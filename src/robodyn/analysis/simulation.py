@@ -21,7 +21,7 @@ engines of :func:`dynamics`:
   per state for the PUMA 560;
 - ``"numpy"``: :func:`robodyn.numeric.forward_dynamics` (composite rigid body + Newton-Euler + Cholesky),
   no symbolic step, about 0.5 ms per single state (it is built for batches);
-- ``"compiled"``: :func:`robodyn.runtime.entry`, the generated C code, where the code-generation feature exists.
+- ``"compiled"``: :func:`robodyn.runtime.compile`, the generated C code, where the code-generation feature exists.
 
 The Macsyma appendix's validation is built in: the energy E = T + V with T = 1/2 qd^T M qd and V = -sum_k m_k g . c_k
 (every body, payload included, centres of mass in the base frame) is returned along the motion and conserved
@@ -56,8 +56,8 @@ from robodyn.model.params import bind_parameters as checked_parameters
 from robodyn.model.params import bound_robot, check_bound
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
-from robodyn.runtime.entry import CompiledDynamics as CompiledModule
-from robodyn.runtime.entry import compile as compile_robot
+from robodyn.runtime import CompiledDynamics as CompiledModule
+from robodyn.runtime import compile as compile_robot
 
 #: Closed-form forward dynamics up to this many joints (the inverse of M by adjugate and determinant).
 SYMBOLIC_MAX_JOINTS = 3
@@ -183,6 +183,11 @@ class Dynamics:
         """qdd for one state, (n,)."""
         raise NotImplementedError
 
+    def accelerator(self) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        """:meth:`accelerations` for the use of one thread (one integration): an engine whose calls share
+        buffers gives each integration its own, so that its calls need no lock."""
+        return self.accelerations
+
     def holding_torque(self, q: np.ndarray) -> np.ndarray:
         """G(q) + load(q): the torques that hold the arm at rest (batched, numeric engine)."""
         return numeric.bias_forces(self.model, q, np.zeros_like(q))
@@ -218,7 +223,7 @@ class LambdifiedDynamics(Dynamics):
 
 
 class CompiledDynamics(Dynamics):
-    """The generated C forward dynamics (M by the generated code, an LDL^T solve) of :func:`robodyn.runtime.entry`."""
+    """The generated C forward dynamics (M by the generated code, an LDL^T solve) of :func:`robodyn.runtime.compile`."""
 
     engine = "compiled"
 
@@ -226,16 +231,21 @@ class CompiledDynamics(Dynamics):
         super().__init__(robot, params)
         try:
             compiled = compile_robot(robot, outputs=("forward",))
-        except RuntimeError as exc:  # robodyn.runtime.entry.CompileError: no compiler, or it failed
+        except RuntimeError as exc:  # robodyn.runtime.CompileError: no compiler, or it failed
             raise SimulationError(" ".join(str(exc).split()), field="engine") from None
         names = tuple(compiled.parameters)
-        values = tuple(self.params[name] for name in names) if names else None
-        self._forward = compiled.one_state("forward_dynamics", params=values)
-        self._lock = threading.Lock()  # one_state's buffers are not shared between threads
+        self._compiled = compiled
+        self._values = tuple(self.params[name] for name in names) if names else None
+        self._forward = self.accelerator()
+        self._lock = threading.Lock()  # one_state's buffers may be shared between calls (without robodyn._fastcall)
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         with self._lock:
             return self._forward(q, qd, tau)
+
+    def accelerator(self) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        """The compiled forward dynamics on one state, with buffers of its own: no lock around its calls."""
+        return self._compiled.one_state("forward_dynamics", params=self._values)
 
 
 _ENGINE_CLASSES: dict[str, type[Dynamics]] = {
@@ -458,7 +468,9 @@ def simulate(
     rhs = _RightHandSide(engine_, law, limit, str(method if isinstance(method, str) else method.__name__),
                          coulomb=any(link.has_coulomb for link in robot.links))
     try:
-        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), t_eval=times, events=events, **options)
+        with np.errstate(all="ignore"):  # the right-hand side's guards report a diverging state once
+            sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), t_eval=times, events=events,
+                            **options)
         if sol.status < 0:
             raise SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
         return _result(robot, engine_, law, sol, method, bound)
@@ -555,8 +567,9 @@ def _evaluation_limit(value: Any) -> int | None:
 class _RightHandSide:
     """x' = (qd, M(q)^-1 (tau - bias)) (Horn and Linge sec. 4.4) for solve_ivp, guarded: a state or an acceleration
     that is not finite raises :class:`NonFiniteStateError` (solve_ivp itself would loop forever on NaN), and
-    evaluation ``limit`` + 1 raises :class:`SimulationError`. NumPy's overflow warnings are silenced: the
-    check reports the problem once, with the time and the state."""
+    evaluation ``limit`` + 1 raises :class:`SimulationError`. NumPy's overflow warnings are silenced for the
+    whole integration (:func:`simulate`, once rather than per call: the guards must cost less than the compiled
+    dynamics they guard): the check reports the problem once, with the time and the state."""
 
     def __init__(self, engine: Dynamics, law: TorqueLaw, limit: int | None, method: str, coulomb: bool = False) -> None:
         self.engine, self.law, self.limit, self.method = engine, law, limit, method
@@ -565,6 +578,8 @@ class _RightHandSide:
                      "simulate robodyn.analysis.toolbox.nofriction(robot)" if coulomb else "")
         self.n = engine.n
         self.calls = 0
+        self._zeros_x, self._zeros_q = np.zeros(2 * self.n), np.zeros(self.n)
+        self._accelerations = engine.accelerator()  # this integration's own: its calls take no lock
 
     def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
         self.calls += 1
@@ -575,19 +590,21 @@ class _RightHandSide:
                 field="max_evaluations")
         n = self.n
         q, qd = x[:n], x[n:]
-        if not np.all(np.isfinite(x)):
+        # finiteness by one dot product with zeros: 0 * x is 0 for every finite x (the largest doubles included)
+        # and NaN for an inf or a NaN, so the sum is NaN exactly when an entry is not finite (np.isfinite and
+        # np.all on a dozen numbers cost five times as much, more than the compiled dynamics themselves)
+        if math.isnan(x.dot(self._zeros_x)):
             raise NonFiniteStateError(f"the state is no longer finite at t = {t:.6g} s: the motion diverged "
                                       f"(q = {_numbers(q)}, qd = {_numbers(qd)})")
         try:
-            with np.errstate(all="ignore"):
-                qdd = self.engine.accelerations(q, qd, self.law(t, q, qd))
+            qdd = self._accelerations(q, qd, self.law(t, q, qd))
         except np.linalg.LinAlgError:
             raise SimulationError(f"the mass matrix is singular at t = {t:.6g} s (q = {_numbers(q)})") from None
-        if not np.all(np.isfinite(qdd)):
+        if math.isnan(qdd.dot(self._zeros_q)):
             raise NonFiniteStateError(
                 f"the accelerations are not finite at t = {t:.6g} s (q = {_numbers(q)}, qd = {_numbers(qd)}): "
                 "the mass matrix is singular or nearly so there, or the state or the torques are too large")
-        return np.concatenate([qd, qdd])
+        return np.concatenate((qd, qdd))
 
 
 def _numbers(values: np.ndarray) -> str:
