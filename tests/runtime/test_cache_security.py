@@ -29,6 +29,8 @@ from robodyn.runtime.entry import CompiledDynamics, CompileError, find_compiler
 from tests.conftest import load_quiet
 
 compile_module = importlib.import_module("robodyn.runtime.entry")
+cache_module = importlib.import_module("robodyn.runtime.cache")
+compiled_module = importlib.import_module("robodyn.runtime.compiled")
 
 
 def _has_compiler() -> bool:
@@ -49,7 +51,7 @@ def fixed_source() -> Iterator[None]:
     """robodyn's source, as the cache key sees it, does not change during these tests (an edit to the
     working tree meanwhile would give every compile another entry)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compile_module, "_source_fingerprint", lambda: "fixed for test_cache_security")
+        patch.setattr(cache_module, "_source_fingerprint", lambda: "fixed for test_cache_security")
         yield
 
 
@@ -137,19 +139,19 @@ def test_a_consistent_but_wrong_spec_is_checked_against_the_robot(cache: Path) -
     """A spec edited with its hash updated still has to describe the robot: n, routines, parameters."""
     entry = entry_of(cache)
     robot = load_quiet("puma560")
-    expected = compile_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
-    assert compile_module._checked_spec(entry, expected) is not None
+    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    assert cache_module._checked_spec(entry, expected) is not None
     edits = [("n", 2), ("parameters", ["m1"]), ("n_constants", 0 if manifest(entry)["spec"]["n_constants"] else 3)]
     drop_gravity = ("routines", manifest(entry)["spec"]["routines"][:2])
     for field, value in [*edits, drop_gravity]:
         data = manifest(entry)
         data["spec"][field] = value
-        data["spec_sha256"] = compile_module._sha256(compile_module._canonical(data["spec"]))
+        data["spec_sha256"] = cache_module._sha256(cache_module._canonical(data["spec"]))
         (entry / "spec.json").write_text(json.dumps(data))
-        assert compile_module._checked_spec(entry, expected) is None, field
+        assert cache_module._checked_spec(entry, expected) is None, field
         dyn = compile_and_check(cache)  # built again
         assert dyn.routines == ("inverse_dynamics", "gravity") and dyn.n == robot.n
-        assert compile_module._checked_spec(entry, expected) is not None
+        assert cache_module._checked_spec(entry, expected) is not None
 
 
 @pytest.mark.parametrize("damage", ["no spec", "garbage spec", "old format", "spec is a link", "entry is a file",
@@ -198,8 +200,8 @@ def test_a_manifest_too_large_is_not_read(cache: Path) -> None:
 
 def test_no_more_than_the_cap_is_read_of_a_file(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     entry = entry_of(cache)
-    expected = compile_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
-    monkeypatch.setattr(compile_module, "MAX_FILE_BYTES", 1000)  # (the library is some 20 kB)
+    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    monkeypatch.setattr(cache_module, "MAX_FILE_BYTES", 1000)  # (the library is some 20 kB)
     read: list[int] = []
     real_read = os.read
 
@@ -209,7 +211,7 @@ def test_no_more_than_the_cap_is_read_of_a_file(cache: Path, monkeypatch: pytest
         return data
 
     monkeypatch.setattr(os, "read", counted)
-    assert compile_module._checked_spec(entry, expected) is None
+    assert cache_module._checked_spec(entry, expected) is None
     assert sum(read) <= (entry / "spec.json").stat().st_size + 3 * (1000 + 1)  # the manifest, then 1001 bytes at most
 
 
@@ -292,7 +294,7 @@ def test_the_library_loaded_is_the_file_hashed(cache: Path, tmp_path: Path, monk
                 assert os.path.samestat(os.fstat(int(str(name).rsplit("/", 1)[1])), checked)
         return real_cdll(name, *args, **kwargs)
 
-    monkeypatch.setattr(compile_module.ctypes, "CDLL", swap_then_load)
+    monkeypatch.setattr(compiled_module.ctypes, "CDLL", swap_then_load)
     dyn = rd.compile(load_quiet("puma560"), outputs=OUTPUTS, cache=cache)
     assert puma_gravity_ok(dyn), "the library swapped in after the check was loaded"
     assert len(names) == 1 and dyn.path == library
@@ -309,8 +311,8 @@ def test_without_proc_self_fd_the_library_is_loaded_by_its_path(cache: Path, mon
         names.append(str(name))
         return real_cdll(name, *args, **kwargs)
 
-    monkeypatch.setattr(compile_module, "PROC_FD", str(tmp_path / "no-proc"))
-    monkeypatch.setattr(compile_module.ctypes, "CDLL", load)
+    monkeypatch.setattr(compiled_module, "PROC_FD", str(tmp_path / "no-proc"))
+    monkeypatch.setattr(compiled_module.ctypes, "CDLL", load)
     dyn = compile_and_check(cache)
     assert names == [str(dyn.path)]
 
@@ -320,8 +322,8 @@ def test_descriptor_numbers_reused_never_give_an_earlier_library(cache: Path, tm
     """glibc hands back a loaded library whose name is the one asked for: two libraries loaded in turn
     through the same descriptor number must still be two libraries."""
     entry = entry_of(cache)
-    expected = compile_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
-    spec = compile_module._checked_spec(entry, expected)
+    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    spec = cache_module._checked_spec(entry, expected)
     assert spec is not None
     loaded = []
     number = None
@@ -334,7 +336,7 @@ def test_descriptor_numbers_reused_never_give_an_earlier_library(cache: Path, tm
             os.close(fd)
             fd = number
         try:
-            loaded.append(compile_module.load_library(path, spec, fd=fd))
+            loaded.append(compiled_module.load_library(path, spec, fd=fd))
         finally:
             os.close(fd)
     assert puma_gravity_ok(loaded[0]) and np.all(loaded[1].gravity(np.zeros(6)) == 4242.0)
@@ -351,8 +353,8 @@ def test_an_entry_that_passes_its_checks_but_does_not_load_is_rebuilt(cache: Pat
     data = manifest(entry)
     data["files"]["puma560.so"] = sha256(library)
     (entry / "spec.json").write_text(json.dumps(data))
-    expected = compile_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
-    assert compile_module._checked_spec(entry, expected) is not None  # every check passes
+    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    assert cache_module._checked_spec(entry, expected) is not None  # every check passes
     compile_and_check(cache)
     compile_and_check(cache)  # and the rebuilt entry is used as it is
 
@@ -360,7 +362,7 @@ def test_an_entry_that_passes_its_checks_but_does_not_load_is_rebuilt(cache: Pat
 def test_a_library_just_built_that_does_not_load_is_one_error(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rebuilt once, not forever; the error names the library and says why dlopen failed."""
     builds: list[Path] = []
-    real_build = compile_module._build
+    real_build = cache_module._build
 
     def build(*args: object, **kwargs: object) -> None:
         builds.append(args[1])  # type: ignore[arg-type]
@@ -369,8 +371,8 @@ def test_a_library_just_built_that_does_not_load_is_one_error(cache: Path, monke
     def refuse(name: str, *args: object, **kwargs: object) -> None:
         raise OSError(f"{name}: wrong ELF class: ELFCLASS32")
 
-    monkeypatch.setattr(compile_module, "_build", build)
-    monkeypatch.setattr(compile_module.ctypes, "CDLL", refuse)
+    monkeypatch.setattr(cache_module, "_build", build)
+    monkeypatch.setattr(compiled_module.ctypes, "CDLL", refuse)
     with pytest.raises(CompileError) as excinfo:
         rd.compile(load_quiet("puma560"), outputs=OUTPUTS, cache=cache)
     library = entry_of(cache) / "puma560.so"
@@ -382,7 +384,7 @@ def test_the_cache_hit_checks_cost_little_and_compile_nothing(cache: Path, monke
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr(compile_module.subprocess, "run", refuse)
+    monkeypatch.setattr(subprocess, "run", refuse)
     monkeypatch.setattr(compile_module, "module_spec", refuse)
     compile_and_check(cache)
 
@@ -393,7 +395,7 @@ def test_an_unwritable_cache_refuses_a_bad_entry_in_one_line(cache: Path, monkey
     def denied(*args: object, **kwargs: object) -> str:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(compile_module.tempfile, "mkdtemp", denied)  # (root may write anywhere: simulated)
+    monkeypatch.setattr(cache_module.tempfile, "mkdtemp", denied)  # (root may write anywhere: simulated)
     with pytest.raises(CompileError) as excinfo:
         rd.compile(load_quiet("puma560"), outputs=OUTPUTS, cache=cache)
     one_line_error(excinfo, "cannot write the compile cache", "Permission denied", "backend='numpy'")

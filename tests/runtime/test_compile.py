@@ -19,6 +19,7 @@ from tests.helpers import assert_close
 
 # robodyn.runtime.entry is the function; the module is reached through sys.modules
 compile_module = importlib.import_module("robodyn.runtime.entry")
+cache_module = importlib.import_module("robodyn.runtime.cache")
 
 
 def _has_compiler() -> bool:
@@ -167,7 +168,7 @@ def test_second_compile_comes_from_the_cache(cache: Path, monkeypatch: pytest.Mo
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr(compile_module.subprocess, "run", refuse)
+    monkeypatch.setattr(subprocess, "run", refuse)
     monkeypatch.setattr(compile_module, "module_spec", refuse)
     again = rd.compile(robot, cache=cache)
     assert again.path == first.path and again.parameters == first.parameters
@@ -194,7 +195,7 @@ print(repr(float(np.sum(dyn.gravity([0.3, -0.2], params=[1, 0.5, 9.81, 2, 1]))))
 @compiler
 def test_concurrent_compiles_share_one_cache_entry(tmp_path: Path) -> None:
     """Three processes and four threads compile the same model into an empty cache at once."""
-    fingerprint = compile_module._source_fingerprint()
+    fingerprint = cache_module._source_fingerprint()
     procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(tmp_path)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(3)]
     robot = load_quiet("double_pendulum")
@@ -212,7 +213,7 @@ def test_concurrent_compiles_share_one_cache_entry(tmp_path: Path) -> None:
     for entry in entries:
         names = sorted(p.name for p in entry.iterdir())
         assert names == ["double_pendulum.c", "double_pendulum.h", "double_pendulum.so", "spec.json"]
-    if compile_module._source_fingerprint() == fingerprint:  # (robodyn's source was not edited meanwhile)
+    if cache_module._source_fingerprint() == fingerprint:  # (robodyn's source was not edited meanwhile)
         assert len(entries) == 1, entries
 
 
@@ -288,7 +289,7 @@ def test_march_native_is_keyed_by_the_host_and_dropped_if_refused(monkeypatch: p
     dyn = rd.compile(robot, cache=tmp_path / "cache", compiler=[str(picky)], outputs=["G"])
     params = {name: 1.0 for name in dyn.parameters}
     assert np.allclose(dyn.gravity([0.3, 0.2], params=params), numeric.gravity(robot, [0.3, 0.2], params=params))
-    monkeypatch.setattr(compile_module, "host_fingerprint", lambda: "another-processor")
+    monkeypatch.setattr(cache_module, "host_fingerprint", lambda: "another-processor")
     other = rd.compile(robot, cache=tmp_path / "cache", compiler=[str(picky)], outputs=["G"])
     assert other.path != dyn.path
 
@@ -308,3 +309,59 @@ def test_numpy_backend_needs_no_compiler(monkeypatch: pytest.MonkeyPatch) -> Non
         rd.compile(robot, backend="rust")
     with pytest.raises(ValueError, match="unknown output"):
         rd.compile(robot, outputs=["tau", "x"])
+
+
+def test_the_methods_are_the_kinds_of_the_vocabulary() -> None:
+    """CompiledDynamics has one method per kind of robodyn.codegen.spec.KINDS, taking the kind's joint arrays; a
+    class that drifts from the vocabulary is refused when it is made."""
+    from robodyn.codegen.spec import KINDS
+    from robodyn.runtime import compiled
+
+    for kind in KINDS:
+        method = getattr(compiled.CompiledDynamics, kind.name)
+        assert method.routine == kind.name
+    compiled._check_methods(compiled.CompiledDynamics)
+
+    class Missing(compiled.CompiledDynamics):
+        pass
+
+    Missing.gravity = compiled._routine(lambda self, q, qd: None)  # type: ignore[method-assign]
+    Missing.gravity.__name__ = "gravity"
+    with pytest.raises(TypeError, match=r"Missing's routine methods .* are not the kinds"):
+        compiled._check_methods(Missing)
+
+
+def test_the_backends_are_records() -> None:
+    """BACKENDS is the records' names; each record says how its entry is generated, built and loaded."""
+    from robodyn.runtime import backends
+
+    assert backends.BACKENDS == ("c", "numpy", "jax") == tuple(backends.RECORDS)
+    assert [b.compiled for b in backends.RECORDS.values()] == [True, False, False]
+    assert backends.RECORDS["c"].files("arm") == ["arm.c", "arm.h", "arm.so"]
+    assert backends.RECORDS["jax"].files("arm") == ["arm_jax.py"]
+    with pytest.raises(AttributeError):
+        backends.RECORDS["c"].name = "fortran"  # type: ignore[misc]  # frozen
+
+
+def test_the_jax_backend_is_jitted(tmp_path: Path) -> None:
+    """Each routine of rd.compile(robot, backend="jax") is wrapped in jax.jit once, at load (checked by its kind,
+    not by timing); NumPy in, NumPy out, in float64 under jax_enable_x64, as the NumPy backend's numbers."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    robot = load_quiet("double_pendulum")
+    dyn = rd.compile(robot, backend="jax", cache=tmp_path)
+    functions = dyn._call.functions  # type: ignore[attr-defined]
+    assert sorted(functions) == sorted(["constants", *dyn.routines])
+    for name, f in functions.items():
+        assert hasattr(f, "lower") and hasattr(f, "trace"), name  # a jax.jit-wrapped function
+        assert type(f).__name__ != "function", name
+    q, qd, qdd = states(2, 4)
+    tau = dyn.inverse_dynamics(q, qd, qdd, params=DP)
+    assert type(tau) is np.ndarray and tau.dtype == np.float64 and tau.shape == (4, 2)
+    single = dyn.inverse_dynamics(q[0], qd[0], qdd[0], params=DP)
+    assert type(single) is np.ndarray and single.shape == (2,)
+    expected = numeric.inverse_dynamics(robot, q, qd, qdd, params=DP)
+    assert_close(tau, expected, 1e-13, scale=max(1.0, np.max(np.abs(expected))))
+    assert dyn._call.functions["inverse_dynamics"] is functions["inverse_dynamics"]  # type: ignore[attr-defined]
+    out = np.empty((4, 2))
+    assert dyn.inverse_dynamics(q, qd, qdd, params=DP, out=out) is out and np.array_equal(out, tau)

@@ -7,7 +7,10 @@ here set it on robots of their own."""
 from __future__ import annotations
 
 import importlib
+import os
 import pickle
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -21,8 +24,8 @@ from tests.conftest import load_quiet, random_tree
 from tests.helpers import assert_close
 from tests.runtime.test_compile import DP, _has_compiler, compiler, states
 
-compile_module = importlib.import_module("robodyn.runtime.entry")
-fastcall = pytest.mark.skipif(compile_module.Caller is None, reason="robodyn._fastcall was not built")
+compiled_module = importlib.import_module("robodyn.runtime.compiled")
+fastcall = pytest.mark.skipif(compiled_module.Caller is None, reason="robodyn._fastcall was not built")
 
 #: The numeric functions the hot path takes over, with the joint arrays each reads.
 FUNCTIONS = {"inverse_dynamics": 3, "mass_matrix": 1, "coriolis": 2, "gravity": 1, "bias_forces": 2,
@@ -42,7 +45,7 @@ def test_fastcall_is_built_where_python_has_its_headers() -> None:
     if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists() or not _has_compiler():
         pytest.skip("no Python.h or no C compiler: robodyn._fastcall cannot be built here")
     module = importlib.import_module("robodyn._fastcall")
-    assert compile_module.Caller is module.Caller
+    assert compiled_module.Caller is module.Caller
 
 
 @compiler
@@ -53,8 +56,8 @@ def test_one_state_is_the_batch_row_from_any_float_arrays(way: str, monkeypatch:
     through ctypes (without it), from float64 rows, lists, strided views and float32 (converted); a new
     array each call; a wrong length is a ValueError."""
     if way == "ctypes":
-        monkeypatch.setattr(compile_module, "Caller", None)  # as where the extension was not built
-    elif compile_module.Caller is None:
+        monkeypatch.setattr(compiled_module, "Caller", None)  # as where the extension was not built
+    elif compiled_module.Caller is None:
         pytest.skip("robodyn._fastcall was not built")
     robot = coulomb_tree()
     dyn = rd.compile(robot, cache=tmp_path)
@@ -91,7 +94,7 @@ def test_fastcall_refuses_what_is_not_one_state(tmp_path: Path, monkeypatch: pyt
         converted.append(x)
         return np.ascontiguousarray(x, dtype=np.float64)
 
-    monkeypatch.setattr(compile_module, "_float_array", spy)
+    monkeypatch.setattr(compiled_module, "_float_array", spy)
     robot = coulomb_tree()
     dyn = rd.compile(robot, cache=tmp_path, outputs=["tau"])
     batch = np.asfortranarray(states(4, 6)[0]).astype(np.float32)
@@ -166,8 +169,8 @@ def test_hot_path_binds_parameters_and_keeps_the_singular_mass_matrix_error(monk
 
 
 def test_hot_path_stays_on_floats_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Calls given a compiled NumericModel are not counted (there is no robot to compile); with no registered
-    builder, or a build that fails (a $CC that is not there), the calls go on over floats, and ``failure``
+    """Calls given a compiled NumericModel are not counted (there is no robot to compile); with a builder that
+    fails (robodyn.runtime not importable, a $CC that is not there), the calls go on over floats, and ``failure``
     says why. A bad $ROBODYN_HOT_CALLS is one ValueError."""
     monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "2")
     q = np.full(4, 0.3)
@@ -178,11 +181,20 @@ def test_hot_path_stays_on_floats_and_says_why(monkeypatch: pytest.MonkeyPatch) 
         assert np.array_equal(numeric.gravity(model, q), expected)
     assert model.hot.calls == 0 and model.hot.failure is None and model.hot is numeric.hot_path(robot)
 
+    def no_runtime(robot: rd.Manipulator, params: object) -> dict[str, object]:
+        raise ImportError("no module named 'robodyn.runtime'")
+
     robot = coulomb_tree()
-    monkeypatch.setattr(hotpath, "_builder", None)
-    for _ in range(3):
+    hotpath.register(no_runtime)  # (the test hook: as if the build could not import robodyn.runtime)
+    try:
+        for _ in range(3):
+            assert np.array_equal(numeric.gravity(robot, q), expected)
+        hot = numeric.hot_path(robot)
+        assert not hot.wait(timeout=300)
+        assert hot.failure == "ImportError: no module named 'robodyn.runtime'"
         assert np.array_equal(numeric.gravity(robot, q), expected)
-    assert numeric.hot_path(robot).failure == "no compiled routines are registered"
+    finally:
+        hotpath.register(None)
     monkeypatch.undo()
 
     monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "2")
@@ -193,9 +205,49 @@ def test_hot_path_stays_on_floats_and_says_why(monkeypatch: pytest.MonkeyPatch) 
     hot = numeric.hot_path(robot)
     assert not hot.wait(timeout=300)
     assert hot.failure is not None and hot.failure.startswith("CompileError: ")
-    assert "$CC" in hot.failure or compile_module.Caller is None  # (without the extension: it says so first)
+    assert "$CC" in hot.failure or compiled_module.Caller is None  # (without the extension: it says so first)
     assert np.array_equal(numeric.gravity(robot, q), expected)
 
     monkeypatch.setenv(hotpath.HOT_CALLS_ENV, "often")
     with pytest.raises(ValueError, match=r"\$ROBODYN_HOT_CALLS='often' is not a number of calls"):
         numeric.hot_path(coulomb_tree())
+
+
+#: A plain process: robodyn and its numeric engine only (nothing imports robodyn.runtime first); the hot path must
+#: still switch, by importing the runtime itself when its build starts.
+PLAIN_PROCESS = """
+import sys
+import numpy as np
+import robodyn as rd
+from robodyn import numeric
+
+assert "robodyn.runtime" not in sys.modules, "robodyn.runtime was imported by the face"
+robot = rd.load("puma560")
+rng = np.random.default_rng(7)
+states = [tuple(rng.uniform(-1, 1, robot.n) for _ in range(3)) for _ in range(20)]
+floats = [numeric.inverse_dynamics(numeric.compile_model(robot), *s) for s in states]  # (a model: not counted)
+hot = numeric.hot_path(robot)
+before = repr(hot)
+for i in range(1500):
+    numeric.inverse_dynamics(robot, *states[i % len(states)])
+assert hot.wait(timeout=500), hot.failure
+compiled = [numeric.inverse_dynamics(robot, *s) for s in states]
+worst = max(float(np.max(np.abs(c - f)) / max(1.0, float(np.max(np.abs(f))))) for c, f in zip(compiled, floats))
+print(before, "|", repr(hot), "|", repr(worst), "|", "robodyn.runtime" in sys.modules)
+"""
+
+
+@fastcall
+@compiler
+def test_hot_path_switches_in_a_plain_process(tmp_path: Path) -> None:
+    """In a fresh process that imports nothing but robodyn and robodyn.numeric, 1500 one-state calls with
+    $ROBODYN_HOT_CALLS=50 switch to the compiled routines (the build imports robodyn.runtime itself), which agree
+    with the float path to 1e-12 relative."""
+    env = {**os.environ, hotpath.HOT_CALLS_ENV: "50", "ROBODYN_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-c", PLAIN_PROCESS], capture_output=True, text=True, env=env,
+                            timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    before, after, worst, imported = (part.strip() for part in result.stdout.strip().splitlines()[-1].split("|"))
+    assert before == "<HotPath on floats, 0 of 50 calls>"
+    assert after == "<HotPath compiled>" and imported == "True"
+    assert float(worst) <= 1e-12, worst

@@ -4,7 +4,7 @@ The engine runs one state over Python floats (:mod:`robodyn.numeric.api`): some 
 15 us for the Panda's, where ``pinocchio.rnea`` takes 1.0 and 1.35 us. That is fine for a call and slow for a
 loop of them (a controller, an optimiser's cost, a user's own integrator). So each compiled model (a robot and
 its parameter binding) counts its one-state calls; at the :data:`HOT_CALLS`-th, a background thread gets the
-robot's compiled routines (:func:`robodyn.runtime.entry`'s default outputs: from its cache, or built into it the first
+robot's compiled routines (``rd.compile``'s default outputs: from its cache, or built into it the first
 time), and from then on the one-state calls of :func:`~robodyn.numeric.inverse_dynamics`,
 :func:`~robodyn.numeric.mass_matrix`, :func:`~robodyn.numeric.coriolis`, :func:`~robodyn.numeric.gravity`,
 :func:`~robodyn.numeric.bias_forces` and :func:`~robodyn.numeric.forward_dynamics` (and the toolbox aliases
@@ -19,11 +19,13 @@ by a generated LDL^T without checking that M is positive definite; a result that
 is computed again over floats, which raises numpy.linalg.LinAlgError as before.
 
 The switch needs a robot (a :class:`~robodyn.model.manipulator.Manipulator`: calls given a compiled
-:class:`~robodyn.numeric.model.NumericModel` have nothing to compile, and are not counted), a C compiler, the
-``robodyn._fastcall`` extension (built when robodyn is installed where Python's headers are), and a builder
-registered by :mod:`robodyn.runtime.entry`, a layer above this engine, which does not import it (:func:`register`;
-importing robodyn registers it). Where any is missing, or the build fails, the calls stay on floats, and
-:attr:`HotPath.failure` says why.
+:class:`~robodyn.numeric.model.NumericModel` have nothing to compile, and are not counted), a C compiler and the
+``robodyn._fastcall`` extension (built when robodyn is installed where Python's headers are). The routines come
+from :func:`robodyn.runtime.entry.hot_routines`, a layer above this engine: the background build imports it
+when it starts (the one import of a higher layer in robodyn, made on use: a plain ``import robodyn`` and its
+numeric engine engage the hot path without anything else imported first; tests/test_layers.py lists it).
+:func:`register` sets another builder instead (a test's hook). Where anything is missing, or the build fails,
+the calls stay on floats, and :attr:`HotPath.failure` says why.
 
 ``$ROBODYN_HOT_CALLS``: the number of one-state calls before the switch (default 1000, some 10 ms over
 floats); ``0`` turns the hot path off. :func:`hot_path` gives a model's state, and can wait for the build.
@@ -53,10 +55,18 @@ _builder: Builder | None = None
 
 
 def register(builder: Builder | None) -> None:
-    """Set the function that compiles a robot's routines for the hot path (robodyn.runtime.entry sets it; None:
-    none)."""
+    """Build the hot path's routines with ``builder`` instead of :func:`robodyn.runtime.entry.hot_routines` (a hook
+    for tests; None: that default again). Nothing registers one: the default is imported when a build starts."""
     global _builder
     _builder = builder
+
+
+def _compiled_routines(robot: Manipulator, params: Any) -> Mapping[str, Callable[..., Any]]:
+    """The default builder: robodyn.runtime's, imported here, on use (runtime is a layer above this engine, and
+    imports it; tests/test_layers.py lists this one upward import with its reason)."""
+    from robodyn.runtime.entry import hot_routines
+
+    return hot_routines(robot, params)
 
 
 def _limit() -> int:
@@ -117,11 +127,7 @@ class HotPath:
         with self._lock:
             if self._thread is not None:
                 return
-            builder = _builder
-            if builder is None:
-                self.failure = "no compiled routines are registered"
-                self.limit = 0
-                return
+            builder = _builder or _compiled_routines
             self._thread = threading.Thread(target=self._build, args=(builder, robot, params), daemon=True,
                                             name=f"robodyn hot path: {robot.name}")
             self._thread.start()
@@ -129,7 +135,7 @@ class HotPath:
     def _build(self, builder: Builder, robot: Manipulator, params: Any) -> None:
         try:
             self.routines = builder(robot, params)
-        except Exception as exc:  # no compiler, a failed build, no extension: the calls stay on floats
+        except Exception as exc:  # no compiler, a failed build, no extension, no runtime: the calls stay on floats
             self.failure = " ".join(f"{type(exc).__name__}: {exc}".split())
             self.limit = 0
 

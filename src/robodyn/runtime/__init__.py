@@ -1,8 +1,9 @@
 """Compiled dynamics: ``rd.compile(robot)`` and the :class:`CompiledDynamics` it returns.
 
-The room of everything that turns a generated program into something callable: the entry (:func:`compile`), the
-compiled object, the C toolchain, the checked cache and the backends (C, NumPy, JAX). See
-:mod:`robodyn.runtime.entry` for what the cache trusts and why.
+The room of everything that turns a generated program into something callable: the entry (:func:`compile`,
+:mod:`robodyn.runtime.entry`), the compiled object (:mod:`robodyn.runtime.compiled`), the C toolchain
+(:mod:`robodyn.runtime.toolchain`), the checked cache (:mod:`robodyn.runtime.cache`: what it trusts and why) and
+the backends, one record each (C, NumPy, JAX: :mod:`robodyn.runtime.backends`).
 """
 
 from robodyn.runtime.entry import (
