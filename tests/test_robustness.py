@@ -1,10 +1,12 @@
 """Hardening: simulations that cannot hang (non-finite states, bad options, runaway integrations) and one
 inertia check, with its documented rounding tolerance, on every path (model files, URDF, params=, the
-identification). Whatever could hang runs in a subprocess with a wall-clock bound."""
+identification). Whatever could hang runs in a subprocess bounded in CPU time (a hang spins: a slow run on a
+loaded machine is not one), with a wall-clock bound of several minutes as a last resort."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import signal
 import subprocess
 import sys
 import textwrap
@@ -21,8 +23,11 @@ from robodyn.analysis.simulation import MAX_MAGNITUDE, NonFiniteStateError, Simu
 from robodyn.model.inertia import TOLERANCE, as_inertia, check_inertia
 from tests.conftest import load_quiet
 
-#: Wall-clock bound of every subprocess (the hangs these tests guard against ran forever).
-TIMEOUT = 60
+#: CPU-time bound (seconds) of every subprocess: the hangs these tests guard against ran forever, spinning, and a
+#: bound on CPU time stops them without failing a correct run that a loaded machine slows down.
+CPU_SECONDS = 120
+#: Wall-clock bound (seconds), a last resort only (a subprocess blocked without using CPU).
+WALL_SECONDS = 600
 DOUBLE = {"L1": 1.0, "L2": 0.5, "m1": 2.0, "m2": 1.0}
 #: The double pendulum with m2 = 0: M is singular everywhere (det M = L1^2 L2^2 m2 (m1 + m2 sin^2 q2)).
 SINGULAR = ["--param", "L1=1", "--param", "L2=0.5", "--param", "m1=2", "--param", "m2=0"]
@@ -31,14 +36,31 @@ STANFORD = {"m1": 5.0, "m2": 3.0, "m3": 2.0, "y1": 0.05, "z1": 0.1, "d2": 0.15, 
             **{f"I{axis}{i}": 0.1 for axis in ("xx", "yy", "zz") for i in (1, 2, 3)}, "g": 9.81}
 
 
+def _limit_cpu() -> None:
+    """In the child before it runs (preexec_fn): SIGXCPU after CPU_SECONDS of CPU time, SIGKILL soon after."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 10))
+
+
+def _bounded(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``command`` run to completion, bounded in CPU time (where the platform has RLIMIT_CPU) and, as a last
+    resort, in wall-clock time; a run stopped by the CPU bound fails the test as a hang."""
+    limit = _limit_cpu if sys.platform != "win32" else None
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=WALL_SECONDS,
+                          preexec_fn=limit)
+    if limit is not None and proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        pytest.fail(f"hang: {command[1:3]} stopped by signal {-proc.returncode} (CPU bound {CPU_SECONDS} s)\n"
+                    f"{proc.stderr[-2000:]}")
+    return proc
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "robodyn.cli", *args], capture_output=True, text=True,
-                          check=False, timeout=TIMEOUT)
+    return _bounded([sys.executable, "-m", "robodyn.cli", *args])
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          check=False, timeout=TIMEOUT)
+    return _bounded([sys.executable, "-c", textwrap.dedent(code)])
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -53,7 +75,7 @@ def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
 
 
 def _has_compiler() -> bool:
-    from robodyn.runtime.entry import find_compiler
+    from robodyn.runtime import find_compiler
 
     try:
         return bool(find_compiler())
@@ -109,8 +131,8 @@ def test_runaway_integration_gives_up_after_max_evaluations() -> None:
 
 
 def test_api_non_finite_states_and_runaways_stop_on_every_engine() -> None:
-    """In a subprocess (bounded): a torque function returning 1e300 (which would shrink the step to 1e-150 s,
-    never overflowing) and one blowing up in finite time stop with a SimulationError naming the torque
+    """In a subprocess (bounded in CPU time): a torque function returning 1e300 (which would shrink the step to
+    1e-150 s, never overflowing) and one blowing up in finite time stop with a SimulationError naming the torque
     function and the time, on every engine and with explicit and implicit methods."""
     engines = ["lambdify", "numpy", *(["compiled"] if _has_compiler() else [])]
     proc = _python(f"""

@@ -131,6 +131,62 @@ def test_json_with_same_structure(tmp_path):
         rd.load(bad)
 
 
+NOTED_FILE = """
+name: arm
+links:
+  - {joint: R, mass: 1, inertia: [0, 0, 0.35], inertia_note: "only the moment about the joint axis is published"}
+  - {joint: R, mass: 1, inertia: [0, 0, 0.35], name: elbow}
+"""
+
+
+def test_inertia_note_silences_that_link_only_and_round_trips(tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        robot = rd.load(write(tmp_path, NOTED_FILE))
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "link 2: field 'inertia'" in messages[0], messages
+    assert robot.inertia_notes == ("only the moment about the joint axis is published", "")
+    for suffix in (".yaml", ".json"):
+        path = robot.save(tmp_path / f"saved{suffix}")
+        assert "inertia_note" in path.read_text()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rd.ModelWarning)
+            assert rd.load(path) == robot
+    # the API: a mapping of link (index or name) to text; conversions keep the notes
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        both = robot.replace(inertia_notes={0: "published so", "elbow": "published so"})
+        assert both.to_convention("modified").inertia_notes == ("published so", "published so")
+    assert [str(w.message) for w in caught] == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        assert "inertia_note" not in dumps(robot.replace(inertia_notes=()))
+    with pytest.raises(ModelError, match="strict"):
+        rd.load(write(tmp_path, NOTED_FILE), strict=True)
+
+
+@pytest.mark.parametrize(("value", "expect"), [
+    ("{joint: R, inertia_note: 5}", ["link 1", "'inertia_note'", "expected text"]),
+    ("{joint: R, inertia_note: [a]}", ["link 1", "'inertia_note'", "expected text"]),
+])
+def test_bad_inertia_note(tmp_path, value, expect):
+    path = write(tmp_path, f"links:\n  - {value}\n")
+    with pytest.raises(ModelError) as info:
+        rd.load(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and "\n" not in message
+    for word in expect:
+        assert word in message, message
+
+
+def test_bad_inertia_notes_in_the_api():
+    link = rd.Link(joint="R")
+    for notes, expect in [({3: "x"}, "not a link index"), ({"nope": "x"}, "not a link index"), (["a", "b"], "2 notes"),
+                          ("text", "one text per link"), ([5], "expected text")]:
+        with pytest.raises(ModelError, match=expect):
+            rd.Manipulator(links=(link,), inertia_notes=notes)
+
+
 def test_missing_file_and_unknown_name(tmp_path):
     with pytest.raises(ModelError, match="no such file"):
         rd.load(tmp_path / "absent.yaml")

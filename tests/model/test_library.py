@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import warnings
+
 import numpy as np
 import pytest
 import sympy
+import yaml
 
 import robodyn as rd
 from robodyn.formulations import kinematics
@@ -53,11 +58,75 @@ def test_industrial_6r_is_converted_from_angeles_notation():
     assert abs(T[0, 3] - 1.33) < 0.01 and abs(T[1, 3]) < 1e-12
 
 
-def test_industrial_6r_warns_about_link_one_as_published():
-    with pytest.warns(rd.ModelWarning, match=r"industrial_6r\.yaml: link 1"):
-        rd.load("industrial_6r")
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_loads_without_warnings(name):
+    """Published data that break the triangle inequality say so (each such link's ``inertia_note``): no warning."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rd.load(name)
+    assert [str(w.message) for w in caught] == []
+
+
+def test_every_robot_loads_without_warnings_in_a_fresh_interpreter():
+    code = "import robodyn as rd\nfor name in rd.library.names():\n    rd.load(name)\nprint('ok')"
+    proc = subprocess.run([sys.executable, "-W", "error::Warning", "-c", code], capture_output=True, text=True,
+                          check=False, timeout=600, preexec_fn=_limit_cpu if sys.platform != "win32" else None)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def _limit_cpu() -> None:
+    """A hang guard in CPU time (a loaded machine slows a correct run down; a hang spins): preexec_fn."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (120, 130))
+
+
+NOTED = {"puma560": [1, 3], "puma560_rtb": [1, 3], "industrial_6r": [1]}
+
+
+@pytest.mark.parametrize("name", sorted(NOTED))
+def test_published_inertia_is_noted_and_still_strict(name):
+    """The notes name the links and their source; strict mode still refuses the tensors; the same data in a user
+    file without the notes warn about exactly those links."""
+    robot = rd.load(name)
+    noted = [k + 1 for k, note in enumerate(robot.inertia_notes) if note]
+    assert noted == NOTED[name]
+    for k in noted:
+        assert f"link {k}" in robot.inertia_notes[k - 1]
+        assert any(author in robot.inertia_notes[k - 1] for author in ("Corke", "Angeles")), robot.inertia_notes
     with pytest.raises(rd.ModelError, match="strict"):
-        rd.load("industrial_6r", strict=True)
+        rd.load(name, strict=True)
+
+
+@pytest.mark.parametrize("name", sorted(NOTED))
+def test_same_data_without_the_notes_warn(name, tmp_path):
+    data = yaml.safe_load(rd.library.text(name)[1])
+    for row in data["links"]:
+        row.pop("inertia_note", None)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rd.load(path)
+    messages = [str(w.message) for w in caught if issubclass(w.category, rd.ModelWarning)]
+    assert len(messages) == len(NOTED[name]), messages
+    for k, message in zip(NOTED[name], messages, strict=True):
+        assert f"{path}: link {k}: field 'inertia'" in message and "triangle inequality" in message
+
+
+def test_show_prints_the_notes():
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    result = CliRunner().invoke(app, ["show", "puma560"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "inertia notes" in text and "warning:" not in text
+    assert "link 1: Corke and Armstrong-Helouvry (1994) give link 1" in text
+    assert "link 3: Corke and Armstrong-Helouvry (1994) give link 3" in text
+    plain = CliRunner().invoke(app, ["show", "double_pendulum"])
+    assert plain.exit_code == 0 and "inertia notes" not in plain.output
 
 
 def test_puma560_matches_the_toolbox_file():

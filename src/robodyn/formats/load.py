@@ -9,7 +9,7 @@ from pathlib import Path
 from robodyn import library
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.formats.model_file import build_located, parse_text, read_model_file
-from robodyn.formats.urdf import read_urdf
+from robodyn.formats.urdf import read_urdf, xacro_message
 from robodyn.model.files import path_exists
 from robodyn.model.manipulator import Manipulator
 
@@ -19,7 +19,9 @@ MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] | None = None,
          mimic: str = "refuse") -> Manipulator:
     """Load a manipulator: a built-in name (``"puma560"``), a ``.yaml``/``.yml``/``.json`` model file, or a
-    ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.formats.urdf`).
+    ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.formats.urdf`). The suffix chooses the reader;
+    a ``.xacro`` file (expand it first: ``xacro arm.urdf.xacro > arm.urdf``) and MuJoCo's MJCF (``.xml``,
+    ``.mjcf``) are refused in one line.
 
     ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error. ``lock`` (URDF files
     only) fixes the named joints at the given positions (rad or m), e.g. ``lock={"finger_joint": 0.0}``;
@@ -43,9 +45,15 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
                           f"file, give its path as ./{text}", ModelWarning, stacklevel=2)
         shown, source = library.text(text)
         return build_located(parse_text(source, json_format=False, file=shown), shown, strict=strict)
-    if path.suffix.lower() == ".urdf":
+    suffix = path.suffix.lower()
+    if suffix in (".urdf", ".xacro", ".xml", ".mjcf"):
         if not exists:
             raise ModelError("no such file", file=text)
+        if suffix == ".xacro":
+            raise ModelError(xacro_message(path), file=text)
+        if suffix != ".urdf":  # MuJoCo's XML, which a YAML reader would misread (one line, not a YAML error)
+            raise ModelError(f"MJCF (MuJoCo) files are not supported yet ({suffix} file; robodyn reads URDF from "
+                             ".urdf files and model files from .yaml, .yml, .json)", file=text)
         return read_urdf(path, strict=strict, lock=lock, mimic=mimic)
     if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or exists:
         if not exists:

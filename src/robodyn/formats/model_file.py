@@ -20,6 +20,8 @@
         placement: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]  # optional fixed
                                   # transform before the DH transform: A = placement * A_DH
         name: shoulder            # optional: names the joint (for parent, messages)
+        inertia_note: only Izz is published   # optional: why this inertia breaks the triangle inequality
+                                  # (published data kept as given): then no warning for this link
         parent: 0                 # optional: the link it hangs on, a name or its number from 1
                                   # (0 or base: the base); default: the link above it in the list
 
@@ -68,7 +70,7 @@ TOP_KEYS = {
     "tip_load", "payload", "tool",
 }
 LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement",
-             "name", "parent", "coulomb"}
+             "name", "parent", "coulomb", "inertia_note"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
 BODY_KEYS = {"mass", "com", "inertia"}
 
@@ -223,6 +225,14 @@ def _file_parent(value: Any, k: int) -> int | str:
     return value - 1
 
 
+def _inertia_note(value: Any, k: int) -> str:
+    """A link's ``inertia_note``: why its published inertia breaks the triangle inequality (then not warned of)."""
+    if not isinstance(value, str):
+        raise ModelError(f"expected text (why the published inertia is kept as given), got {type(value).__name__}",
+                         link=k, field="inertia_note")
+    return value.strip()
+
+
 def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     """Build a Manipulator from the model-file structure."""
     data = _require_mapping(data, "document")
@@ -239,6 +249,7 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     allowed = ANGELES_LINK_KEYS if angeles else LINK_KEYS
     links = []
     parents: list[Any] = []
+    notes: list[str] = []
     for k, row in enumerate(rows, start=1):
         row = _require_mapping(row, "links", link=k)
         _check_keys(row, allowed, link=k, what="link")
@@ -246,6 +257,7 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
             raise ModelError("missing (R or P)", link=k, field="joint")
         fields = angeles_to_modified(row) if angeles else dict(row)
         parents.append(_file_parent(fields.pop("parent", k - 1), k))
+        notes.append(_inertia_note(fields.pop("inertia_note", ""), k))
         try:
             with prefixed_warnings(f"link {k}"):
                 links.append(Link(**fields))
@@ -259,6 +271,8 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     }
     if any(p != k - 1 for k, p in enumerate(parents)):
         kwargs["parent"] = parents
+    if any(notes):
+        kwargs["inertia_notes"] = notes
     if "gravity" in data:
         kwargs["gravity"] = data["gravity"]
     if "tool" in data:

@@ -141,6 +141,8 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
         for key in ("a", "alpha", "d", "theta"):
             row[key] = format_expression(getattr(link, key))
         row.update(_body(link))
+        if robot.inertia_notes and robot.inertia_notes[k]:
+            row["inertia_note"] = robot.inertia_notes[k]
         for key in ("damping", "armature"):
             value = getattr(link, key)
             if value != 0:

@@ -39,7 +39,7 @@ from robodyn.errors import ModelError, prefixed_warnings
 from robodyn.model import files
 from robodyn.model.convert import to_convention
 from robodyn.model.expr import check_name, shown, to_expr
-from robodyn.model.inertia import as_vector3
+from robodyn.model.inertia import as_vector3, check_inertia
 from robodyn.model.link import ZERO3, Link, Payload, RigidBody, _as_transform
 from robodyn.model.tables import dh_table_latex
 from robodyn.symbols import g as gravity_symbol
@@ -105,6 +105,29 @@ def _order_problem(parents: tuple[int, ...], k: int) -> str:
             "(the base's children first)")
 
 
+def _inertia_notes(value: object, links: tuple[Link, ...]) -> tuple[str, ...]:
+    """``inertia_notes`` checked: () for none, else one text per link ("" where there is none), from a sequence of
+    texts or a mapping of link (0-based index or name) to text."""
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        names = {link.name: k for k, link in enumerate(links) if link.name}
+        notes = [""] * len(links)
+        for key, text in value.items():
+            k = names.get(key) if isinstance(key, str) else key
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(links):
+                raise ModelError(f"{shown(key)} is not a link index (0 to {len(links) - 1}) or a link name",
+                                 field="inertia_notes")
+            notes[k] = _text(text, "inertia_notes")
+    elif isinstance(value, str) or not isinstance(value, Iterable):
+        raise ModelError("expected one text per link, or a mapping of link to text", field="inertia_notes")
+    else:
+        notes = [_text(text, "inertia_notes") for text in value]
+        if notes and len(notes) != len(links):
+            raise ModelError(f"{len(notes)} notes for {len(links)} links", field="inertia_notes")
+    return tuple(notes) if any(notes) else ()
+
+
 def _text(value: object, field_name: str) -> str:
     """Free text (a description, a source): kept as data, never printed into code or markup unescaped."""
     if not isinstance(value, str):
@@ -122,7 +145,10 @@ class Manipulator:
 
     Build one in code (``Manipulator(links=[Link(...), ...])`` or :meth:`from_dh`), from a
     model file (:func:`robodyn.load`), or from the built-in library. ``strict=True`` turns
-    the triangle-inequality warning into an error.
+    the triangle-inequality warning into an error. ``inertia_notes`` (one text per link, "" where none, or a
+    mapping of link index or name to text) says why a link's published inertia breaks the triangle inequality
+    (e.g. only the moment about the joint axis is given): such a link gives no warning (``strict`` still refuses
+    it); the notes are data, kept in model files as each link's ``inertia_note``.
 
     ``name`` and every parameter name follow :data:`robodyn.model.expr.IDENTIFIER` (an ASCII letter, then
     letters, digits and ``_``, at most 64 characters), checked here, so that whatever builds a
@@ -141,6 +167,7 @@ class Manipulator:
     payload: Payload | None = None
     tool: Any = None
     parent: Any = None
+    inertia_notes: Any = ()
     strict: InitVar[bool] = False
 
     def __post_init__(self, strict: bool) -> None:
@@ -154,6 +181,7 @@ class Manipulator:
                 raise ModelError(f"expected a Link, got {type(link).__name__}", link=k)
         object.__setattr__(self, "links", links)
         object.__setattr__(self, "parent", _parents(self.parent, links))
+        object.__setattr__(self, "inertia_notes", _inertia_notes(self.inertia_notes, links))
         if self.convention not in CONVENTIONS:
             raise ModelError(
                 f"unknown convention {self.convention!r} (expected one of {', '.join(CONVENTIONS)})",
@@ -170,7 +198,11 @@ class Manipulator:
             raise ModelError("expected a Payload", field="payload")
         for k, link in enumerate(links, start=1):
             try:
-                link.check(f"link {k}", strict)
+                if self.inertia_notes and self.inertia_notes[k - 1] and not strict:
+                    # published data that break the triangle inequality, and say so: no warning (strict: the error)
+                    check_inertia(link.inertia, mass=link.mass, field="inertia", where=f"link {k}", triangle=False)
+                else:
+                    link.check(f"link {k}", strict)
             except ModelError as exc:
                 raise exc.located(link=k) from None
         if self.payload is not None:

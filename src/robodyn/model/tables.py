@@ -107,3 +107,9 @@ def dh_table_latex(robot: Manipulator) -> str:
         for i, link in enumerate(robot.links)
     )
     return "\\begin{array}{cccccc} " + head + " \\\\ \\hline " + body + " \\end{array}"
+
+
+def inertia_notes(robot: Manipulator) -> list[str]:
+    """One line per link whose inertia has a note (published data that break the triangle inequality, kept as
+    given): ``link K: note`` (the link's name where it has one)."""
+    return [f"link {robot.links[k].name or k + 1}: {note}" for k, note in enumerate(robot.inertia_notes) if note]
