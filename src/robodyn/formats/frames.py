@@ -20,7 +20,7 @@ import sympy
 from robodyn.errors import ModelError
 from robodyn.model.expr import MAX_NAME_LENGTH, to_identifier
 from robodyn.model.manipulator import Link, Manipulator
-from robodyn.numeric.model import homogeneous, rot_x, rot_z
+from robodyn.model.spatial import com_inertia, homogeneous, moved_inertia, origin_inertia, rot_x, rot_z
 
 #: Angles within this of a multiple of pi/2, and rotation entries within this of -1, 0 or 1, are snapped.
 SNAP = 1e-9
@@ -36,26 +36,21 @@ class Body:
 
     @staticmethod
     def from_com(m: float, c: np.ndarray, inertia: np.ndarray) -> Body:
-        return Body(m, m * c, inertia + m * (float(c @ c) * np.eye(3) - np.outer(c, c)))
+        """The body of mass m, centre of mass c and ``inertia`` about it
+        (:func:`~robodyn.model.spatial.origin_inertia`)."""
+        return Body(*origin_inertia(m, c, inertia))
 
     def moved(self, T: np.ndarray) -> Body:
-        """The same body expressed in a frame where its current frame sits at T."""
-        R, t = T[:3, :3], T[:3, 3]
-        Rh = R @ self.h
-        J = R @ self.J @ R.T + self.m * (float(t @ t) * np.eye(3) - np.outer(t, t))
-        J += 2 * float(t @ Rh) * np.eye(3) - np.outer(t, Rh) - np.outer(Rh, t)
-        return Body(self.m, Rh + self.m * t, J)
+        """The same body expressed in a frame where its current frame sits at T
+        (:func:`~robodyn.model.spatial.moved_inertia`)."""
+        return Body(*moved_inertia(self.m, self.h, self.J, T))
 
     def __add__(self, other: Body) -> Body:
         return Body(self.m + other.m, self.h + other.h, self.J + other.J)
 
     def com_form(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """(mass, centre of mass, inertia about the centre of mass)."""
-        if self.m <= 0:
-            return 0.0, np.zeros(3), (self.J + self.J.T) / 2
-        c = self.h / self.m
-        inertia = self.J - self.m * (float(c @ c) * np.eye(3) - np.outer(c, c))
-        return self.m, c, (inertia + inertia.T) / 2
+        """(mass, centre of mass, inertia about the centre of mass) (:func:`~robodyn.model.spatial.com_inertia`)."""
+        return com_inertia(self.m, self.h, self.J)
 
 
 def axis_rotation(axis: np.ndarray) -> np.ndarray:

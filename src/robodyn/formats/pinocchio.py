@@ -43,8 +43,9 @@ import numpy as np
 
 from robodyn.errors import ModelError
 from robodyn.formats.frames import Body, JointFrame, manipulator_from_frames
+from robodyn.model.floats import bound_floats
 from robodyn.model.manipulator import Manipulator, RigidBody
-from robodyn.numeric.model import bound_floats, joint_screw, link_transforms
+from robodyn.model.spatial import joint_screw, link_transforms
 
 
 def _pinocchio() -> Any:

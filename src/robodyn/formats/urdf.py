@@ -75,15 +75,78 @@ from robodyn.formats.frames import (
 )
 from robodyn.model.expr import MAX_MAGNITUDE, check_name
 from robodyn.model.files import atomic_write, read_limited
+from robodyn.model.floats import bound_floats
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import MAX_LINKS, Manipulator
-from robodyn.numeric.model import bound_floats, homogeneous, joint_screw, link_transforms
+from robodyn.model.spatial import homogeneous, joint_screw, link_transforms
 
 MAX_FILE_BYTES = 20_000_000
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 
 
 # -- reading ----------------------------------------------------------------------------------------
+
+
+def _prolog_declarations(data: bytes) -> tuple[int, list[tuple[int, int]]]:
+    """Where the prolog of an XML text starts (after a UTF-8 byte order mark) and the (start, end) of each XML
+    declaration ``<?xml ...?>`` in it, before the root element: the prolog is scanned over whitespace, comments
+    and processing instructions only, and stops at anything else (the root element, a DOCTYPE, text in an
+    encoding that is not ASCII-compatible), which is left to the XML parser."""
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    found: list[tuple[int, int]] = []
+    pos = start
+    while True:
+        while pos < len(data) and data[pos] in b" \t\r\n":
+            pos += 1
+        if data.startswith(b"<!--", pos):
+            end = data.find(b"-->", pos + 4)
+            if end < 0:
+                break
+            pos = end + 3
+        elif data.startswith(b"<?", pos):
+            end = data.find(b"?>", pos + 2)
+            if end < 0:
+                break
+            target = data[pos + 2:pos + 6]
+            if target[:3].lower() == b"xml" and (len(target) < 4 or target[3:4] in b" \t\r\n?"):
+                found.append((pos, end + 2))
+            pos = end + 2
+        else:
+            break
+    return start, found
+
+
+def _normalised_declaration(data: bytes) -> bytes:
+    """The text with its XML declaration made one that libxml2 reads, as urdfdom (TinyXML2) and PyBullet are
+    tolerant of it: ``<?xml version="0.0"?>`` (PyBullet's minitaur files) becomes version 1.0, and a declaration
+    after a comment (diff_ring.urdf) moves to the start (its encoding kept). Line numbers stay the same: the
+    declaration's own text is replaced by its line breaks. Anything else is left to the parser unchanged."""
+    import re
+
+    start, found = _prolog_declarations(data)
+    if not found:
+        return data
+    first, end = found[0]
+    version = re.search(rb"""version\s*=\s*(["'])([^"']*)\1""", data[first:end])
+    if len(found) == 1 and first == start and version is not None and version.group(2) in (b"1.0", b"1.1"):
+        return data
+    encoding = re.search(rb"""encoding\s*=\s*(["'])([A-Za-z][A-Za-z0-9._-]*)\1""", data[first:end])
+    declaration = b'<?xml version="1.0"' + (b' encoding="' + encoding.group(2) + b'"' if encoding else b"") + b"?>"
+    out, previous = [data[:start], declaration], start
+    for begin, stop in found:
+        out += [data[previous:begin], b"\n" * data.count(b"\n", begin, stop)]
+        previous = stop
+    out.append(data[previous:])
+    return b"".join(out)
+
+
+def xacro_message(path: Path) -> str:
+    """The one line for a xacro file (macros not expanded): the command that expands it to URDF."""
+    name = path.name
+    target = name[:-6] if name.lower().endswith(".urdf.xacro") else f"{Path(name).stem}.urdf"
+    if target == name:  # a .urdf file holding xacro macros: never suggest writing over it
+        target = f"{Path(name).stem}_expanded.urdf"
+    return f"xacro macros must be expanded to URDF first: xacro {name} > {target}"
 
 
 def _parse(path: Path, shown: str) -> Any:
@@ -93,6 +156,7 @@ def _parse(path: Path, shown: str) -> Any:
     except ImportError:
         raise ModelError("reading URDF needs the 'yourdfpy' package: pip install 'robodyn[urdf]'", file=shown) from None
     data = read_limited(path, MAX_FILE_BYTES, shown)  # a FIFO or a device is refused, not read
+    data = _normalised_declaration(data)  # as tolerant as urdfdom of the XML declaration; the checks below stay
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     try:
         tree = etree.fromstring(data, parser=parser, base_url=str(path)).getroottree()
@@ -103,10 +167,18 @@ def _parse(path: Path, shown: str) -> Any:
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
         raise ModelError("a DOCTYPE or entity declaration is not allowed in a URDF file", file=shown)
     root = tree.getroot()
+    if root.tag == "mujoco":
+        raise ModelError("MJCF (MuJoCo) files are not supported yet (root element <mujoco>): robodyn reads URDF",
+                         file=shown)
     if root.tag != "robot":
         raise ModelError(f"the root element is <{root.tag}>, not <robot>", file=shown)
+    if any(isinstance(element.tag, str) and element.tag.startswith("{") and "xacro" in element.tag
+           for element in root.iter()):
+        raise ModelError(xacro_message(path), file=shown)
     if "name" not in root.attrib:
         raise ModelError("<robot> has no name attribute", file=shown)
+    if root.find("link") is None:
+        raise ModelError("no <link> element: a URDF robot needs at least one link", file=shown)
     for kind in ("link", "joint"):
         for element in root.findall(kind):
             if "name" not in element.attrib:

@@ -97,6 +97,7 @@ from robodyn.identification.regressor import (
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import geometry_symbols, symbol_values
+from robodyn.model.spatial import dh_transform, x_screw
 from robodyn.numeric.kinematics import joint_frames
 from robodyn.numeric.model import build
 from robodyn.recursions import parameters as params_
@@ -110,23 +111,11 @@ RANK_TOLERANCE = 1e-9
 XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = range(10)
 
 
-def _rot_x(alpha: sympy.Expr) -> sympy.Matrix:
-    c, s = sympy.cos(alpha), sympy.sin(alpha)
-    return sympy.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def _rot_z(theta: sympy.Expr) -> sympy.Matrix:
-    c, s = sympy.cos(theta), sympy.sin(theta)
-    return sympy.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]])
-
-
 def fixed_transform(robot: Manipulator, j: int) -> tuple[sympy.Matrix, sympy.Matrix]:
     """(R, t): frame j (0-based) at q_j = 0 in the frame of its parent link (j-1 on a chain) of a modified-DH robot,
     T_j = P_j Rot(x, alpha_j) Trans(x, a_j) Rot(z, theta_j) Trans(z, d_j)."""
     link = robot.links[j]
-    Rx = _rot_x(link.alpha)
-    R = Rx * _rot_z(link.theta)
-    t = Rx * sympy.Matrix([link.a, 0, 0]) + R * sympy.Matrix([0, 0, link.d])
+    R, t = dh_transform(link.alpha, link.a, link.theta, link.d)
     if link.has_placement:
         P = sympy.Matrix(link.placement)
         R, t = P[:3, :3] * R, P[:3, :3] * t + P[:3, 3]
@@ -366,7 +355,8 @@ def _initial(robot: Manipulator, frames: Manipulator, symbols: Sequence[sympy.Sy
     for k, link in enumerate(robot.links):
         values = list(symbols[k * per : k * per + 10])
         if robot.convention == "standard":
-            values = params_.move(values, _rot_x(link.alpha), [link.a, 0, 0])
+            R, t = x_screw(link.a, link.alpha)
+            values = params_.move(values, R, list(t))
         out.append([sympy.expand(v) for v in values])
     return out
 

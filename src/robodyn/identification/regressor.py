@@ -39,10 +39,12 @@ import sympy
 from robodyn.algebra import SeExpr, canonical, matrix_to_sympy, to_se
 from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
+from robodyn.model.floats import Floats
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import geometry_symbols, symbol_values
+from robodyn.model.spatial import x_screw
 from robodyn.numeric.kane import BLOCK, NumpyOps
-from robodyn.numeric.model import _Floats, check_bound_bodies
+from robodyn.numeric.model import check_bound_bodies
 from robodyn.recursions import newton_euler as ne
 from robodyn.recursions import parameters as params_
 from robodyn.recursions.arm import ArmData, Inertial, Joint, JointData, arm_data, joints
@@ -103,8 +105,8 @@ def _frame_change(robot: Manipulator, k: int) -> tuple[list[list[Any]], list[Any
     if robot.convention != "standard":
         return None
     link = robot.links[k]
-    c, s = sympy.cos(link.alpha), sympy.sin(link.alpha)
-    return [[1, 0, 0], [0, c, -s], [0, s, c]], [link.a, 0, 0]
+    R, t = x_screw(link.a, link.alpha)
+    return R.tolist(), list(t)
 
 
 def _symbolic_change(robot: Manipulator, k: int) -> se.DenseMatrix | None:
@@ -360,4 +362,4 @@ def check_physical(robot: Manipulator, params: Mapping[Any, Any] | None) -> None
     semidefinite (:func:`robodyn.numeric.model.check_bound_bodies`; bodies left symbolic are skipped)."""
 
     binding = symbol_values(params)
-    check_bound_bodies(robot, _Floats(binding), skip_unbound=True)
+    check_bound_bodies(robot, Floats(binding), skip_unbound=True)

@@ -25,16 +25,10 @@ import sympy
 
 from robodyn.errors import ModelError
 from robodyn.model.link import Link, Payload, RigidBody
+from robodyn.model.spatial import sympy_homogeneous, x_screw
 
 if TYPE_CHECKING:  # Manipulator uses this module for its to_convention method
     from robodyn.model.manipulator import Manipulator
-
-
-def _C(a: sympy.Expr, alpha: sympy.Expr) -> tuple[sympy.Matrix, sympy.Matrix]:
-    """Rotation and translation of Trans(x, a) Rot(x, alpha)."""
-    c, s = sympy.cos(alpha), sympy.sin(alpha)
-    R = sympy.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
-    return R, sympy.Matrix([a, 0, 0])
 
 
 def _move(body: RigidBody, R: sympy.Matrix, p: sympy.Matrix) -> dict[str, Any]:
@@ -49,18 +43,11 @@ def _move(body: RigidBody, R: sympy.Matrix, p: sympy.Matrix) -> dict[str, Any]:
     }
 
 
-def _homogeneous(R: sympy.Matrix, p: sympy.Matrix) -> sympy.Matrix:
-    T = sympy.eye(4)
-    T[:3, :3] = R
-    T[:3, 3] = p
-    return T
-
-
 def _conjugate(placement: sympy.MatrixBase, a: sympy.Expr, alpha: sympy.Expr, inverse: bool) -> sympy.Matrix:
     """X P X^-1 with X = Trans(x, a) Rot(x, alpha) (``inverse``: X^-1 P X), expanded."""
-    R, p = _C(a, alpha)
-    X = _homogeneous(R, p)
-    X_inv = _homogeneous(R.T, -(R.T * p))
+    R, p = x_screw(a, alpha)
+    X = sympy_homogeneous(R, p)
+    X_inv = sympy_homogeneous(R.T, -(R.T * p))
     out = X_inv * placement * X if inverse else X * placement * X_inv
     return out.applyfunc(sympy.expand)
 
@@ -68,7 +55,7 @@ def _conjugate(placement: sympy.MatrixBase, a: sympy.Expr, alpha: sympy.Expr, in
 def tip_load_to_modified(last: Link, force: Any, moment: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """A tip load in the last standard frame (the moment about its origin) as the same load in the last
     modified frame, which the standard one sits in at C_n = (R, p): f' = R f, n' = R n + p x f'."""
-    R, p = _C(last.a, last.alpha)
+    R, p = x_screw(last.a, last.alpha)
     f = R * sympy.Matrix(list(force))
     return tuple(f), tuple(sympy.expand(x) for x in R * sympy.Matrix(list(moment)) + p.cross(f))
 
@@ -81,20 +68,20 @@ def to_modified(robot: Manipulator) -> Manipulator:
     links = []
     for link, p in zip(robot.links, robot.parents, strict=True):
         previous = (robot.links[p].a, robot.links[p].alpha) if p >= 0 else (sympy.Integer(0), sympy.Integer(0))
-        R, p_vec = _C(link.a, link.alpha)
+        R, p_vec = x_screw(link.a, link.alpha)
         fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
         fields.update(_move(link, R, p_vec), a=previous[0], alpha=previous[1])
         if link.has_placement:
             fields["placement"] = _conjugate(link.placement, previous[0], previous[1], inverse=False)
         links.append(Link(**fields))
-    R, p = _C(robot.links[-1].a, robot.links[-1].alpha)
+    R, p = x_screw(robot.links[-1].a, robot.links[-1].alpha)
     f, moment = tip_load_to_modified(robot.links[-1], robot.tip_force, robot.tip_moment)
     payload = Payload(**_move(robot.payload, R, p)) if robot.payload is not None else None
     return dataclasses.replace(
         robot,
         links=tuple(links),
         convention="modified",
-        tool=(_homogeneous(R, p) * robot.tool).applyfunc(sympy.expand),
+        tool=(sympy_homogeneous(R, p) * robot.tool).applyfunc(sympy.expand),
         tip_force=f,
         tip_moment=moment,
         payload=payload,
@@ -126,17 +113,17 @@ def to_standard(robot: Manipulator) -> Manipulator:
             )
         child = first_child.get(k)
         a, alpha = (robot.links[child].a, robot.links[child].alpha) if child is not None else (zero, zero)
-        R, p_vec = _C(a, alpha)
+        R, p_vec = x_screw(a, alpha)
         fields = {f.name: getattr(link, f.name) for f in dataclasses.fields(link)}
         fields.update(_move(link, R.T, -(R.T * p_vec)), a=a, alpha=alpha)
         if own == C_parent:
             if link.has_placement:
                 fields["placement"] = _conjugate(link.placement, link.a, link.alpha, inverse=True)
         else:  # standard A_k = (C_parent^-1 P_k B_k) S_k C_k
-            R_parent, p_parent = _C(*C_parent)
-            C_inverse = _homogeneous(R_parent.T, -(R_parent.T * p_parent))
-            fields["placement"] = (C_inverse * sympy.Matrix(link.placement) * _homogeneous(*_C(*own))).applyfunc(
-                sympy.expand)
+            R_parent, p_parent = x_screw(*C_parent)
+            C_inverse = sympy_homogeneous(R_parent.T, -(R_parent.T * p_parent))
+            placement = C_inverse * sympy.Matrix(link.placement) * sympy_homogeneous(*x_screw(*own))
+            fields["placement"] = placement.applyfunc(sympy.expand)
         links.append(Link(**fields))
     return dataclasses.replace(robot, links=tuple(links), convention="standard")
 

@@ -29,18 +29,25 @@ import symengine as se
 
 from robodyn.algebra import SeExpr, to_se
 from robodyn.model.manipulator import Link, Manipulator
+from robodyn.model.spatial import homogeneous_rows, rot_x_rows, rot_z_rows
+
+_ORIGIN = (0, 0, 0)
+_IDENTITY = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
 
 
 def rot_z(c: SeExpr, s: SeExpr) -> se.DenseMatrix:
-    return se.DenseMatrix([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+    """Rot(z, theta) as a 4x4 symengine matrix, from c = cos(theta), s = sin(theta)."""
+    return se.DenseMatrix(homogeneous_rows(rot_z_rows(c, s), _ORIGIN))
 
 
 def rot_x(c: SeExpr, s: SeExpr) -> se.DenseMatrix:
-    return se.DenseMatrix([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1]])
+    """Rot(x, alpha) as a 4x4 symengine matrix, from c = cos(alpha), s = sin(alpha)."""
+    return se.DenseMatrix(homogeneous_rows(rot_x_rows(c, s), _ORIGIN))
 
 
 def trans(x: SeExpr, y: SeExpr, z: SeExpr) -> se.DenseMatrix:
-    return se.DenseMatrix([[1, 0, 0, x], [0, 1, 0, y], [0, 0, 1, z], [0, 0, 0, 1]])
+    """Trans(x, y, z) as a 4x4 symengine matrix."""
+    return se.DenseMatrix(homogeneous_rows(_IDENTITY, (x, y, z)))
 
 
 def cos_sin_of_sum(offset: SeExpr, q: SeExpr | None) -> tuple[SeExpr, SeExpr]:

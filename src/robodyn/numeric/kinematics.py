@@ -22,9 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn.model.floats import Floats
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
-from robodyn.numeric.model import NumericModel, Params, _Floats, compile_model, rot_x
+from robodyn.model.spatial import rot_x
+from robodyn.numeric.model import NumericModel, Params, compile_model
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
 
 def tool_offset(robot: Manipulator, params: Params | None = None) -> np.ndarray:
     """C_n T_tool as a 4x4 array: the tool frame in joint frame n."""
-    return link_offset(robot, robot.n - 1, params) @ _Floats(symbol_values(params)).array(robot.tool, (4, 4))
+    return link_offset(robot, robot.n - 1, params) @ Floats(symbol_values(params)).array(robot.tool, (4, 4))
 
 
 def tool_pose(
@@ -129,7 +131,7 @@ def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None) ->
 
 def link_offset(robot: Manipulator, k: int, params: Params | None = None) -> np.ndarray:
     """C_k as a 4x4 array: link frame k in joint frame k (Trans(x, a_k) Rot(x, alpha_k) in standard DH, else I)."""
-    floats = _Floats(symbol_values(params))
+    floats = Floats(symbol_values(params))
     link = robot.links[k]
     C = np.eye(4)
     if robot.convention == "standard":

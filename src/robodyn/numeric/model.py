@@ -23,7 +23,7 @@ Compiling may use sympy (to turn parameters into floats); evaluating never does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,15 +32,13 @@ import sympy
 
 from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
+from robodyn.model.floats import Floats, Params, bound_floats
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
-from robodyn.model.params import check_bound, check_names, symbol_values
+from robodyn.model.params import symbol_values
 from robodyn.numeric.hotpath import HotPath
 from robodyn.recursions.arm import ArmData, Inertial, JointData
 from robodyn.recursions.arm import arm_data as recursions_arm
-
-#: A parameter binding as users pass it: names (str) or sympy Symbols to numbers.
-Params = Mapping[str | sympy.Symbol, Any]
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,75 +141,10 @@ def arm_data(model: NumericModel) -> ArmData:
                    tip_moment=_floats(model.tip_moment))
 
 
-# -- turning expressions into floats ------------------------------------------------------------
+# -- checking bound bodies (floats under a binding: :mod:`robodyn.model.floats`) ---------------------------
 
 
-class _Floats:
-    """Evaluate sympy expressions of one robot as floats under one parameter binding."""
-
-    def __init__(self, mapping: Mapping[sympy.Symbol, float]) -> None:
-        self.mapping = dict(mapping)
-        self._floats = {s: sympy.Float(v) for s, v in self.mapping.items()}
-
-    def scalar(self, expr: Any) -> float:
-        expr = sympy.sympify(expr)
-        if expr.free_symbols:
-            expr = expr.xreplace(self._floats)
-        return float(sympy.N(expr, 17))
-
-    def array(self, values: Iterable[Any], shape: tuple[int, ...]) -> np.ndarray:
-        return np.array([self.scalar(v) for v in values], dtype=float).reshape(shape)
-
-
-# -- geometry -----------------------------------------------------------------------------------
-
-
-def rot_x(alpha: float) -> np.ndarray:
-    """Rot(x, alpha) as a 3x3 float array."""
-    c, s = np.cos(alpha), np.sin(alpha)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def rot_z(theta: float) -> np.ndarray:
-    """Rot(z, theta) as a 3x3 float array."""
-    c, s = np.cos(theta), np.sin(theta)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def homogeneous(R: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The 4x4 transform with rotation ``R`` and translation ``p``."""
-    T = np.eye(4)
-    T[:3, :3], T[:3, 3] = R, p
-    return T
-
-
-def bound_floats(robot: Manipulator, params: Params | None) -> _Floats:
-    """The evaluator of ``robot``'s expressions under ``params``; a :class:`ModelError` names what is unbound."""
-    mapping = symbol_values(params)
-    check_names(robot, mapping)
-    check_bound(robot, mapping)
-    return _Floats(mapping)
-
-
-def link_transforms(floats: _Floats, convention: str, link: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(B, C) of one link, A = B S(q) C, as 4x4 float arrays with the link's fixed placement folded into B
-    (see :func:`robodyn.model.dh.joint_frames`): standard DH B = I, C = Trans(x, a) Rot(x, alpha);
-    modified DH B = Rot(x, alpha) Trans(x, a), C = I."""
-    a, alpha = floats.scalar(link.a), floats.scalar(link.alpha)
-    X = homogeneous(rot_x(alpha), np.zeros(3))
-    T = homogeneous(np.eye(3), np.array([a, 0.0, 0.0]))
-    B, C = (np.eye(4), T @ X) if convention == "standard" else (X @ T, np.eye(4))
-    if link.has_placement:  # A_i = P_i B_i S_i C_i
-        B = floats.array(link.placement, (4, 4)) @ B
-    return B, C
-
-
-def joint_screw(floats: _Floats, link: Any) -> np.ndarray:
-    """S at q = 0, Rot(z, theta) Trans(z, d) with the link's offsets, as a 4x4 float array."""
-    return homogeneous(rot_z(floats.scalar(link.theta)), np.array([0.0, 0.0, floats.scalar(link.d)]))
-
-
-def check_bound_bodies(robot: Manipulator, floats: _Floats, *, skip_unbound: bool = False) -> None:
+def check_bound_bodies(robot: Manipulator, floats: Floats, *, skip_unbound: bool = False) -> None:
     """Mass and inertia of every body whose mass or inertia has parameters, with their bound values: the
     checks of :func:`robodyn.model.inertia.check_inertia` (errors only; a body given in numbers was checked,
     and warned about, when the robot was built). One :class:`ModelError` naming the link and the field.

@@ -52,6 +52,7 @@ from typing import Protocol
 import sympy
 
 from robodyn.errors import DerivationError
+from robodyn.model.spatial import rot_z_rows
 from robodyn.recursions.arm import ArmData, JointData, coulomb_scalars, inertials, joint_friction, literal_zero
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, vadd, vscale
@@ -147,7 +148,8 @@ Move = Rot | Trans
 
 
 def _rot_z(c: Scalar, s: Scalar) -> Mat:
-    return ((c, -s, 0), (s, c, 0), (0, 0, 1))
+    a, b, e = rot_z_rows(c, s)
+    return (a[0], a[1], a[2]), (b[0], b[1], b[2]), (e[0], e[1], e[2])
 
 
 def _zero(x: sympy.Expr) -> bool:

@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sympy
-
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.spatial import x_screw
 from robodyn.recursions.bodies import body_parameters
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import Mat, Scalar, Vec, matvec
@@ -128,9 +127,7 @@ def joint_data(robot: Manipulator) -> tuple[JointData, ...]:
 
 
 def _joint_data(link: Any) -> JointData:
-    ca, sa = sympy.cos(link.alpha), sympy.sin(link.alpha)
-    F = sympy.Matrix([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
-    p = sympy.Matrix([link.a, 0, 0])
+    F, p = x_screw(link.a, link.alpha)  # Rot(x, alpha) Trans(x, a)
     if link.has_placement:
         T = link.placement
         F, p = T[:3, :3] * F, T[:3, 3] + T[:3, :3] * p
