@@ -213,3 +213,71 @@ def test_count_o_is_an_output_file_and_capital_o_what_to_count(tmp_path):
     assert kane.read_text().startswith("Kane's algorithm on puma560")
     missing = run("count", "two_link_payload", "-o", str(tmp_path / "nowhere" / "c.txt"))
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+# --- every choice of every option (issue 27: the CLI offers only what the API has) ---------------------------------
+
+#: double_pendulum's parameters, for the commands that evaluate numbers.
+PENDULUM_PARAMS = ["--param", "L1=1", "--param", "L2=0.5", "--param", "g=9.81", "--param", "m1=1", "--param", "m2=0.5"]
+#: The cheapest arguments of each command that has an option with choices ({tmp}: a fresh directory); each choice
+#: is then given on its own. Cheap on purpose: the small robot, a short simulation (--t-end 0.01, 3 samples), one
+#: routine generated, a report without the cross-check and the plots (both option-free paths, tested elsewhere).
+CHOICE_BASE = {
+    "derive": ["double_pendulum"],
+    "count": ["double_pendulum"],
+    "codegen": ["double_pendulum", "--outputs", "tau", "-o", "{tmp}/code"],
+    "simulate": ["double_pendulum", *PENDULUM_PARAMS, "--t-end", "0.01", "--samples", "3"],
+    "linearize": ["double_pendulum", *PENDULUM_PARAMS, "--dt", "0.01"],  # --dt: --discrete has a use
+    "report": ["double_pendulum", "-o", "{tmp}/report.html", "--no-check", "--no-plots"],
+}
+
+
+def _param_choices(param) -> list[str]:
+    """The choices of a command-line parameter: click's ``Choice`` (``param.type.choices``), or, where typer builds
+    the type on use, the values of the Enum it was declared with; [] for any other parameter."""
+    import enum
+
+    choices = getattr(getattr(param, "type", None), "choices", None)
+    if choices:
+        return [getattr(c, "value", c) for c in choices]
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return [member.value for member in annotation]
+    return []
+
+
+def _every_choice() -> list[tuple[str, str, str]]:
+    """(command, option, choice) for every choice of every option of every command of the app."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    found = []
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        for param in command.params:
+            option = max(param.opts, key=len)
+            found.extend((name, option, choice) for choice in _param_choices(param))
+    return found
+
+
+EVERY_CHOICE = _every_choice()
+
+
+def test_every_choice_is_found():
+    """The introspection sees the options with choices (else the test below would pass on nothing)."""
+    commands = {command for command, _, _ in EVERY_CHOICE}
+    assert set(CHOICE_BASE) == commands, "a command with choices needs cheap arguments in CHOICE_BASE"
+    assert ("derive", "--form", "tau") in EVERY_CHOICE and ("codegen", "--lang", "jax") in EVERY_CHOICE
+    assert len(EVERY_CHOICE) > 50
+
+
+@pytest.mark.parametrize(("command", "option", "choice"), EVERY_CHOICE, ids=[" ".join(c) for c in EVERY_CHOICE])
+def test_every_choice_works_or_is_one_line(tmp_path, command, option, choice):
+    """``robodyn COMMAND ... OPTION CHOICE`` exits 0, or exits 1 or 2 with one line of error and no traceback."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in CHOICE_BASE[command]]
+    result = runner.invoke(app, [command, *args, option, choice])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}")
+    assert "Traceback" not in result.output
+    if result.exit_code != 0:
+        lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("warning: ")]
+        assert result.exit_code in (1, 2) and len(lines) == 1 and lines[0].startswith("error: "), result.output

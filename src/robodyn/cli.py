@@ -27,6 +27,7 @@ import robodyn as rd
 from robodyn import library
 from robodyn._version import __version__
 from robodyn.errors import DerivationError, ModelError, printable
+from robodyn.program import outputs as vocabulary
 
 if TYPE_CHECKING:
     from robodyn.equations import Equations
@@ -46,15 +47,13 @@ MODEL_HELP = "A built-in robot name (see `robodyn list`) or a .yaml/.json model 
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
 
 
-class Method(StrEnum):
-    ne = "ne"
-    le = "le"
-    gd = "gd"
-    kane = "kane"
-    emdeg = "emdeg"
-    newton_euler = "newton-euler"
-    lagrange_euler = "lagrange-euler"
-    dalembert = "dalembert"
+# The choices of the options that name the API's vocabularies are built from the one vocabulary,
+# robodyn.program.outputs (which imports nothing heavy), so that no command offers a name the API lacks. Enums made
+# by the functional API have members that mypy does not see: they are reached by value, Method("ne").
+
+#: ``--method`` of derive and report: the short names (ne, le, gd), then the derivation methods.
+Method = StrEnum("Method", {m: m for m in (*vocabulary.METHOD_ALIASES, *vocabulary.METHODS)})  # type: ignore[misc]
+NEWTON_EULER = Method("ne")
 
 
 #: The one help text of ``--trajectory`` (every command that takes one, the same names).
@@ -67,39 +66,17 @@ class CountMethod(StrEnum):
     kane = "kane"
 
 
-class CountOutput(StrEnum):
-    tau = "tau"
-    M = "M"
-    h = "h"
-    G = "G"
-    bias = "bias"
-    forward = "forward"
-    dtau = "dtau"
-    dqdd = "dqdd"
-    dtau_dq = "dtau_dq"
-    dtau_dqd = "dtau_dqd"
-    dqdd_dq = "dqdd_dq"
-    dqdd_dqd = "dqdd_dqd"
-    dqdd_dtau = "dqdd_dtau"
-    all = "all"
-
-
-class Route(StrEnum):
-    auto = "auto"
-    recursive = "recursive"
-    factored = "factored"
-    expanded = "expanded"
-    emdeg = "emdeg"
-    aba = "aba"
-
-
-class Form(StrEnum):
-    tau = "tau"
-    config_space = "config-space"
-    fu = "fu"
-    christoffel = "christoffel"
-    emdeg = "emdeg"
-    aba = "aba"
+#: ``count --outputs`` names Burdick's distinct elements ``all``; every other choice is the output's own name.
+COUNT_NAMES = {"elements": "all"}
+#: ``count --outputs``: what can be counted (the program's outputs and the groups of derivatives).
+CountOutput = StrEnum(  # type: ignore[misc]
+    "CountOutput", {COUNT_NAMES.get(o, o): COUNT_NAMES.get(o, o) for o in vocabulary.COUNTABLE})
+#: ``count --route``: auto (the cheapest), or one route of the program for every part.
+Route = StrEnum("Route", {r: r for r in (vocabulary.AUTO, *vocabulary.ROUTES)})  # type: ignore[misc]
+#: ``derive --form``: the forms in which the equations print.
+Form = StrEnum("Form", {f: f for f in vocabulary.FORMS})  # type: ignore[misc]
+#: The defaults of those options: tau (the form, and the output counted), the cheapest route.
+TAU_FORM, TAU_OUTPUT, AUTO_ROUTE = Form("tau"), CountOutput("tau"), Route(vocabulary.AUTO)
 
 
 class Format(StrEnum):
@@ -308,6 +285,11 @@ def show(
         for row in tables.inertia_rows(robot):
             inertial.add_row(*row)
         out.print(inertial)
+        notes = tables.inertia_notes(robot)  # published inertia kept as given (no triangle-inequality warning)
+        if notes:
+            out.print("inertia notes (published data that break the triangle inequality, kept as given):")
+            for note in notes:
+                out.print(f"  {_shown(note)}")
         if any(x != 0 for x in robot.tip_force + robot.tip_moment):
             out.print(f"tip load: force {robot.tip_force}, moment {robot.tip_moment} (frame n, about its origin)")
         out.print(f"[dim]{tables.INERTIA_TEXT}[/dim]")
@@ -329,8 +311,8 @@ def _render(eqs: Equations, form: str, fmt: Format) -> str:
 @app.command()
 def derive(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
-    method: Annotated[Method, typer.Option("--method", "-m", help="Formulation.")] = Method.ne,
-    form: Annotated[Form, typer.Option("--form", help="Which form of the equations to print.")] = Form.tau,
+    method: Annotated[Method, typer.Option("--method", "-m", help="Formulation.")] = NEWTON_EULER,
+    form: Annotated[Form, typer.Option("--form", help="Which form of the equations to print.")] = TAU_FORM,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     expand: Annotated[bool | None, typer.Option(
@@ -344,7 +326,7 @@ def derive(
 
     def body() -> None:
         robot = _load(model, strict, lock)
-        if method is Method.emdeg and fmt is Format.text and form is Form.tau:
+        if method == "emdeg" and fmt is Format.text and form == "tau":
             from robodyn.program import emdeg_text
 
             with delayed_progress(f"EMDEG's elements of {robot.name}"):
@@ -405,12 +387,12 @@ def count(
     what: Annotated[
         CountOutput, typer.Option("--outputs", "-O", help="What to compute (all: every distinct M, c, b, g element; "
                                   "dtau: dtau/dq and dtau/dqd; dqdd: dqdd/dq, dqdd/dqd and M^-1).")
-    ] = CountOutput.tau,
+    ] = TAU_OUTPUT,
     method: Annotated[
         CountMethod, typer.Option("--method", "-m", help="program: the cheapest straight-line program; kane: "
                                   "Angeles, Ma and Rojas' algorithm beside their table 1.")
     ] = CountMethod.program,
-    route: Annotated[Route, typer.Option("--route", help="Route to the program (auto: the cheapest).")] = Route.auto,
+    route: Annotated[Route, typer.Option("--route", help="Route to the program (auto: the cheapest).")] = AUTO_ROUTE,
     base: Annotated[bool, typer.Option("--base", help="The model in base parameters (identification), each one an "
                                        "input.")] = False,
     fmt: Annotated[CountFormat, typer.Option("--format", "-f", help="text or json.")] = CountFormat.text,
@@ -423,8 +405,8 @@ def count(
     def body() -> None:
         _check_directory("--output", output)
         if method is CountMethod.kane:
-            for flag, given, default in (("--base", base, False), ("--outputs", what, CountOutput.tau),
-                                         ("--route", route, Route.auto)):
+            for flag, given, default in (("--base", base, False), ("--outputs", what, "tau"),
+                                         ("--route", route, vocabulary.AUTO)):
                 if given != default:
                     raise UserError(f"{flag} is for the straight-line program: leave out --method kane")
         robot = _load(model, strict, lock)
@@ -436,7 +418,8 @@ def count(
 
         with delayed_progress(f"building the program for {robot.name}"):
             try:
-                summary = count_summary(robot, "elements" if what is CountOutput.all else what.value, route.value,
+                counted = {name: output for output, name in COUNT_NAMES.items()}.get(what.value, what.value)
+                summary = count_summary(robot, counted, route.value,
                                         base=base_parameters(robot) if base else None)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
@@ -750,7 +733,7 @@ def linearize(
 def report(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path("report.html"),
-    method: Annotated[Method, typer.Option("--method", "-m", help="Formulation for the equations.")] = Method.ne,
+    method: Annotated[Method, typer.Option("--method", "-m", help="Formulation for the equations.")] = NEWTON_EULER,
     cross_check: Annotated[bool, typer.Option("--check/--no-check", help="Include the cross-check table.")] = True,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Include simulation and torque plots.")] = True,
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for the plots.")] = None,
@@ -792,21 +775,19 @@ def _parse_params(items: list[str], robot: rd.Manipulator) -> dict[str, float]:
         raise UserError(f"--param: {exc.problem}") from None
 
 
-class Language(StrEnum):
-    c = "c"
-    fortran = "fortran"
-    numpy = "numpy"
-    jax = "jax"
+#: ``codegen --lang``: the languages of the code generator.
+Language = StrEnum("Language", {lang: lang for lang in vocabulary.LANGUAGES})  # type: ignore[misc]
+C_LANGUAGE = Language("c")
 
 
 @app.command()
 def codegen(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
-    lang: Annotated[Language, typer.Option("--lang", "-l", help="Language of the generated code.")] = Language.c,
+    lang: Annotated[Language, typer.Option("--lang", "-l", help="Language of the generated code.")] = C_LANGUAGE,
     outputs: Annotated[
-        str, typer.Option("--outputs", help="Routines, comma-separated: tau, M, h, bias, G, forward, and the "
-                          "derivatives dtau (dtau/dq, dtau/dqd) and dqdd (dqdd/dq, dqdd/dqd, M^-1).")
-    ] = "tau,M,h,bias,G,forward",
+        str, typer.Option("--outputs", help=f"Routines, comma-separated: {', '.join(vocabulary.DEFAULT_KEYS)}, "
+                          "and the derivatives dtau (dtau/dq, dtau/dqd) and dqdd (dqdd/dq, dqdd/dqd, M^-1).")
+    ] = ",".join(vocabulary.DEFAULT_KEYS),
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the generated files.")] = Path(
         "robodyn-out/codegen"
     ),
@@ -822,9 +803,9 @@ def codegen(
 
     def body() -> None:
         keys = [key.strip() for key in outputs.split(",") if key.strip()]
-        unknown = [key for key in keys if key not in generator.KEYS]
+        unknown = [key for key in keys if key not in vocabulary.KEYS]
         if unknown or not keys:
-            raise UserError(f"--outputs {outputs!r}: choose from {', '.join(generator.KEYS)}")
+            raise UserError(f"--outputs {outputs!r}: choose from {', '.join(vocabulary.KEYS)}")
         _check_output_directory(output)
         robot = _load(model, strict, lock)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):

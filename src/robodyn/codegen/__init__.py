@@ -25,11 +25,10 @@ from robodyn.codegen.fortran import FortranEmitter
 from robodyn.codegen.jax_ import JaxEmitter
 from robodyn.codegen.numpy_ import NumPyEmitter
 from robodyn.codegen.spec import GENERATOR_VERSION, KEYS, KINDS, ModuleSpec, module_spec, sanitize
+from robodyn.program.outputs import LANGUAGES
 
 __all__ = ["GENERATOR_VERSION", "KEYS", "KINDS", "LANGUAGES", "ModuleSpec", "emitter", "exec_python", "generate",
            "load_python", "module_spec", "python_file", "sanitize"]
-
-LANGUAGES = ("c", "fortran", "numpy", "jax")
 
 
 def emitter(language: str) -> Emitter:

@@ -40,7 +40,7 @@ from robodyn.errors import ModelError, finite_constant
 from robodyn.identification import base_parameters
 from robodyn.model.expr import IDENTIFIER, check_name, check_parameter_name, shown, to_identifier
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
-from robodyn.program.routes import DERIVATIVE_GROUPS
+from robodyn.program.outputs import DEFAULT_KEYS, KEYS, KINDS, Kind
 
 #: Bump when the generated code changes for the same Program (part of the compile cache key).
 GENERATOR_VERSION = "2"
@@ -53,37 +53,9 @@ MAX_NODES = 240
 POW_LIMIT = 8
 
 
-@dataclass(frozen=True)
-class Kind:
-    """One routine: its name, its ``--outputs`` key, the Program outputs it needs, its arguments."""
-
-    name: str
-    key: str
-    parts: tuple[str, ...]
-    inputs: tuple[str, ...]
-    output: str
-    summary: str
-
-
-KINDS: tuple[Kind, ...] = (
-    Kind("inverse_dynamics", "tau", ("tau",), ("q", "qd", "qdd"), "tau",
-         "tau = M(q) qdd + h(q, qd) + G(q) + damping + load"),
-    Kind("mass_matrix", "M", ("M",), ("q",), "M", "M(q), the joint-space inertia matrix (armature on its diagonal)"),
-    Kind("coriolis", "h", ("h",), ("q", "qd"), "h", "h(q, qd): Coriolis and centrifugal torques"),
-    Kind("bias_forces", "bias", ("bias",), ("q", "qd"), "bias", "h + G + damping + load: tau at qdd = 0"),
-    Kind("gravity", "G", ("G",), ("q",), "G", "G(q): the torques that hold the arm against gravity"),
-    Kind("forward_dynamics", "forward", ("forward",), ("q", "qd", "tau"), "qdd",
-         "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
-    Kind("inverse_dynamics_derivatives", "dtau", DERIVATIVE_GROUPS["dtau"], ("q", "qd", "qdd"), "dtau",
-         "dtau[0] = dtau/dq, dtau[1] = dtau/dqd (row i: joint i's torque), by forward-mode differentiation of "
-         "the Newton-Euler recursion (dtau/dqdd = M)"),
-    Kind("forward_dynamics_derivatives", "dqdd", DERIVATIVE_GROUPS["dqdd"], ("q", "qd", "tau"), "dqdd",
-         "dqdd[0] = dqdd/dq, dqdd[1] = dqdd/dqd, dqdd[2] = dqdd/dtau = M^-1, from the inverse dynamics' "
-         "derivatives at qdd: dqdd/dx = -M^-1 dtau/dx"),
-)
-KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
-#: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``).
-DEFAULT_KEYS = ("tau", "M", "h", "bias", "G", "forward")
+#: The routines (:class:`Kind`: name, ``--outputs`` key, the Program outputs each needs, its arguments, its summary),
+#: ``--outputs`` key -> kind (``KEYS``), and the kinds generated when no ``outputs`` are named (``DEFAULT_KEYS``: all
+#: but the derivatives) come from the one vocabulary, :mod:`robodyn.program.outputs`, and are re-exported here.
 
 
 def output_shape(name: str, n: int) -> tuple[int, ...]:

@@ -14,18 +14,32 @@ binary ``+`` or ``-`` is one addition; negation is free; sin and cos of the join
 counted apart (``trig``), the additions of an angle sum such as sin(q2 + q3) once per distinct
 sum; other function calls (sqrt, ...) apart (``functions``); the constants block is reported
 apart and not charged per evaluation, as EMDEG and the Macsyma appendix did.
+
+The names (outputs, routes) are those of :mod:`robodyn.program.outputs`, the one vocabulary, which imports nothing
+heavy; the routes and the Program type are loaded on first use, so that ``import robodyn.program.outputs`` (the
+command line's start-up) does not import symengine, sympy or NumPy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from robodyn.program import routes
-from robodyn.program.core import Assignment, OperationCount, Program, count_operations
-from robodyn.program.routes import from_equations, right_angled
+# the names, from the one vocabulary: OUTPUTS, what build() can produce; ROUTES, the routes it knows; LDLT and ABA,
+# the two ways to forward in Program.candidates and ``robodyn count``
+from robodyn.program.outputs import ABA, LDLT, OUTPUTS, ROUTES
+
+if TYPE_CHECKING:  # loaded on first use (below): the vocabulary, robodyn.program.outputs, imports nothing heavy
+    from robodyn.program.choice import FACTORED_LIMIT, FACTORED_PARTS, FACTORED_TERMS, build, emdeg_text
+    from robodyn.program.core import Assignment, OperationCount, Program, count_operations
+    from robodyn.program.routes import from_equations, right_angled
 
 __all__ = [
+    "ABA",
+    "FACTORED_LIMIT",
+    "FACTORED_PARTS",
+    "FACTORED_TERMS",
+    "LDLT",
     "OUTPUTS",
     "ROUTES",
     "Assignment",
@@ -39,162 +53,25 @@ __all__ = [
 ]
 
 
-#: What :func:`build` can produce: the parts of tau = M qdd + h + G + damping + load,
-#: ``bias`` = tau at qdd = 0 (h + G + damping + load), ``forward`` = qdd = M^-1 (tau - bias),
-#: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...), and the
-#: derivatives :data:`~robodyn.program.routes.DERIVATIVES` (dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd, dqdd_dtau).
-OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements", *routes.DERIVATIVES)
-
-#: The routes :func:`build` knows (see :mod:`robodyn.program.routes`); ``aba``: forward dynamics by
-#: Featherstone's articulated-body algorithm, any other part by the customised recursions.
-ROUTES = ("recursive", "factored", "expanded", "emdeg", "aba")
-
-#: The names of the two ways to ``forward`` in :attr:`Program.candidates` and ``robodyn count``.
-LDLT, ABA = "LDL^T", "ABA"
-
-#: Up to this many joints ``route="auto"`` also tries the factored route for every part;
-#: beyond, only for the configuration-only parts M and G (whose canonical forms stay small;
-#: the velocity terms of a 6-joint arm do not, and the recursion has always been cheaper).
-FACTORED_LIMIT = 3
-FACTORED_PARTS = ("M", "G")
-#: ... and only while the part has at most this many terms in canonical form (a 3-joint arm
-#: of general geometry, every parameter a symbol, has about 12,000: factoring them takes
-#: minutes and the recursion wins anyway).
-FACTORED_TERMS = 3000
+#: name -> the module that defines it, loaded on first use: ``import robodyn.program`` (and so the vocabulary,
+#: which the command line reads at start-up) does not import symengine, sympy or NumPy.
+_LAZY = {
+    "Assignment": "robodyn.program.core", "OperationCount": "robodyn.program.core", "Program": "robodyn.program.core",
+    "count_operations": "robodyn.program.core",
+    "from_equations": "robodyn.program.routes", "right_angled": "robodyn.program.routes",
+    "build": "robodyn.program.choice", "emdeg_text": "robodyn.program.choice",
+    "FACTORED_LIMIT": "robodyn.program.choice", "FACTORED_PARTS": "robodyn.program.choice",
+    "FACTORED_TERMS": "robodyn.program.choice",
+}
 
 
-def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *, base: Any = None) -> Program:
-    """The cheapest Program for ``outputs`` of ``robot`` (the stable entry point for emitters).
-
-    ``base=b``, the robot's base parameters ``b = robodyn.identification.base_parameters(robot)``, builds the
-    model in them by the recursive route (the program layer sits beside identification and does not import
-    it; :func:`robodyn.codegen.module_spec` and :func:`robodyn.runtime.entry` take ``base=True``): its ``parameters``
-    input is
-    the base parameters (``b.names`` order: feed it identified values, or ``b.numeric_values()``), then any
-    symbols of the geometry, gravity and tip load; no parameter that cannot act is computed with, which
-    makes it the cheapest inverse dynamics there is (Khalil and Kleinfinger).
-
-    ``route``: ``"auto"`` picks, part by part (tau, M, h, G, bias), the cheaper of the recursive and
-    factored routes by multiplications + additions; ``forward`` is then built both ways, by an L D L^T
-    solve over M and bias and by Featherstone's articulated-body algorithm (O(n): cheaper from about a
-    dozen joints), and the cheaper whole program is kept (a tie keeps L D L^T), both counts in
-    ``program.candidates``; or one of :data:`ROUTES` for the whole program (``"aba"``: ``forward`` by the
-    articulated-body algorithm, the other parts as ``"auto"`` picks them). ``program.route`` says what
-    was taken (e.g. ``"M: factored, bias: recursive"``; ``"aba"`` where the articulated-body algorithm
-    gives ``forward``). ``inputs``: ``q``, ``qd``, ``qdd`` (n symbols
-    each; ``tau`` too for ``forward``) and ``parameters`` (the robot's free symbols in
-    :meth:`~robodyn.Manipulator.parameters` order; empty for a numeric robot, whose numbers are
-    folded in). ``outputs[name]``: n entries, or n*n row-major for M; for ``elements`` one output
-    per distinct element.
-
-    A kinematic tree (:attr:`~robodyn.Manipulator.parents`) is built by every route, planned as a chain is:
-    M's entries of two links on different branches are exact zeros (never computed by the recursive route),
-    and the L D L^T solve of ``forward`` is Featherstone's LTDL, which visits only the ancestors of each link
-    (no fill-in).
-    """
-    outputs = tuple(outputs)
-    unknown = [name for name in outputs if name not in OUTPUTS]
-    if unknown:
-        raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}")
-    if route not in ("auto", *ROUTES):
-        raise ValueError(f"unknown route {route!r}; choose from auto, {', '.join(ROUTES)}")
-    if "elements" in outputs:
-        if outputs != ("elements",) or route not in ("auto", "emdeg"):
-            raise ValueError("'elements' is built alone, by the emdeg route")
-        route = "emdeg"
-    if base is True:
-        raise TypeError("build(..., base=b) takes the robot's base parameters, "
-                        "b = robodyn.identification.base_parameters(robot)")
-    if base is not None and base is not False:
-        return _build_base(robot, outputs, route, base)
-    if route == "aba":  # forward by the articulated-body algorithm, the other parts as auto plans them
-        ctx = routes.Context(robot)
-        plan = {part: _cheapest_route(ctx, part) for part in _needed(outputs, forward=False)}
-        plan["forward"] = "aba"
-        program = routes.assemble(ctx, outputs, plan)
-        program.route = _route_name(plan)
-        return program
-    if route != "auto":
-        program = getattr(routes, route)(robot, outputs)
-        program.route = program.route or route  # a route may say more (emdeg: "emdeg (unfactored: ...)")
-        return program
-    ctx = routes.Context(robot)
-    plan = {part: _cheapest_route(ctx, part) for part in _needed(outputs)}
-    if "forward" not in outputs:
-        program = routes.assemble(ctx, outputs, plan)
-        program.route = _route_name(plan)
-        return program
-    # forward by L D L^T and by the articulated-body algorithm (the other outputs' parts as planned), in one
-    # builder: the parts both share are built once
-    program, articulated = routes.forward_candidates(ctx, outputs, plan, ("ldlt", "aba"))
-    program.route = _route_name(plan)
-    others = {part: plan[part] for part in _needed(outputs, forward=False)}
-    articulated.route = _route_name({**others, "forward": "aba"})
-    candidates = {LDLT: (program.route, program.count()["evaluation"]),
-                  ABA: (articulated.route, articulated.count()["evaluation"])}
-    best = articulated if routes.program_cost(articulated) < routes.program_cost(program) else program
-    best.candidates = candidates
-    return best
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # once
+        return value
+    raise AttributeError(f"module 'robodyn.program' has no attribute {name!r}")
 
 
-def _needed(outputs: Sequence[str], *, forward: bool = True) -> list[str]:
-    """The parts (tau, M, h, G, bias) that ``outputs`` are made of (``forward=False``: but for ``forward``)."""
-    return sorted({p for o in outputs if forward or o != "forward" for p in routes.parts_of(o)})
-
-
-def _route_name(plan: dict[str, str]) -> str:
-    """``"recursive"`` when every part took one route, else ``"M: factored, bias: recursive"``; ``"recursive"``
-    for a program of derivatives alone (which the recursions give)."""
-    if len(set(plan.values())) > 1:
-        return ", ".join(f"{part}: {r}" for part, r in plan.items())
-    return next(iter(plan.values()), "recursive")
-
-
-def _build_base(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> Program:
-    if route not in ("auto", "recursive") or "elements" in outputs or set(outputs) & set(routes.DERIVATIVES):
-        raise ValueError("the base-parameter model is built by the recursive route (outputs tau, M, h, G, bias, "
-                         "forward)")
-    if base.robot is not robot and base.robot != robot:
-        raise ValueError(f"base= holds the base parameters of {base.robot.name}, not of {robot.name}")
-    ctx = routes.Context(robot, base)
-    program = routes.assemble(ctx, outputs, dict.fromkeys(_needed(outputs), "recursive"))
-    program.route = "recursive, base parameters"
-    return program
-
-
-def _cheapest_route(ctx: Any, part: str) -> str:
-    if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
-        return "recursive"
-    if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms
-        return "recursive"
-    # decided before any expansion: a 7-joint arm with twists of general angle took minutes to expand,
-    # and the recursion won anyway (each such angle multiplies the terms of the entries it enters)
-    if ctx.robot.n > FACTORED_LIMIT and not right_angled(ctx.robot):
-        return "recursive"
-    if routes.canonical_terms(ctx, part) > FACTORED_TERMS:
-        return "recursive"
-    return min(("recursive", "factored"), key=lambda r: routes.part_cost(ctx, part, r))
-
-
-def emdeg_text(robot: Any) -> str:
-    """EMDEG's elements the way its appendix II prints them: the configuration-independent
-    constants (computed once), the configuration-dependent terms, the distinct elements, and
-    the elements that are multiples of others."""
-    program = build(robot, ("elements",))
-    c = program.count()
-    run, constants = c["evaluation"], c["constants"]
-    how = "factored" if program.route == "emdeg" else program.route.removeprefix("emdeg (").rstrip(")")
-    lines = [f"# {robot.name}: Burdick's M_ij, c_ijj, b_ijk, g_i (EMDEG), {how}"]
-    lines.append("# configuration-independent terms, computed once and stored as constants:")
-    lines += [str(a) for a in program.constants]
-    lines.append("# configuration-dependent terms, computed in real time:")
-    lines += [str(a) for a in program.body]
-    lines.append("# the distinct elements:")
-    lines += [f"{name} = {xs[0]}" for name, xs in program.outputs.items()]
-    lines.append("# the other elements (not computed):")
-    lines += [f"{name} = {ref}" for name, ref in program.references.items()]
-    lines.append(
-        f"# {run.multiplications} multiplications, {run.additions} additions, {run.trig} sin/cos per evaluation; "
-        f"constants: {constants.multiplications} multiplications, {constants.additions} additions"
-    )
-    return "\n".join(lines)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -41,6 +41,8 @@ from robodyn.model.params import geometry_symbols
 from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
 from robodyn.program.core import Assignment, Program
+from robodyn.program.outputs import DERIVATIVE_GROUPS as DERIVATIVE_GROUPS  # the one vocabulary's, re-exported
+from robodyn.program.outputs import DERIVATIVES, FORWARD_ROUTES, PARTS
 from robodyn.recursions import aba as featherstone
 from robodyn.recursions import composite, newton_euler
 from robodyn.recursions.arm import ArmData, Inertial, arm_data
@@ -48,16 +50,6 @@ from robodyn.recursions.forward_mode import DualOps, constant, jacobian, seeded
 from robodyn.recursions.parameters import INERTIAL, TENSOR_INDEX, per_link
 from robodyn.recursions.vec3 import Mat, Vec
 from robodyn.symbols import joint_symbols
-
-#: The parts the shared-builder routes produce; ``forward`` is made of M and bias.
-PARTS = ("tau", "M", "h", "G", "bias")
-
-#: The derivatives of the dynamics (n*n row-major each, entry [i*n + j] = d out_i / d in_j): of the inverse
-#: dynamics tau(q, qd, qdd) with respect to q and qd (with respect to qdd it is M), and of the forward dynamics
-#: qdd(q, qd, tau) with respect to q, qd and tau (M^-1). Always by the recursions (:func:`derivative_outputs`).
-DERIVATIVES = ("dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd", "dqdd_dtau")
-#: The derivatives built (and generated, and counted) together: those of the inverse and of the forward dynamics.
-DERIVATIVE_GROUPS = {"dtau": DERIVATIVES[:2], "dqdd": DERIVATIVES[2:]}
 
 
 def solves(output: str) -> bool:
@@ -265,10 +257,6 @@ def aba_forward(ctx: Context, ops: Builder) -> list[Any]:
         raise ValueError("the base-parameter program solves forward dynamics by L D L^T (route recursive)")
     q, qd, tau = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "tau"))
     return featherstone.joint_accelerations(ctx.arm_data, q, qd, tau, BuilderOps(ops))
-
-
-#: How ``forward`` can be made: from M and bias by L D L^T, or by the articulated-body algorithm.
-FORWARD_ROUTES = ("ldlt", "aba")
 
 
 def assemble(ctx: Context, outputs: Sequence[str], plan: dict[str, str]) -> Program:

@@ -7,7 +7,7 @@ from typing import Any
 
 from robodyn.model.manipulator import Manipulator
 from robodyn.program import build
-from robodyn.program.routes import DERIVATIVE_GROUPS
+from robodyn.program.outputs import DERIVATIVE_GROUPS
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def count_summary(
     the route taken, the constants block apart, and the published figures for this robot
     (``base``: the robot's base parameters, for the model in them, :func:`robodyn.program.build`).
     ``output`` may also name a group of derivatives built as one program
-    (:data:`~robodyn.program.routes.DERIVATIVE_GROUPS`: ``dtau``, ``dqdd``)."""
+    (:data:`~robodyn.program.outputs.DERIVATIVE_GROUPS`: ``dtau``, ``dqdd``)."""
     program = build(robot, DERIVATIVE_GROUPS.get(output, (output,)), route=route, base=base)
     counts = program.count()
     run, constants = counts["evaluation"], counts["constants"]

@@ -1,0 +1,113 @@
+"""The one vocabulary of robodyn's names: what a Program outputs, its routes, the code generator's routines and
+languages, the derivation methods and the forms of the equations.
+
+Every list that the command line offers as a choice is built from here (:mod:`robodyn.cli`), as are the program's
+(:mod:`robodyn.program`, :mod:`robodyn.program.routes`) and the code generator's (:mod:`robodyn.codegen.spec`,
+:mod:`robodyn.codegen`), so that no command offers a name the API lacks.
+
+This module imports nothing but the standard library (no sympy, symengine or NumPy): the command line builds its
+choices from it at start-up, and ``robodyn --help`` stays quick (:mod:`robodyn.program` loads its routes only when
+a program is built).
+
+Where each name is defined: the program's outputs and routes and the code generator's kinds and languages are
+*defined* here (their consumers, program and codegen, sit at this layer or above and import them). The
+derivation methods (:data:`robodyn.formulations.METHODS`) and the forms of the equations
+(:data:`robodyn.equations.FORMS`) belong to lower layers, which cannot import the program package, and whose
+modules load symengine and sympy: they keep their own definition, and :data:`METHODS`, :data:`METHOD_ALIASES`,
+:data:`METHOD_SPELLINGS` and :data:`FORMS` restate them here for the command line; a test
+(``tests/program/test_outputs.py``) asserts that the two agree, name for name and in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# --- the Program (robodyn.program.build) ---------------------------------------------------------------------
+
+#: The parts the shared-builder routes produce (:mod:`robodyn.program.routes`); ``forward`` is made of M and bias.
+PARTS = ("tau", "M", "h", "G", "bias")
+
+#: The derivatives of the dynamics (n*n row-major each, entry [i*n + j] = d out_i / d in_j): of the inverse
+#: dynamics tau(q, qd, qdd) with respect to q and qd (with respect to qdd it is M), and of the forward dynamics
+#: qdd(q, qd, tau) with respect to q, qd and tau (M^-1). Always by the recursions
+#: (:func:`robodyn.program.routes.derivative_outputs`).
+DERIVATIVES = ("dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd", "dqdd_dtau")
+#: The derivatives built (and generated, and counted) together: those of the inverse and of the forward dynamics.
+DERIVATIVE_GROUPS: dict[str, tuple[str, ...]] = {"dtau": DERIVATIVES[:2], "dqdd": DERIVATIVES[2:]}
+
+#: What :func:`robodyn.program.build` can produce: the parts of tau = M qdd + h + G + damping + load,
+#: ``bias`` = tau at qdd = 0 (h + G + damping + load), ``forward`` = qdd = M^-1 (tau - bias),
+#: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...), and the
+#: derivatives :data:`DERIVATIVES` (dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd, dqdd_dtau).
+OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements", *DERIVATIVES)
+
+#: What :func:`robodyn.program.targets.count_summary` counts: every output of :data:`OUTPUTS` and the derivative
+#: groups of :data:`DERIVATIVE_GROUPS` (each built as one program).
+COUNTABLE = (*OUTPUTS, *DERIVATIVE_GROUPS)
+
+#: The routes :func:`robodyn.program.build` knows (see :mod:`robodyn.program.routes`); ``aba``: forward dynamics
+#: by Featherstone's articulated-body algorithm, any other part by the customised recursions.
+ROUTES = ("recursive", "factored", "expanded", "emdeg", "aba")
+#: The route that lets :func:`robodyn.program.build` pick the cheapest, part by part.
+AUTO = "auto"
+
+#: How ``forward`` can be made: from M and bias by L D L^T, or by the articulated-body algorithm.
+FORWARD_ROUTES = ("ldlt", "aba")
+#: The names of the two ways to ``forward`` in :attr:`robodyn.program.Program.candidates` and ``robodyn count``.
+LDLT, ABA = "LDL^T", "ABA"
+
+
+# --- the code generator (robodyn.codegen) ---------------------------------------------------------------------
+
+#: The languages of :func:`robodyn.codegen.generate`.
+LANGUAGES = ("c", "fortran", "numpy", "jax")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One routine: its name, its ``--outputs`` key, the Program outputs it needs, its arguments."""
+
+    name: str
+    key: str
+    parts: tuple[str, ...]
+    inputs: tuple[str, ...]
+    output: str
+    summary: str
+
+
+#: The routines of a generated module (:mod:`robodyn.codegen.spec`), in the order they are generated.
+KINDS: tuple[Kind, ...] = (
+    Kind("inverse_dynamics", "tau", ("tau",), ("q", "qd", "qdd"), "tau",
+         "tau = M(q) qdd + h(q, qd) + G(q) + damping + load"),
+    Kind("mass_matrix", "M", ("M",), ("q",), "M", "M(q), the joint-space inertia matrix (armature on its diagonal)"),
+    Kind("coriolis", "h", ("h",), ("q", "qd"), "h", "h(q, qd): Coriolis and centrifugal torques"),
+    Kind("bias_forces", "bias", ("bias",), ("q", "qd"), "bias", "h + G + damping + load: tau at qdd = 0"),
+    Kind("gravity", "G", ("G",), ("q",), "G", "G(q): the torques that hold the arm against gravity"),
+    Kind("forward_dynamics", "forward", ("forward",), ("q", "qd", "tau"), "qdd",
+         "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
+    Kind("inverse_dynamics_derivatives", "dtau", DERIVATIVE_GROUPS["dtau"], ("q", "qd", "qdd"), "dtau",
+         "dtau[0] = dtau/dq, dtau[1] = dtau/dqd (row i: joint i's torque), by forward-mode differentiation of "
+         "the Newton-Euler recursion (dtau/dqdd = M)"),
+    Kind("forward_dynamics_derivatives", "dqdd", DERIVATIVE_GROUPS["dqdd"], ("q", "qd", "tau"), "dqdd",
+         "dqdd[0] = dqdd/dq, dqdd[1] = dqdd/dqd, dqdd[2] = dqdd/dtau = M^-1, from the inverse dynamics' "
+         "derivatives at qdd: dqdd/dx = -M^-1 dtau/dx"),
+)
+#: ``--outputs`` key -> routine kind.
+KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
+#: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``).
+DEFAULT_KEYS = tuple(kind.key for kind in KINDS if kind.key not in DERIVATIVE_GROUPS)
+
+
+# --- restated from the lower layers (asserted equal by tests/program/test_outputs.py) ----------------------------
+
+#: The derivation methods of :func:`robodyn.derive`, in the order ``robodyn check`` runs them
+#: (:data:`robodyn.formulations.AVAILABLE`).
+METHODS = ("newton-euler", "lagrange-euler", "dalembert", "kane", "emdeg")
+#: Their documented short names.
+METHOD_ALIASES = {"ne": "newton-euler", "le": "lagrange-euler", "gd": "dalembert"}
+#: Further spellings :func:`robodyn.derive` accepts; :data:`robodyn.formulations.METHODS` is
+#: ``METHODS`` (each its own name), ``METHOD_ALIASES`` and these.
+METHOD_SPELLINGS = {"newton_euler": "newton-euler", "lagrange_euler": "lagrange-euler", "burdick": "emdeg"}
+
+#: The forms in which :class:`robodyn.equations.Equations` prints (:data:`robodyn.equations.FORMS`).
+FORMS = ("tau", "config-space", "fu", "christoffel", "emdeg")
