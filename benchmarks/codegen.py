@@ -5,7 +5,7 @@
 
 One process, one run. For each robot, on the same ``--states`` random states (10^6 by default):
 
-- ``robodyn.runtime.entry`` (the generated C, its batch loops vectorised across states): ``inverse_dynamics``
+- ``robodyn.runtime`` (the generated C, its batch loops vectorised across states): ``inverse_dynamics``
   and ``forward_dynamics``, against Pinocchio's ``rnea``/``aba`` called in a Python loop over the
   states (all of them unless ``--loop`` asks for fewer, which the output then says) and
   ``rneaInParallel``/``abaInParallel`` on one thread over all of them (the arm built from the DH table

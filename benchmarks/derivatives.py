@@ -4,7 +4,7 @@
 
 For each robot: the operation counts of the generated derivative routines (``dtau``: dtau/dq and dtau/dqd;
 ``dqdd``: dqdd/dq, dqdd/dqd and M^-1; robodyn.program.build's counts, the forward-mode Newton-Euler recursion
-as a straight-line program), then the per-state time of ``robodyn.runtime.entry``'s C batch routines over N states
+as a straight-line program), then the per-state time of ``robodyn.runtime``'s C batch routines over N states
 (into preallocated ``out=`` arrays, as a control loop calls them; Pinocchio writes into its ``Data``)
 against Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` called in a Python loop (its wheel
 has no batch call for derivatives; ``rneaInParallel`` exists for tau only), with the ratios. Pinocchio's model
@@ -19,7 +19,6 @@ import argparse
 import platform
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,27 +29,23 @@ from robodyn.program.routes import DERIVATIVE_GROUPS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.codegen import steady_times  # noqa: E402 - the repository root is on the path now
+from benchmarks.calls import load_plain  # noqa: E402 - the repository root is on the path now
+from benchmarks.codegen import steady_times  # noqa: E402
 from benchmarks.urdf_survey import robots_directory  # noqa: E402
 
 
 def load(name: str) -> tuple[rd.Manipulator, object]:
-    """The robot and Pinocchio's model of it."""
+    """The robot (:func:`benchmarks.calls.load_plain`) and Pinocchio's model of it (the Panda's from its URDF)."""
     import pinocchio as pin
 
     from robodyn.formats.pinocchio import to_pinocchio
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rd.ModelWarning)  # the mimic finger; the PUMA's published inertias
-        if name == "panda":
-            directory = robots_directory()
-            if directory is None:
-                raise SystemExit("example-robot-data is not installed (pip install example-robot-data)")
-            path = directory / "panda_description" / "urdf" / "panda.urdf"
-            robot = rd.load(path, mimic="independent")
-            return robot, pin.buildModelFromUrdf(str(path))
-        robot = rd.load(name)
-        return robot, to_pinocchio(robot)
+    robot = load_plain(name)
+    if name == "panda":
+        directory = robots_directory()
+        assert directory is not None  # load_plain found it
+        return robot, pin.buildModelFromUrdf(str(directory / "panda_description" / "urdf" / "panda.urdf"))
+    return robot, to_pinocchio(robot)
 
 
 def counts(robot: rd.Manipulator) -> dict[str, tuple[int, int, float]]:

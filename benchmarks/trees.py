@@ -10,7 +10,7 @@ Robots, from example-robot-data's URDF files:
 - ``icub``: the whole iCub, a tree of 32 joints (legs, torso, arms, neck).
 
 For each: the operation counts of ``tau``, ``M`` and ``forward`` (with both candidates, LDL^T over M and
-Featherstone's ABA, and the one kept), then the per-state time of ``robodyn.runtime.entry``'s C inverse and
+Featherstone's ABA, and the one kept), then the per-state time of ``robodyn.runtime``'s C inverse and
 forward dynamics against Pinocchio's ``rneaInParallel`` / ``abaInParallel`` on one thread over the same
 states (its model built from the same description by :func:`robodyn.formats.pinocchio.to_pinocchio`), with the
 ratios. Times are the best of a few interleaved rounds (benchmarks/codegen.py's ``steady_times``).

@@ -75,7 +75,7 @@ def test_api_reference_documents_the_public_functions(site: Path) -> None:
                  "robodyn.equations.Equations.config_space", "robodyn.program.build", "robodyn.runtime.entry.compile",
                  "robodyn.numeric.inverse_dynamics", "robodyn.numeric.kinematics.external_torques",
                  "robodyn.analysis.simulation.simulate", "robodyn.analysis.linear.linearize",
-                  "robodyn.codegen.casadi.to_casadi",
+                 "robodyn.codegen.casadi.to_casadi",
                  "robodyn.identification.base_parameters", "robodyn.analysis.toolbox.rne",
                  "robodyn.recursions.aba.joint_accelerations"):
         assert name in ids, name

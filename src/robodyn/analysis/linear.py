@@ -15,7 +15,7 @@ where ID(q, qd, qdd) = M qdd + bias is the inverse dynamics, differentiated at q
 from differentiating ID(q, qd, f(q, qd, tau)) = tau: dID/dq + M df/dq = 0. The derivatives of ID are
 exact: the program's derivative outputs (:func:`robodyn.program.build` with ``dtau_dq``, ``dtau_dqd``: the
 Newton-Euler recursion differentiated in forward mode, as a straight-line program), run by the generated NumPy
-module built once per arm (:func:`derivatives`); no finite differences. (:func:`robodyn.runtime.entry` with outputs
+module built once per arm (:func:`derivatives`); no finite differences. (:func:`robodyn.runtime.compile` with outputs
 ``dtau`` and ``dqdd`` gives the same derivatives compiled, for batches.) The symbolic form (arms of up to
 three joints) applies the same formula to the sympy equations with M^-1 = adj(M) / det(M).
 

@@ -23,7 +23,7 @@ from robodyn.model.files import atomic_write, write_all
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import random_values
 from robodyn.program.targets import count_summary
-from robodyn.runtime.entry import CompileError, compile
+from robodyn.runtime import CompileError, compile
 
 #: The demo's methods; ``robodyn check`` runs every available one.
 DEMO_METHODS = ("newton-euler", "lagrange-euler")
