@@ -449,7 +449,11 @@ def read_dict(data: Mapping[str, Any]) -> dict[str, Any]:
 
     Every name is read as the symbol listed under ``q``, ``qd``, ``qdd``, ``inputs`` or ``parameters`` (a
     parameter named ``I``, ``E``, ``S``, ``N``, ``O`` or ``Q`` stays a parameter, where ``sympify`` would read a
-    constant), through the whitelist parser of :mod:`robodyn.model.expr`: nothing is evaluated."""
+    constant), through the whitelist parser of :mod:`robodyn.model.expr`: nothing is evaluated. Anything but a
+    mapping, or lists nested deeper than :data:`MAX_NESTING`, is one :class:`ModelError`."""
+    if not isinstance(data, Mapping):
+        raise ModelError(f"expected a mapping (JSON object) of equations, got {type(data).__name__}",
+                         field="equations")
     names: list[str] = []
     for key in SYMBOL_KEYS:
         listed = data.get(key, [])
@@ -479,13 +483,19 @@ def _read_nested(value: Any, symbols: Mapping[str, sympy.Symbol], key: str) -> A
         raise ModelError("the nested lists do not form a matrix or an array", field=key) from None
 
 
-def _read_leaves(value: Any, symbols: Mapping[str, sympy.Symbol], key: str) -> tuple[Any, int]:
+#: :func:`read_dict` refuses lists nested deeper than this (equations have matrices and 3-index arrays).
+MAX_NESTING = 100
+
+
+def _read_leaves(value: Any, symbols: Mapping[str, sympy.Symbol], key: str, level: int = 0) -> tuple[Any, int]:
     """Nested lists of strings as nested lists of expressions, and their depth (the same at every leaf)."""
     if isinstance(value, str):
         return read_expression(value, symbols, key), 0
     if not isinstance(value, list) or not value:
         raise ModelError("expected an expression or a non-empty list of them", field=key)
-    parts = [_read_leaves(v, symbols, key) for v in value]
+    if level >= MAX_NESTING:
+        raise ModelError(f"lists nested more than {MAX_NESTING} deep", field=key)
+    parts = [_read_leaves(v, symbols, key, level + 1) for v in value]
     depths = {depth for _, depth in parts}
     if len(depths) != 1:
         raise ModelError("the nested lists do not form a matrix or an array", field=key)

@@ -149,12 +149,26 @@ TRAJECTORIES: dict[str, Callable[[Manipulator, int], Trajectory]] = {
 # -- tabulated samples ----------------------------------------------------------------------------
 
 
+def _shown_error(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:120]
+
+
 def _read_rows(path: Path) -> tuple[list[str] | None, np.ndarray]:
     try:
         text = read_text_limited(path, MAX_TRAJECTORY_BYTES, str(path))  # no FIFO, no device, bounded
     except ModelError as exc:
         raise TrajectoryError(exc.problem, file=exc.file) from None
-    rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows: list[list[str]] = []
+    try:  # counted while reading: one header row and at most MAX_SAMPLES samples
+        for r in reader:
+            if r and any(c.strip() for c in r):
+                rows.append(r)
+                if len(rows) > MAX_SAMPLES + 1:
+                    break
+    except csv.Error as exc:  # e.g. a field longer than csv.field_size_limit()
+        raise TrajectoryError(f"not a readable CSV table (line {reader.line_num}: {_shown_error(exc)})",
+                              file=str(path)) from None
     if not rows:
         raise TrajectoryError("the file is empty", file=str(path))
     header = None
@@ -162,14 +176,22 @@ def _read_rows(path: Path) -> tuple[list[str] | None, np.ndarray]:
         float(rows[0][0])
     except ValueError:
         header, rows = [c.strip() for c in rows[0]], rows[1:]
+    if len(rows) > MAX_SAMPLES:
+        raise TrajectoryError(f"more than {MAX_SAMPLES} rows of samples", file=str(path))
     if not rows:
         raise TrajectoryError("no data rows after the header", file=str(path))
+    if header is not None:
+        seen: set[str] = set()
+        for name in header:
+            if name.lower() in seen:
+                raise TrajectoryError("column given twice in the header", file=str(path), field=name[:40])
+            seen.add(name.lower())
     if len({len(r) for r in rows} | ({len(header)} if header else set())) != 1:
         raise TrajectoryError("rows have different numbers of columns", file=str(path))
     try:
         data = np.array([[float(c) for c in r] for r in rows], dtype=float)
     except ValueError as exc:
-        raise TrajectoryError(f"not a number: {exc}", file=str(path)) from None
+        raise TrajectoryError(f"not a number: {_shown_error(exc)}", file=str(path)) from None
     return header, data
 
 

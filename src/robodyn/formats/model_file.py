@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import json.scanner
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -94,9 +95,81 @@ def build_located(data: Any, shown: str, *, strict: bool) -> Manipulator:
         raise exc.located(file=shown) from None
 
 
+#: Plain scalars that YAML 1.1 (PyYAML's default) and YAML 1.2 read differently as numbers: a leading zero
+#: (1.1: octal, ``010`` is 8; 1.2: 10), sexagesimal (1.1: ``1:30`` is 90; 1.2: text), binary and digit
+#: separators (1.1: numbers; 1.2: text). A model file refuses them rather than guess.
+_AMBIGUOUS_NUMBER = re.compile(
+    r"""[-+]?0[0-9_]+
+    |[-+]?[0-9][0-9_]*(?::[0-9_]+)+(?:\.[0-9_]*)?
+    |[-+]?0b[0-1_]+
+    |[-+]?(?:0x[0-9a-fA-F_]+|0o[0-7_]+|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9_]+)?
+             |\.[0-9][0-9_]*(?:[eE][-+]?[0-9_]+)?)""",
+    re.X,
+)
+_AMBIGUOUS_TAG = "tag:robodyn,2024:ambiguous-number"
+
+
+def _ambiguous_number(value: str) -> bool:
+    if not _AMBIGUOUS_NUMBER.fullmatch(value):
+        return False
+    body = value.lstrip("+-")
+    # the last alternative (decimal, hex, octal, float) is ambiguous only with a digit separator
+    return "_" in value or ":" in value or body.startswith("0b") or (body[:1] == "0" and body[1:2].isdigit())
+
+
+class _AmbiguousNumberError(yaml.constructor.ConstructorError):
+    """A plain scalar that YAML 1.1 and 1.2 read differently; ``field`` is the mapping key it is under."""
+
+    def __init__(self, value: str, mark: Any, field: str | None = None) -> None:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        super().__init__(
+            None, None,
+            f"{shown!r} is read differently by YAML 1.1 and 1.2: write a plain decimal number, 0x or 0o for "
+            "hex or octal, or quote it for text",
+            mark,
+        )
+        self.field = field
+
+
+def _construct_int(loader: yaml.SafeLoader, node: Any) -> int:
+    """A YAML 1.2 core-schema integer: decimal, ``0o`` octal or ``0x`` hexadecimal."""
+    value = str(loader.construct_scalar(node))
+    sign = -1 if value.startswith("-") else 1
+    body = value.lstrip("+-")
+    if body[:2] in ("0x", "0o"):
+        return sign * int(body[2:], 16 if body[1] == "x" else 8)
+    return sign * int(body)
+
+
+def _refuse_ambiguous(loader: yaml.SafeLoader, node: Any) -> Any:
+    raise _AmbiguousNumberError(str(node.value), node.start_mark)
+
+
+def _first_ambiguous(node: Any, depth: int = 0) -> Any:
+    """The first ambiguous plain scalar in ``node`` or the sequences inside it (a mapping inside checks its own)."""
+    if isinstance(node, yaml.ScalarNode):
+        return node if node.tag == _AMBIGUOUS_TAG else None
+    if isinstance(node, yaml.SequenceNode) and depth < 100:
+        for item in node.value:
+            found = _first_ambiguous(item, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
 class _ModelLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` without aliases: a model file has no use for ``*name``, and alias
-    trees ("billion laughs") would make the reader format exponentially large values."""
+    trees ("billion laughs") would make the reader format exponentially large values.
+
+    Plain scalars resolve as in the YAML 1.2 core schema (``yes``/``no``/``on``/``off`` and dates are text,
+    ``0o17`` and ``1e3`` numbers), except those YAML 1.1 reads as other numbers (``010``, ``1:30``,
+    ``1_000``, ``0b101``), which are refused naming their field. The resolver table is this class's own.
+    """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and implicit[0] and isinstance(value, str) and _ambiguous_number(value):
+            return _AMBIGUOUS_TAG
+        return super().resolve(kind, value, implicit)
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -121,7 +194,33 @@ class _ModelLoader(yaml.SafeLoader):
                     raise yaml.constructor.ConstructorError(
                         None, None, f"duplicate key {key!r}", key_node.start_mark
                     )
+            for key_node, value_node in node.value:
+                found = _first_ambiguous(value_node)
+                if found is not None:
+                    field = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+                    raise _AmbiguousNumberError(str(found.value), found.start_mark, str(field)[:40])
         return super().construct_mapping(node, deep=deep)
+
+
+_TAG = "tag:yaml.org,2002:"
+# YAML 1.2 core schema: this class's own copy of the resolver table, without 1.1's bool, int, float and
+# timestamp forms, then the 1.2 ones (yaml.SafeLoader itself is left as it is)
+_ModelLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers
+            if tag not in {_TAG + "bool", _TAG + "int", _TAG + "float", _TAG + "timestamp"}]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_ModelLoader.add_implicit_resolver(_TAG + "bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_ModelLoader.add_implicit_resolver(
+    _TAG + "int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
+_ModelLoader.add_implicit_resolver(
+    _TAG + "float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+.0123456789"),
+)
+_ModelLoader.add_constructor(_TAG + "int", _construct_int)
+_ModelLoader.add_constructor(_AMBIGUOUS_TAG, _refuse_ambiguous)
 
 
 class _DuplicateKeyError(ValueError):
@@ -170,6 +269,9 @@ def parse_text(text: str, *, json_format: bool, file: str | None = None) -> Any:
         raise ModelError(f"not valid JSON (line {line}: duplicate key {exc.key!r})", file=file) from None
     except json.JSONDecodeError as exc:
         raise ModelError(f"not valid JSON (line {exc.lineno}: {exc.msg})", file=file) from None
+    except _AmbiguousNumberError as exc:
+        where = f"line {exc.problem_mark.line + 1}: " if exc.problem_mark is not None else ""
+        raise ModelError(f"{where}{exc.problem}", file=file, field=exc.field) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

@@ -12,6 +12,7 @@ import errno
 import json
 import json.scanner
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -166,7 +167,28 @@ def dumps(robot: Manipulator, *, json_format: bool = False) -> str:
     data = manipulator_to_dict(robot)
     if json_format:
         return json.dumps(data, indent=2) + "\n"
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100)
+
+
+#: Plain scalars that a YAML 1.2 reader (robodyn's, :mod:`robodyn.formats.model_file`) takes for a number, a
+#: boolean or null, and PyYAML's writer (YAML 1.1) would leave unquoted: ``1e3``, ``0o17``, ``.Inf`` ...
+_YAML12_NOT_TEXT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|true|True|TRUE|false|False|FALSE|null|Null|NULL|~|"
+)
+
+
+class _Dumper(yaml.SafeDumper):
+    """``yaml.SafeDumper`` that also quotes the text a YAML 1.2 reader would take for another type (a name or a
+    description such as ``1e3``): what robodyn writes, it reads back as written."""
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        if _YAML12_NOT_TEXT.fullmatch(data):
+            return self.represent_scalar("tag:yaml.org,2002:str", data, style="'")
+        return super().represent_str(data)
+
+
+_Dumper.add_representer(str, _Dumper.represent_str)
 
 
 # Output paths. A missing or regular file is replaced atomically: written to a temporary file beside it,
