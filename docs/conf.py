@@ -1,7 +1,8 @@
 """Sphinx configuration of robodyn's documentation (user guide, conventions, methods, CLI and API reference).
 
 Built offline by the test suite (tests/test_docs.py) with warnings as errors: nothing here fetches anything
-(no intersphinx); formulas are MathJax in the browser.
+(no intersphinx), and nothing the pages show needs the network: formulas are MathML, rendered when the site is
+built (``_ext/mathml.py``), not MathJax from a CDN in the browser.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 
 from robodyn._version import __version__
 
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
 project = "robodyn"
 author = "the robodyn developers"
 copyright = "2026, the robodyn developers"
@@ -20,7 +23,8 @@ version = release = __version__
 extensions = [
     "myst_parser",  # pages in Markdown (MyST), and the README's sections included into the guide
     "sphinx.ext.autodoc",  # the API reference from the docstrings
-    "sphinx.ext.mathjax",
+    "mathml",  # _ext/mathml.py: formulas as MathML at build time (no script, no network)
+    "figures",  # _ext/figures.py: the guide's figures, drawn by the current code when the site is built
     "sphinx.ext.viewcode",
 ]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
@@ -37,6 +41,7 @@ html_theme = "alabaster"
 html_theme_options = {"page_width": "1240px", "sidebar_width": "250px"}  # room for 120-column code
 html_title = f"robodyn {release}"
 html_static_path: list[str] = []
+html_math_renderer = "mathml"
 
 
 def _cli_reference() -> None:

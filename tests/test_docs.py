@@ -51,6 +51,23 @@ def test_site_has_the_guide_conventions_methods_cli_and_api(site: Path) -> None:
     assert "./scripts/demo" in _text(site / "guide" / "quickstart.html")
 
 
+def test_pages_show_their_formulas_and_figures_offline(site: Path) -> None:
+    """Formulas are MathML written when the site is built (docs/_ext/mathml.py), not LaTeX left for a script from
+    a CDN to typeset in the reader's browser; the figures are drawn by the current code and shipped with the site."""
+    pages = sorted(site.rglob("*.html"))
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"<script[^>]+(mathjax|katex|https?://)", text, re.I), page
+    conventions = (site / "conventions.html").read_text(encoding="utf-8")
+    assert conventions.count("<math") > 30
+    assert "\\mathrm{Rot}" not in conventions  # no LaTeX source left in the page's text
+    for page, figure in (("conventions", "dh_modified"), ("methods/kane", "angeles_example1"),
+                         ("methods/macsyma", "macsyma_swing")):
+        assert f"{figure}.png" in (site / f"{page}.html").read_text(encoding="utf-8"), page
+        image = site / "_images" / f"{figure}.png"
+        assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.stat().st_size > 10_000, figure
+
+
 def test_cli_reference_lists_every_command(site: Path) -> None:
     import typer.main
 
