@@ -15,8 +15,8 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 FIGURES = Path(__file__).resolve().parent.parent / "_generated" / "figures"
 
@@ -39,16 +39,16 @@ def dh_diagram(path: Path) -> None:
     ax.text(-0.35, 1.45, "axis $i-1$", fontsize=11)
     ax.text(2.0, 1.45, "axis $i$", fontsize=11)
     ax.plot([0, 2.2], [-0.35, -0.35], color="0.3", ls="--", lw=1)  # common normal
-    _arrow(ax, o_prev + [0, -0.35], np.array([0.8, 0.0]), r"$x_{i-1}$", "tab:red")
-    _arrow(ax, o_prev + [0, -0.35], np.array([0.0, 0.8]), r"$z_{i-1}$", "tab:blue")
-    ax.annotate("", xy=foot, xytext=o_prev + [0, -0.35],
+    _arrow(ax, o_prev + np.array([0, -0.35]), np.array([0.8, 0.0]), r"$x_{i-1}$", "tab:red")
+    _arrow(ax, o_prev + np.array([0, -0.35]), np.array([0.0, 0.8]), r"$z_{i-1}$", "tab:blue")
+    ax.annotate("", xy=foot, xytext=o_prev + np.array([0, -0.35]),
                 arrowprops={"arrowstyle": "<->", "color": "0.2", "shrinkA": 0, "shrinkB": 0})
     ax.text(1.0, -0.55, r"$a_{i-1}$ along $x_{i-1}$", fontsize=11, ha="center")
-    ax.annotate("", xy=o_i + [0, 0.25], xytext=foot, arrowprops={"arrowstyle": "<->", "color": "0.2"})
+    ax.annotate("", xy=o_i + np.array([0, 0.25]), xytext=foot, arrowprops={"arrowstyle": "<->", "color": "0.2"})
     ax.text(2.3, -0.1, r"$d_i$ along $z_i$", fontsize=11)
-    _arrow(ax, o_i + [0, 0.25], np.array([0.0, 0.8]), r"$z_i$", "tab:blue")
-    _arrow(ax, o_i + [0, 0.25], np.array([0.7, 0.35]), r"$x_i$", "tab:red")
-    ax.annotate("", xy=o_i + [0.55, 0.52], xytext=o_i + [0.6, 0.25],
+    _arrow(ax, o_i + np.array([0, 0.25]), np.array([0.0, 0.8]), r"$z_i$", "tab:blue")
+    _arrow(ax, o_i + np.array([0, 0.25]), np.array([0.7, 0.35]), r"$x_i$", "tab:red")
+    ax.annotate("", xy=o_i + np.array([0.55, 0.52]), xytext=o_i + np.array([0.6, 0.25]),
                 arrowprops={"arrowstyle": "->", "connectionstyle": "arc3,rad=0.4", "color": "tab:green"})
     ax.text(2.85, 0.42, r"$\theta_i$ about $z_i$", color="tab:green", fontsize=11)
     ax.text(1.1, -0.85, r"$\alpha_{i-1}$: the twist from $z_{i-1}$ to $z_i$ about $x_{i-1}$ (out of this plane)",
