@@ -71,13 +71,23 @@ def test_a_refused_number_inside_a_list_names_its_field(tmp_path):
         ("10", 10), ("+5", 5), ("-7", -7), ("0", 0), ("0x1F", 31), ("0o17", 15), ("0.5", 0.5), (".5", 0.5),
         ("1e3", 1000.0), ("1.0e3", 1000.0), ("-2.5E-1", -0.25), (".inf", math.inf), ("-.inf", -math.inf),
         ("true", True), ("False", False), ("yes", "yes"), ("no", "no"), ("on", "on"), ("off", "off"),
-        ("Yes", "Yes"), ("2024-01-01", "2024-01-01"), ("'010'", "010"), ('"1:30"', "1:30"), ("~", None),
+        ("Yes", "Yes"), ("'2024-01-01'", "2024-01-01"), ("'010'", "010"), ('"1:30"', "1:30"), ("~", None),
         ("abc_def", "abc_def"),
     ],
 )
 def test_yaml_numbers_and_booleans_read_as_yaml_1_2_core(text, expected):
     value = read_value(text)
     assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize("text", ["2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5"])
+def test_yaml_1_1_dates_are_refused(tmp_path, text):
+    """YAML 1.1 reads a date (the loader refused it as a mass); YAML 1.2 reads text, which the expression
+    language would take for arithmetic (2001-12-14 = 1975): refused, naming the field."""
+    path = tmp_path / "dated.yaml"
+    path.write_text(f"name: dated\nlinks:\n  - {{joint: R, a: 0.5, mass: {text}}}\n")
+    with pytest.raises(ModelError, match="field 'mass'.*read differently by YAML 1.1 and 1.2"):
+        read_model_file(path)
 
 
 def test_yaml_nan_reads_as_nan():

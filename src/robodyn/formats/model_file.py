@@ -20,6 +20,8 @@
         placement: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]  # optional fixed
                                   # transform before the DH transform: A = placement * A_DH
         name: shoulder            # optional: names the joint (for parent, messages)
+        joint_name: l_arm/shoulder   # optional: the joint's name in the robot's source (URDF), any text, for
+                                  # q_from and named (robot.joint_names); default: name
         inertia_note: only Izz is published   # optional: why this inertia breaks the triangle inequality
                                   # (published data kept as given): then no warning for this link
         parent: 0                 # optional: the link it hangs on, a name or its number from 1
@@ -29,7 +31,11 @@ A ``parent`` makes the arm a kinematic tree (:class:`~robodyn.model.Manipulator`
 parent; the row then describes the transform from the parent's frame.
 
 Optional top-level keys: ``description``, ``source``, ``notes``, ``tip_load`` (``force``,
-``moment``), ``payload`` (``mass``, ``com``, ``inertia``), ``tool`` (4x4).
+``moment``), ``payload`` (``mass``, ``com``, ``inertia``), ``tool`` (4x4), ``couplings`` (coupled joints,
+:mod:`robodyn.model.couplings`: q_joint = ratio q_leader + offset, the robot's q then its independent joints')::
+
+    couplings:
+      - {joint: finger2, leader: finger1, ratio: 1, offset: 0}   # joint, leader: link names or numbers from 1
 
 Reading never runs code: YAML through ``yaml.safe_load`` (no object tags) and every
 expression string through the whitelist parser of :mod:`robodyn.model.expr`.
@@ -47,6 +53,7 @@ from typing import Any
 import yaml
 
 from robodyn.errors import ModelError, prefixed_warnings
+from robodyn.model.couplings import Coupling
 from robodyn.model.files import (
     SHOWN_PATH_CHARS,
     atomic_path,
@@ -68,10 +75,11 @@ MAX_FILE_BYTES = 2_000_000
 
 TOP_KEYS = {
     "name", "convention", "gravity", "links", "description", "source", "notes",
-    "tip_load", "payload", "tool",
+    "tip_load", "payload", "tool", "couplings",
 }
+COUPLING_KEYS = {"joint", "leader", "ratio", "offset"}
 LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement",
-             "name", "parent", "coulomb", "inertia_note"}
+             "name", "parent", "coulomb", "inertia_note", "joint_name"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
 BODY_KEYS = {"mass", "com", "inertia"}
 
@@ -97,7 +105,14 @@ def build_located(data: Any, shown: str, *, strict: bool) -> Manipulator:
 
 #: Plain scalars that YAML 1.1 (PyYAML's default) and YAML 1.2 read differently as numbers: a leading zero
 #: (1.1: octal, ``010`` is 8; 1.2: 10), sexagesimal (1.1: ``1:30`` is 90; 1.2: text), binary and digit
-#: separators (1.1: numbers; 1.2: text). A model file refuses them rather than guess.
+#: separators (1.1: numbers; 1.2: text), and YAML 1.1's dates and times (1.2: text, which robodyn's expression
+#: language would then read as arithmetic: ``2001-12-14`` is 1975). A model file refuses them rather than guess.
+_YAML11_TIMESTAMP = re.compile(
+    r"""[0-9]{4}-[0-9]{2}-[0-9]{2}
+    |[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?
+     (?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?""",
+    re.X,
+)
 _AMBIGUOUS_NUMBER = re.compile(
     r"""[-+]?0[0-9_]+
     |[-+]?[0-9][0-9_]*(?::[0-9_]+)+(?:\.[0-9_]*)?
@@ -110,6 +125,8 @@ _AMBIGUOUS_TAG = "tag:robodyn,2024:ambiguous-number"
 
 
 def _ambiguous_number(value: str) -> bool:
+    if _YAML11_TIMESTAMP.fullmatch(value):
+        return True
     if not _AMBIGUOUS_NUMBER.fullmatch(value):
         return False
     body = value.lstrip("+-")
@@ -335,6 +352,36 @@ def _inertia_note(value: Any, k: int) -> str:
     return value.strip()
 
 
+def _joint_name(value: Any, k: int) -> str:
+    """A link's ``joint_name``: the joint's name in the robot's source, any text ("" for the link's ``name``)."""
+    if not isinstance(value, str):
+        raise ModelError(f"expected text (the joint's name in its source), got {type(value).__name__}", link=k,
+                         field="joint_name")
+    return value
+
+
+def _file_couplings(value: Any) -> list[Coupling]:
+    """A model file's ``couplings``: joint and leader as link names, or numbers from 1 (made 0-based)."""
+    if not isinstance(value, list):
+        raise ModelError("expected a list of couplings ({joint, leader, ratio, offset})", field="couplings")
+    out = []
+    for entry in value:
+        entry = _require_mapping(entry, "couplings")
+        _check_keys(entry, COUPLING_KEYS, link=None, what="coupling")
+        ends = []
+        for key in ("joint", "leader"):
+            if key not in entry:
+                raise ModelError(f"a coupling without {key!r}", field="couplings")
+            end = entry[key]
+            if isinstance(end, bool) or not isinstance(end, int | str):
+                raise ModelError(f"{key}: expected a link name or number from 1, got {end!r:.40}", field="couplings")
+            if isinstance(end, int) and end < 1:
+                raise ModelError(f"{key}: {end} is not a link number (from 1)", field="couplings")
+            ends.append(end if isinstance(end, str) else end - 1)
+        out.append(Coupling(ends[0], ends[1], entry.get("ratio", 1), entry.get("offset", 0)))
+    return out
+
+
 def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     """Build a Manipulator from the model-file structure."""
     data = _require_mapping(data, "document")
@@ -352,6 +399,7 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     links = []
     parents: list[Any] = []
     notes: list[str] = []
+    sources: list[str] = []
     for k, row in enumerate(rows, start=1):
         row = _require_mapping(row, "links", link=k)
         _check_keys(row, allowed, link=k, what="link")
@@ -360,6 +408,7 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
         fields = angeles_to_modified(row) if angeles else dict(row)
         parents.append(_file_parent(fields.pop("parent", k - 1), k))
         notes.append(_inertia_note(fields.pop("inertia_note", ""), k))
+        sources.append(_joint_name(fields.pop("joint_name", ""), k))
         try:
             with prefixed_warnings(f"link {k}"):
                 links.append(Link(**fields))
@@ -375,6 +424,10 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
         kwargs["parent"] = parents
     if any(notes):
         kwargs["inertia_notes"] = notes
+    if any(sources):
+        kwargs["source_names"] = sources
+    if data.get("couplings"):
+        kwargs["couplings"] = _file_couplings(data["couplings"])
     if "gravity" in data:
         kwargs["gravity"] = data["gravity"]
     if "tool" in data:
