@@ -8,7 +8,7 @@ each forward-dynamics engine of :func:`robodyn.analysis.simulation.dynamics`:
 - ``numpy``: :func:`robodyn.numeric.forward_dynamics` (composite rigid body + Newton-Euler + Cholesky) called
   once per right-hand side (the engine is built for batches; one state pays its NumPy overheads);
 - ``lambdify``: the Newton-Euler M and bias compiled by symengine's Lambdify, then a LAPACK solve;
-- ``compiled``: :func:`robodyn.runtime.compile`'s generated C (where the code-generation feature and a C compiler exist);
+- ``compiled``: :func:`robodyn.runtime.compile`'s generated C (where a C compiler exists);
 - ``pinocchio`` (the peer, when Pinocchio is installed): a plain ``scipy.integrate.solve_ivp`` over ``pinocchio.aba``
   on the same arm (:func:`robodyn.formats.pinocchio.to_pinocchio`), with the same integrator, tolerances and
   samples, and no guards.
@@ -127,7 +127,8 @@ def main() -> None:
     peer = {r["integrator"]: r["wall_s"] for r in rows if r["engine"] == "pinocchio"}
     for r in rows:
         if r["engine"] == "compiled" and r["integrator"] in peer:
-            print(f"\ncompiled / pinocchio wall time, {r['integrator']}: {float(r['wall_s']) / float(peer[r['integrator']]):.2f}")
+            ratio = float(r["wall_s"]) / float(peer[r["integrator"]])
+            print(f"\ncompiled / pinocchio wall time, {r['integrator']}: {ratio:.2f}")
     for engine, why in skipped.items():
         print(f"| {engine} | skipped: {why} | | | | | |")
 
