@@ -13,7 +13,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -26,7 +26,7 @@ from rich.table import Table
 import robodyn as rd
 from robodyn import library
 from robodyn._version import __version__
-from robodyn.errors import DerivationError, ModelError, printable
+from robodyn.errors import DerivationError, ModelError, bounded, printable
 from robodyn.program import outputs as vocabulary
 
 if TYPE_CHECKING:
@@ -95,33 +95,89 @@ def _shown(text: str) -> str:
 
 
 def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-    err.print(f"warning: {printable(str(message))}", markup=False)
+    err.print(f"warning: {bounded(str(message), WARNING_CHARS)}", markup=False)
+
+
+#: The most characters of a warning line (an error line: :data:`robodyn.errors.MAX_LINE`).
+WARNING_CHARS = 2000
+#: The most parameter names listed in the ``--param`` hint.
+LISTED_NAMES = 10
+
+
+def _path(path: object) -> str:
+    """A path (or any value from the command line) as every message and ``wrote`` line shows it: control
+    characters escaped (a newline cannot forge a line of output), cut short (:func:`robodyn.model.files.shown_path`)."""
+    from robodyn.model.files import shown_path
+
+    return shown_path(path if isinstance(path, (str, bytes)) else str(path))
+
+
+def _robust_streams() -> None:
+    """Make printing text that is not valid Unicode (a lone surrogate in a name) write an escape, never raise."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with suppress(Exception):
+                reconfigure(errors="backslashreplace")
 
 
 def _cli_message(exc: Exception) -> str:
     """The error as the command line says it: parameters left without values are given with ``--param``."""
     unbound = getattr(exc, "unbound", ())
     if unbound:
-        return (f"the model's parameters {', '.join(unbound)} need values: give each with --param NAME=VALUE "
+        listed = ", ".join(unbound[:LISTED_NAMES])
+        more = f" and {len(unbound) - LISTED_NAMES} more" if len(unbound) > LISTED_NAMES else ""
+        return (f"the model's parameters {listed}{more} need values: give each with --param NAME=VALUE "
                 f"(e.g. --param {unbound[0]}=1.0)")
     return str(exc)
 
 
+#: The fields of errors about the command's options and the API's arguments rather than the model file: such an
+#: error is not prefixed with the model file (see :func:`_located`).
+OPTION_FIELDS = frozenset({"params", "q0", "qd0", "tau0", "q", "qd", "qdd", "tau", "mode", "samples", "method",
+                           "engine", "torque", "t_span", "t_eval", "t_end", "t", "max_evaluations", "dt", "output",
+                           "trajectory", "rtol", "atol", "threshold", "lock"})
+
+
+class _Model:
+    """The model file the running command loaded (None: a built-in robot, or nothing loaded yet)."""
+
+    file: str | None = None
+
+
+def _located(exc: Exception) -> Exception:
+    """A :class:`ModelError` raised while the command worked on a model file, that does not name a file (a
+    value found non-finite under the parameters given, a constant too large for generated code...), with that
+    file named."""
+    if isinstance(exc, ModelError) and not exc.file and _Model.file and exc.field not in OPTION_FIELDS:
+        return exc.located(file=_Model.file)
+    return exc
+
+
+def _refusal(exc: ValueError, robot: str | None = None) -> Exception:
+    """A ``ValueError`` of the program builder or the code generator as one line: a :class:`ModelError` (a number of
+    the model too large for generated code...) names the model file (:func:`_located`); another is prefixed with
+    the robot's name, if given."""
+    if isinstance(exc, ModelError) and (exc.file or _Model.file):
+        return _located(exc)
+    return UserError(f"{robot}: {exc}" if robot else str(exc))
+
+
 def _guarded(body: Callable[[], int | None]) -> None:
     warnings.showwarning = _show_warning
+    _robust_streams()
+    _Model.file = None
     try:
         code = body()
     except (ModelError, DerivationError, UserError) as exc:
-        err.print(f"error: {printable(_cli_message(exc))}", markup=False)
+        err.print(f"error: {bounded(_cli_message(_located(exc)))}", markup=False)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
         raise typer.Exit(130) from None
     except OSError as exc:  # last resort: a system error no check above turned into a message
-        from robodyn.model.files import shown_path
-
-        where = f"{shown_path(exc.filename)}: " if exc.filename is not None else ""
-        err.print(printable(f"error: {where}{exc.strerror or exc}"), markup=False)
+        where = f"{_path(exc.filename)}: " if exc.filename is not None else ""
+        err.print(bounded(f"error: {where}{exc.strerror or exc}"), markup=False)
         raise typer.Exit(2) from None
     if code:
         raise typer.Exit(code)
@@ -163,7 +219,10 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
 
 
 def _load(model: str, strict: bool, lock: list[str] | None = None) -> rd.Manipulator:
-    return rd.load(model, strict=strict, lock=_parse_lock(lock or []))
+    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []))
+    if model not in library.names():  # a file: named in the errors that do not name it (see _located)
+        _Model.file = _path(model)
+    return robot
 
 
 def _parse_lock(items: list[str]) -> dict[str, float]:
@@ -191,12 +250,12 @@ def _write(text: str, output: Path | None) -> None:
         return
 
     if not path_exists(output.parent, str(output)):
-        raise UserError(f"{output}: directory {output.parent} does not exist")
+        raise UserError(f"{_path(output)}: directory {_path(output.parent)} does not exist")
     try:
         atomic_write(output, text if text.endswith("\n") else text + "\n")
     except OSError as exc:
-        raise UserError(f"{output}: cannot write ({exc.strerror})") from None
-    err.print(f"wrote {output}", markup=False)
+        raise UserError(f"{_path(output)}: cannot write ({exc.strerror})") from None
+    err.print(f"wrote {_path(output)}", markup=False)
 
 
 def _check_output_directory(directory: Path) -> None:
@@ -204,7 +263,7 @@ def _check_output_directory(directory: Path) -> None:
     from robodyn.model.files import path_exists
 
     if path_exists(directory, f"--output {directory}") and not directory.is_dir():
-        raise UserError(f"--output {directory}: not a directory")
+        raise UserError(f"--output {_path(directory)}: not a directory")
 
 
 def _write_set(directory: Path, write: Callable[[], list[Path]]) -> None:
@@ -214,9 +273,9 @@ def _write_set(directory: Path, write: Callable[[], list[Path]]) -> None:
         paths = write()
     except OSError as exc:
         where = exc.filename or directory
-        raise UserError(f"{where}: cannot write ({exc.strerror or exc}); no file written") from None
+        raise UserError(f"{_path(where)}: cannot write ({exc.strerror or exc}); no file written") from None
     for path in paths:
-        out.print(f"wrote {path}", markup=False)
+        out.print(f"wrote {_path(path)}", markup=False)
 
 
 def _write_each(writers: Iterable[tuple[Path | None, Callable[[Path], object]]]) -> None:
@@ -227,8 +286,8 @@ def _write_each(writers: Iterable[tuple[Path | None, Callable[[Path], object]]])
         try:
             write(path)
         except OSError as exc:
-            raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
-        out.print(f"wrote {path}", markup=False)
+            raise UserError(f"{_path(path)}: cannot write ({exc.strerror or exc})") from None
+        out.print(f"wrote {_path(path)}", markup=False)
 
 
 StrictOption = Annotated[
@@ -422,7 +481,7 @@ def count(
                 summary = count_summary(robot, counted, route.value,
                                         base=base_parameters(robot) if base else None)
             except ValueError as exc:
-                raise UserError(str(exc)) from None
+                raise _refusal(exc) from None
         _write(json.dumps(summary, indent=2) if fmt is CountFormat.json else format_summary(summary), output)
 
     _guarded(body)
@@ -540,14 +599,14 @@ def _check_directory(option: str, path: Path | None) -> None:
 
     parent = path.parent if str(path.parent) else Path(".")
     if not (path_exists(parent, f"{option} {path}") and parent.is_dir()):
-        raise UserError(f"{option} {path}: directory {path.parent} does not exist")
+        raise UserError(f"{option} {_path(path)}: directory {_path(path.parent)} does not exist")
     if path_exists(path, f"{option} {path}") and path.is_dir():
-        raise UserError(f"{option} {path}: is a directory, not a file")
+        raise UserError(f"{option} {_path(path)}: is a directory, not a file")
     if option.endswith("plot"):
         from robodyn.analysis.plots import IMAGE_FORMATS
 
         if path.suffix.lower().lstrip(".") not in IMAGE_FORMATS:
-            raise UserError(f"{option} {path}: unknown image format {path.suffix!r}; use one of "
+            raise UserError(f"{option} {_path(path)}: unknown image format {_path(path.suffix)!r}; use one of "
                             f"{', '.join('.' + f for f in IMAGE_FORMATS)}")
 
 
@@ -812,7 +871,7 @@ def codegen(
             try:
                 files = generator.generate(robot, lang.value, keys, base=base)
             except ValueError as exc:
-                raise UserError(f"{robot.name}: {exc}") from None
+                raise _refusal(exc, robot.name) from None
         _write_set(output, lambda: write_all(output, files))
 
     _guarded(body)
@@ -860,7 +919,7 @@ def demo(
                 out.print(f"  {_DEMO_OUTPUTS.get(p.output, p.output)}, {f['source']}: "
                           f"{f['multiplications']} mult, {f['additions']} add", markup=False)
         for path in [*summary.outputs, *summary.code.files]:
-            out.print(f"wrote {path}", markup=False)
+            out.print(f"wrote {_path(path)}", markup=False)
         if summary.code.compiled:
             out.print(f"compiled the C and checked it against robodyn.numeric at 100 random states: max relative "
                       f"difference {summary.code.max_relative_difference:.1e}")
@@ -878,6 +937,7 @@ def main() -> None:
     Typer bundles its own click; its exceptions are recognised by their interface (``exit_code``,
     ``format_message``, ``ctx``) rather than imported from a private module.
     """
+    _robust_streams()
     if sys.argv[1:] == ["--version"]:  # here, not a typer option: parsing one costs ``robodyn list`` 60 ms
         out.print(f"robodyn {__version__}", markup=False)
         raise SystemExit(0)
@@ -894,7 +954,7 @@ def main() -> None:
             raise SystemExit(0) from None
         if getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message"):
             where = f"{ctx.command_path}: " if ctx is not None else ""
-            err.print(f"error: {where}{' '.join(exc.format_message().split())}", markup=False)
+            err.print(f"error: {bounded(where + exc.format_message())}", markup=False)
             raise SystemExit(2) from None
         if name == "Abort":
             err.print("interrupted", markup=False)

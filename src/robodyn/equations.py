@@ -156,7 +156,7 @@ class Equations:
     # -- basics -------------------------------------------------------------------------
     @property
     def n(self) -> int:
-        return self.robot.n
+        return self.robot.nv  # the independent coordinates (robot.n without couplings)
 
     @cached_property
     def symbols(self) -> JointSymbols:

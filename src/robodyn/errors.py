@@ -7,18 +7,63 @@ names the file (when there is one), the link (1-based) and the field, on one lin
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+#: The most characters of one value quoted in a message (a name, a joint type, an expression): a longer one is
+#: cut in the middle, ``...`` marking the cut (see :func:`clip`).
+MAX_QUOTED = 60
+#: The most characters of the file named in a :class:`ModelError` (a path: its start is kept, ``...`` marks the
+#: cut; :func:`robodyn.model.files.shown_path` cuts as much).
+MAX_FILE = 200
+#: The most characters of one message line, whatever it quotes: the last resort of :func:`bounded`.
+MAX_LINE = 300
+
+_HIDDEN = ("Cc", "Cf", "Cs")  # control, format (bidirectional overrides...), lone surrogates
+
 
 def printable(text: str) -> str:
     """``text`` on one line (runs of white space folded to one space) with every other control or format
-    character shown as an escape (``\\x1b``, ``\\u202e``): a name or description read from a file cannot move
-    the cursor, retitle the terminal or reverse the text of a message."""
+    character, and a lone surrogate (text that is not valid Unicode), shown as an escape (``\\x1b``,
+    ``\\u202e``, ``\\ud800``): a name or description read from a file cannot move the cursor, retitle the
+    terminal, reverse the text of a message or make printing it fail."""
     folded = " ".join(str(text).split())
-    return "".join(ch if unicodedata.category(ch) not in ("Cc", "Cf") else ascii(ch)[1:-1] for ch in folded)
+    if folded.isprintable():  # the common case, at C speed (a message of a megabyte included)
+        return folded
+    return "".join(ch if unicodedata.category(ch) not in _HIDDEN else ascii(ch)[1:-1] for ch in folded)
+
+
+def clip(text: str, limit: int = MAX_QUOTED) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start and end with ``...`` between
+    (``limit`` characters in all)."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 3, 2)
+    head = (keep + 1) // 2
+    return text[:head] + "..." + text[len(text) - (keep - head):]
+
+
+_LONG_WORD = re.compile(rf"\S{{{MAX_QUOTED + 1},}}")
+#: A quoted value ('...' or "...", the quote not inside a word: an apostrophe is not one) too long to quote whole.
+_LONG_QUOTED = re.compile(rf"(?<!\w)(?:'[^']{{{MAX_QUOTED - 1},}}'|\"[^\"]{{{MAX_QUOTED - 1},}}\")(?!\w)")
+
+
+def bounded(text: str, limit: int = MAX_LINE) -> str:
+    """``text`` as one bounded message line: :func:`printable`, every quoted value (``'...'``, ``"..."``) longer
+    than :data:`MAX_QUOTED` cut by :func:`clip`; then, if the line is still longer than ``limit``, every run of
+    characters without a space longer than :data:`MAX_QUOTED` cut too, and as a last resort the whole line cut
+    to ``limit`` characters (``...`` at the end)."""
+    line = printable(text)
+    if len(line) > MAX_QUOTED:
+        line = _LONG_QUOTED.sub(lambda m: m[0][0] + clip(m[0][1:-1], MAX_QUOTED - 2) + m[0][0], line)
+    if len(line) <= limit:
+        return line
+    line = _LONG_WORD.sub(lambda m: clip(m[0]), line)
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 class ModelError(ValueError):
@@ -46,15 +91,21 @@ class ModelError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
+        """One line of at most :data:`MAX_LINE` characters: file (cut to :data:`MAX_FILE`), link, field and
+        every value quoted in the problem cut to :data:`MAX_QUOTED` (:func:`bounded`)."""
         parts = []
         if self.file:
-            parts.append(str(self.file))
+            file = printable(str(self.file))
+            parts.append(file if len(file) <= MAX_FILE + 3 else file[:MAX_FILE] + "...")
         if self.link is not None:
-            parts.append(f"link {self.link}" if isinstance(self.link, int) else str(self.link))
+            parts.append(f"link {self.link}" if isinstance(self.link, int) else clip(printable(str(self.link))))
         if self.field:
-            parts.append(f"field '{self.field}'")
+            parts.append(f"field '{clip(printable(str(self.field)))}'")
         where = ": ".join(parts)
-        return printable(f"{where}: {self.problem}" if where else self.problem)
+        if not where:
+            return bounded(self.problem)
+        line = f"{where}: {bounded(self.problem, max(MAX_LINE - len(where) - 2, MAX_QUOTED))}"  # the file kept whole
+        return line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..."
 
     def located(self, *, file: str | None = None, link: int | str | None = None) -> ModelError:
         """A copy of this error with the file (and link, if unknown so far) filled in."""

@@ -86,7 +86,7 @@ def test_yaml_1_1_dates_are_refused(tmp_path, text):
     language would take for arithmetic (2001-12-14 = 1975): refused, naming the field."""
     path = tmp_path / "dated.yaml"
     path.write_text(f"name: dated\nlinks:\n  - {{joint: R, a: 0.5, mass: {text}}}\n")
-    with pytest.raises(ModelError, match="field 'mass'.*read differently by YAML 1.1 and 1.2"):
+    with pytest.raises(ModelError, match=r"field 'mass'.*read differently by YAML 1\.1 and 1\.2"):
         read_model_file(path)
 
 

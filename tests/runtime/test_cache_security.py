@@ -99,6 +99,11 @@ def compile_and_check(root: Path) -> CompiledDynamics:
     return dyn
 
 
+def expected_of(entry: Path) -> Any:
+    """What rd.compile expects of the PUMA's entry: its routines, and the cache key its path ends with."""
+    return cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), (), entry.name.rpartition("-")[2])
+
+
 def one_line_error(excinfo: pytest.ExceptionInfo[CompileError], *words: str) -> None:
     message = str(excinfo.value)
     assert "\n" not in message and all(word in message for word in words), message
@@ -139,7 +144,7 @@ def test_a_consistent_but_wrong_spec_is_checked_against_the_robot(cache: Path) -
     """A spec edited with its hash updated still has to describe the robot: n, routines, parameters."""
     entry = entry_of(cache)
     robot = load_quiet("puma560")
-    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    expected = expected_of(entry)
     assert cache_module._checked_spec(entry, expected) is not None
     edits = [("n", 2), ("parameters", ["m1"]), ("n_constants", 0 if manifest(entry)["spec"]["n_constants"] else 3)]
     drop_gravity = ("routines", manifest(entry)["spec"]["routines"][:2])
@@ -190,6 +195,67 @@ def test_an_unreadable_entry_is_rebuilt(cache: Path, damage: str) -> None:
     compile_and_check(cache)
 
 
+@pytest.mark.parametrize("nesting", ["[", "{\"a\":"])
+def test_a_manifest_nested_too_deep_is_rebuilt_not_a_recursion_error(cache: Path, nesting: str) -> None:
+    """json.loads raises RecursionError (not ValueError) on brackets nested 100000 deep: a failed check too."""
+    spec_file = entry_of(cache) / "spec.json"
+    spec_file.write_text(nesting * 100_000)
+    with pytest.raises(RecursionError):
+        json.loads(spec_file.read_text())
+    assert cache_module._checked_spec(entry_of(cache), expected_of(entry_of(cache))) is None
+    compile_and_check(cache)
+    assert manifest(entry_of(cache))["format"] == cache_module.MANIFEST_FORMAT
+
+
+ARM = """name: arm
+gravity: [0, 0, -9.81]
+links:
+  - {{joint: R, a: {a1}, alpha: 0, d: 0, theta: 0, mass: {m1}, com: [0.1, 0, 0], inertia: [0.01, 0.02, 0.02]}}
+  - {{joint: R, a: 0.4, alpha: 0.5, d: 0.1, theta: 0, mass: 0.8, com: [0.2, 0, 0], inertia: [0.01, 0.01, 0.02]}}
+"""
+
+
+def test_an_entry_of_another_model_of_the_same_name_is_rebuilt(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two robots named "arm" (same joints and parameters, other numbers) in one cache: each entry's manifest
+    records its key, so an entry copied over the other's path is built again, and each gets its own torques."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ROBODYN_CACHE", str(cache))
+    robots = []
+    for i, (a1, m1) in enumerate([(0.5, 1.0), (0.9, 3.5)]):
+        path = tmp_path / f"arm{i}.yaml"
+        path.write_text(ARM.format(a1=a1, m1=m1))
+        robots.append(rd.load(path))
+    q, qd, qdd = np.random.default_rng(2).uniform(-2, 2, (3, 4, 2))
+    reference = [numeric.inverse_dynamics(robot, q, qd, qdd) for robot in robots]
+    assert not np.allclose(*reference)
+    entries = []
+    for robot, ref in zip(robots, reference, strict=True):
+        assert np.allclose(rd.compile(robot, outputs=["tau"]).inverse_dynamics(q, qd, qdd), ref, rtol=1e-12)
+        entries.append(next(p for p in cache.iterdir() if p not in entries and not p.name.startswith(".")))
+    assert entries[0].name.startswith("arm-") and entries[1].name.startswith("arm-")
+    key = manifest(entries[0])["key"]
+    assert entries[0].name == f"arm-{key}" and manifest(entries[1])["key"] != key
+    for source, target in [(0, 1), (1, 0)]:  # the other's entry (its own hashes all match) in place of one's own
+        shutil.rmtree(entries[target])
+        shutil.copytree(entries[source], entries[target])
+        got = rd.compile(robots[target], outputs=["tau"]).inverse_dynamics(q, qd, qdd)
+        assert np.allclose(got, reference[target], rtol=1e-12)
+        assert manifest(entries[target])["key"] == entries[target].name.rpartition("-")[2]
+        assert np.allclose(rd.compile(robots[source], outputs=["tau"]).inverse_dynamics(q, qd, qdd),
+                           reference[source], rtol=1e-12)
+
+
+def test_a_manifest_of_another_key_with_consistent_hashes_is_rebuilt(cache: Path) -> None:
+    entry = entry_of(cache)
+    data = manifest(entry)
+    data["key"] = "0" * len(data["key"])
+    (entry / "spec.json").write_text(json.dumps(data))
+    assert cache_module._checked_spec(entry, expected_of(entry)) is None
+    compile_and_check(cache)
+    assert manifest(entry)["key"] == entry.name.rpartition("-")[2]
+
+
 def test_a_manifest_too_large_is_not_read(cache: Path) -> None:
     """A spec.json over the cap (here valid JSON, padded) is refused and built again, not parsed."""
     spec_file = entry_of(cache) / "spec.json"
@@ -200,7 +266,7 @@ def test_a_manifest_too_large_is_not_read(cache: Path) -> None:
 
 def test_no_more_than_the_cap_is_read_of_a_file(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     entry = entry_of(cache)
-    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    expected = expected_of(entry)
     monkeypatch.setattr(cache_module, "MAX_FILE_BYTES", 1000)  # (the library is some 20 kB)
     read: list[int] = []
     real_read = os.read
@@ -322,7 +388,7 @@ def test_descriptor_numbers_reused_never_give_an_earlier_library(cache: Path, tm
     """glibc hands back a loaded library whose name is the one asked for: two libraries loaded in turn
     through the same descriptor number must still be two libraries."""
     entry = entry_of(cache)
-    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    expected = expected_of(entry)
     spec = cache_module._checked_spec(entry, expected)
     assert spec is not None
     loaded = []
@@ -353,7 +419,7 @@ def test_an_entry_that_passes_its_checks_but_does_not_load_is_rebuilt(cache: Pat
     data = manifest(entry)
     data["files"]["puma560.so"] = sha256(library)
     (entry / "spec.json").write_text(json.dumps(data))
-    expected = cache_module.Expected("puma560", 6, ("inverse_dynamics", "gravity"), ())
+    expected = expected_of(entry)
     assert cache_module._checked_spec(entry, expected) is not None  # every check passes
     compile_and_check(cache)
     compile_and_check(cache)  # and the rebuilt entry is used as it is

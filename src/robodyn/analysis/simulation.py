@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from robodyn.model.cache import PerRobotCache
 from robodyn.model.files import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters as checked_parameters
-from robodyn.model.params import bound_robot, check_bound
+from robodyn.model.params import bound_robot, check_bound, symbol_values
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
 from robodyn.runtime import CompiledDynamics as CompiledModule
@@ -88,9 +88,14 @@ class NonFiniteStateError(SimulationError):
     matrix singular there, or a motion that diverged. Raised instead of letting the integrator loop on NaN."""
 
 
-def tau_symbols(n: int) -> tuple[sympy.Symbol, ...]:
-    """The joint torque/force symbols ``tau1..taun``."""
-    return tuple(sympy.Symbol(f"tau{i}") for i in range(1, n + 1))
+def tau_symbols(n: int, taken: Iterable[str] = ()) -> tuple[sympy.Symbol, ...]:
+    """The joint torque/force symbols ``tau1..taun``; where one of these is in ``taken`` (the names of the robot's
+    parameters, which may be ``tau1``), ``tau_1..tau_n`` (``tau__1..``, and so on: the first that is free)."""
+    names = set(taken)
+    prefix = "tau"
+    while any(f"{prefix}{i}" in names for i in range(1, n + 1)):
+        prefix += "_"
+    return tuple(sympy.Symbol(f"{prefix}{i}") for i in range(1, n + 1))
 
 
 def bind_parameters(robot: Manipulator, params: Params | None) -> dict[str, float] | None:
@@ -106,7 +111,8 @@ def bind_parameters(robot: Manipulator, params: Params | None) -> dict[str, floa
 class SymbolicForwardDynamics:
     """qdd = numerator / denominator, numerator = adj(M) (tau - bias), denominator = det M (factored).
 
-    ``qdd`` is the n x 1 sympy matrix in q, qd, tau1..taun and the parameters; the numerators are in the
+    ``qdd`` is the n x 1 sympy matrix in q, qd, the torques ``tau`` (tau1..taun, unless a parameter has such a
+    name: :func:`tau_symbols`) and the parameters; the numerators are in the
     canonical form of :mod:`robodyn.algebra` (expanded, each sin of degree <= 1).
     """
 
@@ -153,7 +159,7 @@ def forward_dynamics_symbolic(robot: Manipulator, method: str = "newton-euler") 
     eqs = derive(robot, method)
     q = eqs.symbols.q
     M = sympy.Matrix(matrix_to_sympy(eqs.canonical("M")))
-    tau = tau_symbols(n)
+    tau = tau_symbols(n, taken=(s.name for s in robot.parameters()))  # (never a parameter's symbol)
     rhs = se.DenseMatrix([[se.Symbol(t.name)] for t in tau]) - _bias(eqs)
     adj = M.adjugate(method="berkowitz")
     numerator = [
@@ -714,7 +720,7 @@ def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives
     """The compiled derivatives of ``robot``'s inverse dynamics with ``params`` bound (the module cached per
     robot); a parameter left unbound is one :class:`~robodyn.errors.ModelError`."""
     bound = bind_parameters(robot, params) or {}
-    check_bound(robot, [s for s in robot.parameters() if s.name in bound])
+    check_bound(robot, symbol_values(bound))  # every parameter bound, every field finite under them
     compiled = _DERIVATIVES.get(robot, "dtau", lambda: compile_robot(robot, outputs=("dtau",), backend="numpy"))
     return Derivatives(compiled, bound)
 

@@ -46,7 +46,7 @@ def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: st
     if "elements" in outputs:
         raise ValueError("to_casadi gives the dynamics and their derivatives; 'elements' is EMDEG's listing")
     program = build(robot, tuple(outputs))
-    n = robot.n
+    n = robot.nv  # the independent coordinates (robot.n without couplings)
     symbols = {key: ca.SX.sym(key, len(program.inputs[key])) for key in CASADI_INPUTS
                if program.inputs.get(key)}
     env: dict[Any, Any] = {}

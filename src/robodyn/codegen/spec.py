@@ -28,6 +28,11 @@ are written as products.
 
 from __future__ import annotations
 
+import builtins
+import hashlib
+import keyword
+import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -162,9 +167,69 @@ class ModuleSpec:
         return [f"params[{i}] = {name}" for i, name in enumerate(self.parameters)]
 
 
+#: C, Fortran and Python names that a module name must not be (:func:`sanitize` appends :data:`RESERVED_SUFFIX`).
+#: The module name is one name for every language (it names the Fortran module, the C files and prefixes, the
+#: Python files), so it avoids the names of all of them: what the generated code itself declares or uses (the
+#: routines, their batch twins, arguments and outputs, the module-level constants, the intrinsic module
+#: ``iso_c_binding`` and its kinds, the intrinsic functions printed; Fortran rejects a module named like any of
+#: them), Fortran, C and Python keywords, C's standard headers (``math.h`` beside the source would be included
+#: for ``<math.h>``) and common libc names, Python's builtins, and the modules a generated ``NAME.py`` would
+#: shadow in its directory: the standard library (``sys.stdlib_module_names``) and numpy, jax, scipy, sympy...
+RESERVED_NAMES: frozenset[str] = frozenset(
+    name.lower() for name in {
+        # the generated code's own names
+        *(kind.name for kind in KINDS), *(f"{kind.name}_batch" for kind in KINDS), "constants", "constants_batch",
+        *(name for kind in KINDS for name in (*kind.inputs, kind.output)), *LOCALS, *(p for p, _ in LOCALS.values()),
+        "num_joints", "num_parameters", "num_constants", "n_states", "i", "j", "m", "g", "h", "bias", "x", "y", "w",
+        "o", "n", "e", "s", "r", "a", "f", "kernel", "work", "stream", "ang", "sn", "cs",
+        # Fortran: the intrinsic module and its kinds, words of the code, intrinsic procedures
+        "iso_c_binding", "iso_fortran_env", "c_double", "c_size_t", "c_int", "c_float", "c_ptr", "c_loc",
+        "module", "end", "subroutine", "function", "program", "contains", "use", "intrinsic", "only", "implicit",
+        "none", "private", "public", "parameter", "integer", "real", "double", "precision", "complex", "logical",
+        "character", "intent", "in", "out", "inout", "value", "bind", "name", "call", "do", "if", "then", "else",
+        "return", "result", "merge", "sign", "abs", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+        "sinh", "cosh", "tanh", "exp", "log", "log10", "max", "min", "mod", "dble", "floor", "ceiling", "sum",
+        "product", "size", "shape", "kind", "huge", "tiny", "epsilon",
+        # C: keywords, standard headers, libc names the code uses
+        "auto", "break", "case", "char", "const", "continue", "default", "enum", "extern", "float", "for", "goto",
+        "inline", "int", "long", "register", "restrict", "short", "signed", "sizeof", "static", "struct", "switch",
+        "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
+        "assert", "ctype", "errno", "fenv", "inttypes", "iso646", "limits", "locale", "math", "setjmp", "signal",
+        "stdalign", "stdarg", "stdatomic", "stdbool", "stddef", "stdint", "stdio", "stdlib", "stdnoreturn", "string",
+        "tgmath", "threads", "time", "uchar", "wchar", "wctype", "emmintrin", "immintrin", "arm_neon",
+        "size_t", "memcpy", "memset", "fabs", "sincos", "fma", "pow", "hypot", "main", "libc", "libm",
+        # Python: keywords, builtins, the standard library and the modules the generated code imports or runs beside
+        *keyword.kwlist, *keyword.softkwlist,
+        *(name for name in dir(builtins) if name.islower() and not name.startswith("_")),
+        *(name.lower() for name in sys.stdlib_module_names),
+        "numpy", "jax", "jaxlib", "scipy", "sympy", "symengine", "mpmath", "casadi", "robodyn",
+    }
+)
+#: What :func:`sanitize` appends to a reserved module name.
+RESERVED_SUFFIX = "_robot"
+#: Local names of the generated code (joint inputs, parameters, constants, temporaries): no module name either.
+_LOCAL_NAME = re.compile(r"(q|qd|qdd|tau|k|p|t)[0-9]+")
+#: Hex digits of the hash that a truncated name ends with.
+HASH_DIGITS = 8
+
+
 def sanitize(name: str, *, limit: int = 40) -> str:
-    """A C, Fortran and Python identifier from a robot name: ``[a-z0-9_]``, starting with a letter."""
-    return to_identifier(name, limit=limit).lower()
+    """A C, Fortran and Python module name from a robot name: ``[a-z0-9_]``, starting with a letter, at most
+    ``limit`` characters, that clashes with nothing in the generated code or beside it.
+
+    Runs of other characters become ``_`` (:func:`~robodyn.model.expr.to_identifier`) and letters lower case; a
+    reserved name (:data:`RESERVED_NAMES`, or a local name such as ``q1``) gets :data:`RESERVED_SUFFIX`
+    (``numpy`` -> ``numpy_robot``); a name longer than ``limit`` is cut and ends with ``_`` and a hash of the whole
+    name (:data:`HASH_DIGITS` hex digits), so that names sharing their first ``limit`` characters still name
+    different files. A sanitised name is its own sanitised name."""
+    cleaned = to_identifier(name, limit=len(name) + len("robot_") + 1).lower()  # (whole: cut below)
+    if cleaned in RESERVED_NAMES or _LOCAL_NAME.fullmatch(cleaned):
+        cleaned += RESERVED_SUFFIX
+    if len(cleaned) <= limit:
+        return cleaned
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_DIGITS]
+    head = cleaned[: max(limit - HASH_DIGITS - 1, 1)].rstrip("_")
+    return f"{head}_{digest}"
 
 
 def select(outputs: Iterable[str] | None) -> tuple[Kind, ...]:

@@ -157,7 +157,8 @@ def manipulator_from_frames(frames: Sequence[JointFrame], *, name: str, descript
     """The modified-DH Manipulator of a tree of joint frames (parents before children): each frame turned by R_a
     (R_a e_z = its axis, :func:`axis_rotation`) so that it moves about z; its placement in the parent's turned
     frame a DH row where it has that form (:func:`dh_row`), else a ``placement``; its body carried into the turned
-    frame. Errors name ``shown`` and the joint's ``where``."""
+    frame. Errors name ``shown`` and the joint's ``where``. Each link's ``name`` is its frame's name as an
+    identifier (:func:`distinct_names`); the frames' names, as given, are the robot's ``source_names``."""
     names = distinct_names([frame.name for frame in frames], taken=("base",))  # "base": a model file's base
     rows: list[Link] = []
     R_axis: list[np.ndarray] = []  # per link: R_a, its frame's rotation from the given joint frame
@@ -175,7 +176,7 @@ def manipulator_from_frames(frames: Sequence[JointFrame], *, name: str, descript
     try:
         return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=to_identifier(name),
                            description=description, source=shown, strict=strict,
-                           parent=[frame.parent for frame in frames])
+                           parent=[frame.parent for frame in frames], source_names=[frame.name for frame in frames])
     except ModelError as exc:
         raise exc.located(file=shown) from None
 

@@ -17,7 +17,7 @@ MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] | None = None,
-         mimic: str = "refuse") -> Manipulator:
+         mimic: str = "couple") -> Manipulator:
     """Load a manipulator: a built-in name (``"puma560"``), a ``.yaml``/``.yml``/``.json`` model file, or a
     ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.formats.urdf`). The suffix chooses the reader;
     a ``.xacro`` file (expand it first: ``xacro arm.urdf.xacro > arm.urdf``) and MuJoCo's MJCF (``.xml``,
@@ -25,8 +25,9 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
 
     ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error. ``lock`` (URDF files
     only) fixes the named joints at the given positions (rad or m), e.g. ``lock={"finger_joint": 0.0}``;
-    ``mimic="independent"`` (URDF files only) reads mimic joints as independent joints (see
-    :mod:`robodyn.formats.urdf`).
+    ``mimic`` (URDF files only): ``"couple"`` (the default) reads a mimic joint as a coupled coordinate (the
+    robot's q are then its ``robot.nv`` independent joints', as Pinocchio's ``mimic=True``), ``"independent"``
+    as an independent joint, ``"refuse"`` refuses it (see :mod:`robodyn.formats.urdf`).
 
     A string that is a built-in name always loads the built-in robot, even where a file of that name
     exists in the working directory (a :class:`~robodyn.errors.ModelWarning` then says so); load such a
@@ -36,7 +37,7 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     path = Path(text)
     if lock and path.suffix.lower() != ".urdf":
         raise ModelError(f"a lock (lock= or --lock) applies to URDF files only, and {text!r} is not a .urdf file")
-    if mimic != "refuse" and path.suffix.lower() != ".urdf":
+    if mimic != "couple" and path.suffix.lower() != ".urdf":
         raise ModelError(f"mimic= applies to URDF files only, and {text!r} is not a .urdf file")
     exists = path_exists(path, text)  # a path that cannot be looked up: one ModelError
     if isinstance(model, str) and text in library.names():

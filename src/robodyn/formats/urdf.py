@@ -12,9 +12,13 @@
 - After merging, each moving joint is a link of the robot, and its ``parent`` is the link of the nearest moving
   joint above it (the base when there is none): a serial chain, or a kinematic tree (legs, arms and fingers of a
   humanoid). The links are listed depth-first from the root, each joint followed by its whole subtree before its
-  next sibling, siblings in the order of the file (so a parent always comes before its children). A link with
-  two parents (a closed chain), a second root, or links not connected to the root (a loop) is a one-line
-  :class:`~robodyn.errors.ModelError`.
+  next sibling (so a parent always comes before its children), siblings sorted by joint name (by code point, as
+  C++ compares UTF-8 bytes): Pinocchio's order, whose ``buildModelFromUrdf`` walks the tree through urdfdom, which
+  lists a link's child joints from its ``std::map`` of joints, by name. Fixed joints take their place in that
+  walk (a moving joint below a fixed one comes where Pinocchio meets it), so with no joint locked Pinocchio's
+  ``model.names[1:]`` are the robot's :attr:`~robodyn.model.Manipulator.joint_names`, in order (a ``continuous``
+  joint has two coordinates in Pinocchio's q, cos and sin, one here). A link with two parents (a closed chain),
+  a second root, or links not connected to the root (a loop) is a one-line :class:`~robodyn.errors.ModelError`.
 - Frames: robodyn's frame of link k is the URDF child link frame of joint k, rotated (by R_a, about the origin)
   so that the joint axis is its z axis (R_a = I when the axis is +z). The fixed transform from the frame of
   link p = parent(k) to frame k at q = 0, P_k = R_{a,p}^T T(p's child link <- joint origin) R_{a,k} (R_{a,p} = I
@@ -29,26 +33,34 @@
   (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); each link's ``name`` is its
   joint's URDF name mapped the same way (prefix ``joint``; :func:`distinct_names`: two names that map to the
   same identifier, or to ``base``, the base's name in model files, get ``_2``, ``_3``... in list order). The
-  original robot and joint names are kept as data in the ``description`` (free text, never printed into code).
+  original joint names, as the file spells them, are the robot's ``joint_names`` (data, never printed into
+  code: :meth:`~robodyn.model.Manipulator.q_from` maps a ``joint_states`` message or a dict of them to q, and
+  :meth:`~robodyn.model.Manipulator.named` back); the ``description`` repeats them with the robot's name.
 
-Not supported, each a one-line ModelError naming the joint: ``mimic`` joints (a joint that follows another,
-q_j = m q_i + c, would need coupled coordinates, which a Manipulator does not have; lock it, as a gripper's
-second finger usually is, or read it as an independent joint with ``mimic="independent"``, which is what
-Pinocchio's ``buildModelFromUrdf`` does by default: a :class:`~robodyn.errors.ModelWarning` names the joints
-whose relation is dropped) and ``floating`` and ``planar`` joints (a floating base is out of scope: robodyn's
-base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once that joint is removed).
+- ``mimic`` joints (q_j = multiplier q_i + offset) are coupled coordinates by default (``mimic="couple"``): the
+  joint stays a link of the tree and the robot gets a :class:`~robodyn.model.couplings.Coupling`, so that its q,
+  qd, tau, M are those of the independent joints (``robot.nv`` of them; the Panda has 8), as Pinocchio's
+  ``buildModelFromUrdf(path, mimic=True)``. ``mimic="independent"`` reads them as independent joints (Pinocchio's
+  default; a :class:`~robodyn.errors.ModelWarning` names the joints whose relation is dropped) and
+  ``mimic="refuse"`` refuses them. A joint that mimics a fixed or locked joint is refused (lock it too).
+
+Not supported, each a one-line ModelError naming the joint: ``floating`` and ``planar`` joints (a floating base
+is out of scope: robodyn's base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once
+that joint is removed).
 
 Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
-types, mimic joints, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
+types, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
 inertia attributes, numbers that do not parse or are not finite) are one-line ModelErrors naming the file, the
 joint or link and the attribute; NumPy's floating-point warnings are silenced while reading.
 
 :func:`to_urdf` (and :func:`write_urdf` for a file) writes a robot (chain or tree) with numeric inertial data
 as URDF: the root link ``base_link``; per robodyn link a joint (``continuous`` or ``prismatic``) and its child
-link (the numeric engine's joint frame: z along the joint axis), both named after the link's ``name`` where it
-has one, else ``joint<i>`` and ``link<i>``, the joint's parent the URDF link of the robodyn parent; and a fixed
-``tool`` joint to ``tool0`` at the last link's frame times the robot's tool. URDF has no armature, tip load or
-gravity: they are left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names.
+link (the numeric engine's joint frame: z along the joint axis), the joint named after the robot's
+``joint_names`` (its source's names, else the link's ``name``, else ``joint<i>``) and the link after the link's
+``name`` (else ``link<i>``), the joint's parent the URDF link of the robodyn parent; and a fixed ``tool`` joint
+to ``tool0`` at the last link's frame times the robot's tool. URDF has no armature, tip load or gravity: they are
+left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names (of a tree whose
+sibling joints are not in name order, in the order read here).
 """
 
 from __future__ import annotations
@@ -73,6 +85,7 @@ from robodyn.formats.frames import (
     manipulator_from_frames,
     unique_names,
 )
+from robodyn.model.couplings import Coupling
 from robodyn.model.expr import MAX_MAGNITUDE, check_name
 from robodyn.model.files import atomic_write, read_limited
 from robodyn.model.floats import bound_floats
@@ -307,9 +320,10 @@ def _inertial(link: Any, shown: str) -> Body:
 
 @dataclass
 class _Tree:
-    """The moving joints (depth-first, siblings in file order), per joint the index of the nearest moving joint
-    above it (-1: the base), and the groups of links fixed to one another: groups[0] the base's, groups[k + 1]
-    the one joints[k] moves, each a list of (URDF link name, transform from the group's root link)."""
+    """The moving joints (depth-first, siblings by joint name: Pinocchio's order), per joint the index of the
+    nearest moving joint above it (-1: the base), and the groups of links fixed to one another: groups[0] the
+    base's, groups[k + 1] the one joints[k] moves, each a list of (URDF link name, transform from the group's
+    root link)."""
 
     joints: list[Any]
     parents: list[int]
@@ -358,15 +372,22 @@ def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tupl
 
 def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refuse") -> _Tree:
     """Merge the links fixed to one another (fixed and locked joints) into groups and list the moving joints
-    between the groups depth-first, each joint's subtree before its next sibling, siblings in file order."""
+    between the groups depth-first, each joint's subtree before its next sibling, siblings sorted by joint name:
+    Pinocchio's order (urdfdom lists a link's child joints from its std::map of joints, by name), fixed joints
+    taking their place in it as Pinocchio's reader walks them."""
     root, children = _links_and_joints(robot, lock, shown)
-    order = {id(joint): k for k, joint in enumerate(robot.joints)}
+    order: dict[int, int] = {}  # each joint's place in the depth-first walk of all joints, fixed ones included
+    pending = sorted(children[root], key=lambda joint: joint.name, reverse=True)
+    while pending:
+        joint = pending.pop()
+        order[id(joint)] = len(order)
+        pending.extend(sorted(children[joint.child], key=lambda joint: joint.name, reverse=True))
 
     def moving(joint: Any) -> bool:
         return joint.type != "fixed" and joint.name not in lock
 
     def group(start: str) -> tuple[list[tuple[str, np.ndarray]], list[Any]]:
-        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them, in file order."""
+        """Links fixed to ``start`` (with their transforms) and the moving joints leaving them, in walk order."""
         members, leaving, stack = [], [], [(start, np.eye(4))]
         while stack:
             name, T = stack.pop()
@@ -384,9 +405,9 @@ def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refus
     stack = [(joint, -1) for joint in reversed(leaving)]
     while stack:
         joint, parent = stack.pop()
-        if getattr(joint, "mimic", None) is not None and mimic != "independent":
-            raise ModelError(f"mimic joints are not supported (it follows joint {joint.mimic.joint!r}): lock it "
-                             "(lock= or --lock), or read it as an independent joint (mimic='independent')",
+        if getattr(joint, "mimic", None) is not None and mimic == "refuse":
+            raise ModelError(f"a mimic joint (it follows joint {joint.mimic.joint!r}), refused (mimic='refuse'): "
+                             "lock it (lock=), or read it coupled (mimic='couple', the default) or independent",
                              file=shown, link=f"joint '{joint.name}'", field="mimic")
         tree.joints.append(joint)
         tree.parents.append(parent)
@@ -443,6 +464,11 @@ def _damping(joint: Any, shown: str) -> float:
     return damping
 
 
+#: How :func:`read_urdf` reads a mimic joint: as a coupled coordinate (the default, as Pinocchio's ``mimic=True``),
+#: as an independent joint (the relation dropped, as Pinocchio's default), or not at all (an error).
+MIMIC = ("couple", "independent", "refuse")
+
+
 def read_urdf(
     path: str | Path,
     *,
@@ -450,20 +476,20 @@ def read_urdf(
     lock: Mapping[str, float] | None = None,
     gravity: Any = (0, 0, -9.81),
     snap: bool = True,
-    mimic: str = "refuse",
+    mimic: str = "couple",
 ) -> Manipulator:
     """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
     named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
-    root link's frame; ``mimic``: ``"refuse"`` (a mimic joint is an error) or ``"independent"`` (read as an
-    ordinary joint, with a warning).
+    root link's frame; ``mimic``: ``"couple"`` (a mimic joint is a coupled coordinate, the default),
+    ``"independent"`` (read as an ordinary joint, with a warning) or ``"refuse"`` (a mimic joint is an error).
 
     The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
-    before its next sibling, siblings in the order of the file; link i's ``parent`` is the nearest moving joint
-    above it (-1: the base)."""
+    before its next sibling, siblings sorted by joint name (Pinocchio's order); link i's ``parent`` is the nearest
+    moving joint above it (-1: the base)."""
     path = Path(path)
     shown = str(path)
-    if mimic not in ("refuse", "independent"):
-        raise ModelError(f"mimic={mimic!r}: expected 'refuse' or 'independent'", file=shown)
+    if mimic not in MIMIC:
+        raise ModelError(f"mimic={mimic!r}: expected one of {', '.join(map(repr, MIMIC))}", file=shown)
     locked = _lock_values(lock or {}, shown)
     robot = _parse(path, shown)
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
@@ -491,7 +517,8 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
            snap: bool, mimic: str) -> Manipulator:
     tree = _tree(robot, lock, shown, mimic)
     dropped = [joint.name for joint in tree.joints if getattr(joint, "mimic", None) is not None]
-    if dropped:
+    couplings = _mimic_couplings(tree, shown) if mimic == "couple" else ()
+    if dropped and mimic == "independent":
         warnings.warn(f"{shown}: mimic relations dropped, independent joints: {', '.join(map(repr, dropped))}",
                       ModelWarning, stacklevel=4)
     links_by_name = {link.name: link for link in robot.links}
@@ -506,10 +533,42 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
                                  parent=p, origin=dict(tree.groups[p + 1])[joint.parent] @ _origin(joint, where, shown),
                                  body=body, damping=_damping(joint, shown), where=f"link '{joint.child}'"))
     shape = "" if tree.parents == list(range(-1, len(frames) - 1)) else "a tree of "
-    return manipulator_from_frames(
+    built = manipulator_from_frames(
         frames, name=robot.name, gravity=gravity, snap=snap, strict=strict, shown=shown,
         description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
                     f"{', '.join(j.name for j in tree.joints)})")
+    if not couplings:
+        return built
+    with warnings.catch_warnings():  # the links were checked, and warned about, as the robot was built
+        warnings.simplefilter("ignore", ModelWarning)
+        try:
+            return built.replace(couplings=couplings)
+        except ModelError as exc:
+            raise exc.located(file=shown) from None
+
+
+def _mimic_couplings(tree: _Tree, shown: str) -> tuple[Coupling, ...]:
+    """The mimic joints as couplings (q_joint = multiplier q_leader + offset), by link index."""
+    index = {joint.name: k for k, joint in enumerate(tree.joints)}
+    out = []
+    for k, joint in enumerate(tree.joints):
+        relation = getattr(joint, "mimic", None)
+        if relation is None:
+            continue
+        where = f"joint '{joint.name}'"
+        if relation.joint not in index:
+            raise ModelError(f"it mimics joint {relation.joint!r}, which is not a moving joint (fixed, locked or "
+                             "undefined): lock this one too, or read it with mimic='independent'", file=shown,
+                             link=where, field="mimic")
+        multiplier = 1.0 if relation.multiplier is None else _floats(relation.multiplier, 1, where, shown, "mimic")[0]
+        offset = 0.0 if relation.offset is None else _floats(relation.offset, 1, where, shown, "mimic")[0]
+        out.append(Coupling(k, index[relation.joint], _exact(float(multiplier)), _exact(float(offset))))
+    return tuple(out)
+
+
+def _exact(x: float) -> Any:
+    """1.0, -1.0 and 0.0 as integers (so that the couplings of most mimic joints fold away in programs)."""
+    return int(x) if x in (0.0, 1.0, -1.0) else x
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -542,8 +601,8 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     root.append(ET.Comment(f" written by robodyn from {name} ({robot.convention} DH); gravity "
                            f"{_fmt([floats.scalar(x) for x in robot.gravity])} is not part of URDF "))
     ET.SubElement(root, "link", name="base_link")
-    # URDF names: a link's name where set (the joint and its child link), else joint<i> and link<i>
-    joint_names = unique_names([link.name or f"joint{i + 1}" for i, link in enumerate(robot.links)], ("tool",))
+    # URDF names: the joint's name (the source's, else the link's name, else joint<i>); link<i> for unnamed links
+    joint_names = unique_names(list(robot.joint_names), ("tool",))  # the source's names, else the links' or joint<i>
     link_names = unique_names([link.name or f"link{i + 1}" for i, link in enumerate(robot.links)],
                               ("base_link", "tool0"))
     C_of: list[np.ndarray] = []  # per link: C_i, from the numeric engine's joint frame to frame i
@@ -570,6 +629,9 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
         ET.SubElement(joint, "axis", xyz="0.0 0.0 1.0")
         if not link.revolute:
             ET.SubElement(joint, "limit", lower="-1000.0", upper="1000.0", effort="0.0", velocity="0.0")
+        for coupling in (c for c in robot.couplings if c.joint == i):  # a coupled joint: URDF's mimic
+            ET.SubElement(joint, "mimic", joint=joint_names[int(coupling.leader)],
+                          multiplier=repr(floats.scalar(coupling.ratio)), offset=repr(floats.scalar(coupling.offset)))
         damping = floats.scalar(link.damping)
         if damping:
             ET.SubElement(joint, "dynamics", damping=repr(float(damping)), friction="0.0")

@@ -144,5 +144,28 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     name = method_name(method)
     start = time.perf_counter()
     parts = _BUILDERS[name](robot, progress)
+    if robot.couplings:  # the tree's equations, in the independent coordinates and projected
+        parts = _coupled(robot, parts)
     main = {key: parts.pop(key) for key in ("tau", "M", "h", "G", "damping", "load")}
     return Equations(robot, name, seconds=time.perf_counter() - start, extras=parts, expand=expand, **main)
+
+
+def _coupled(robot: Manipulator, parts: dict[str, se.DenseMatrix]) -> dict[str, se.DenseMatrix]:
+    """The parts of the tree (in its joints' q, qd, qdd) for coupled coordinates (:mod:`robodyn.model.couplings`):
+    q_tree = G q + c (qd, qdd: G qd, G qdd) substituted, every column projected with G^T and M as G^T M G."""
+    tree, free = joint_symbols(robot.n).symengine(), joint_symbols(robot.nv).symengine()
+    G_, c_ = robot.coupling_map()
+    G = se.DenseMatrix(robot.n, robot.nv, [to_se(x) for x in G_])
+    mapping: dict[SeExpr, SeExpr] = {}
+    for tree_symbols, free_symbols, offset in zip(tree, free, (c_, None, None), strict=True):
+        values = G * se.DenseMatrix(robot.nv, 1, list(free_symbols))
+        for k, symbol in enumerate(tree_symbols):
+            mapping[symbol] = values[k] + (to_se(offset[k]) if offset is not None else 0)
+    out = {}
+    for key, matrix in parts.items():
+        if matrix.rows != robot.n:  # not a joint-indexed part (none of the main ones)
+            continue
+        substituted = matrix.xreplace(mapping)
+        out[key] = G.T * substituted * G if matrix.cols == robot.n else G.T * substituted
+    return out
+

@@ -39,6 +39,13 @@ MAX_DIGITS = 300  # decimal digits of an exact number (numerator or denominator)
 #: The largest magnitude of a number in a model or bound to a parameter: far beyond any unit system a robot
 #: is described in, and low enough that the products of the dynamics (a handful of factors) stay finite doubles.
 MAX_MAGNITUDE = 1e20
+#: The most terms one model expression may have once expanded, as estimated by :func:`expansion_cost` without
+#: expanding (``(a1+...+a8)**64`` is 29 characters and 1.3e9 terms; the product of 30 binomials 1.1e9 terms). The
+#: built-in robots, the test models and the fuzz corpus's valid models have at most a handful of terms per field.
+MAX_TERMS = 100
+#: The highest polynomial degree of one model expression (same estimate; a parameter and ``sin(x)`` have degree 1,
+#: a number degree 0). Built-in and test models reach degree 3 (``m*l**2/12``).
+MAX_DEGREE = 32
 
 FUNCTIONS = {"sqrt": sympy.sqrt, "sin": sympy.sin, "cos": sympy.cos}
 CONSTANTS = {"pi": sympy.pi}
@@ -61,6 +68,20 @@ def check_name(value: object, field: str = "name") -> str:
         raise ModelError(f"expected a name, got {type(value).__name__} {shown(value)}", field=field)
     if not IDENTIFIER.fullmatch(value):
         raise ModelError(f"{shown(value)} is not a valid name ({IDENTIFIER_TEXT})", field=field)
+    return value
+
+
+def check_text(value: object, field: str) -> str:
+    """``value`` if it is text made of Unicode scalar values (no lone surrogate such as ``"\\ud800"``, which a YAML
+    or JSON escape can write and no file or terminal can encode); else one :class:`ModelError` naming ``field``
+    (and the character's position)."""
+    if not isinstance(value, str):
+        raise ModelError(f"expected text, got {type(value).__name__}", field=field)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ModelError(f"not valid Unicode text: a lone surrogate {value[exc.start]!a} at character "
+                         f"{exc.start + 1}", field=field) from None
     return value
 
 
@@ -163,6 +184,7 @@ def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
         raise ModelError(f"{shown(expr)} is not real", field=field)
     for s in expr.free_symbols:
         check_parameter_name(s.name if isinstance(s, sympy.Symbol) else s, field)
+    check_cost(expr, field)
     if expr.is_number:
         value = complex(expr.evalf())
         if value.imag != 0 or not math.isfinite(value.real):
@@ -170,6 +192,98 @@ def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
         if abs(value.real) > MAX_MAGNITUDE:
             raise ModelError(f"{shown(expr)} is larger than {MAX_MAGNITUDE:g} in magnitude", field=field)
     return expr
+
+
+def _multiset_count(m: int, k: int, cap: int) -> int:
+    """C(m + k - 1, k), the number of monomials of degree k in m variables (the terms of a sum of m terms to the
+    power k), or ``cap + 1`` as soon as it is larger: never more than ``cap`` steps, whatever k."""
+    if m <= 1 or k <= 0:
+        return 1
+    count = 1
+    for i in range(1, k + 1):  # C(m + i - 1, i) grows with i for m >= 2
+        count = count * (m + i - 1) // i
+        if count > cap:
+            return cap + 1
+    return count
+
+
+#: Estimates saturate here (far above every limit): the cost of a crafted expression stays a few small integers.
+_SATURATED = 10**30
+
+
+class _Cost:
+    """The recursive estimate of :func:`expansion_cost`, memoized over the (shared) subexpressions."""
+
+    def __init__(self) -> None:
+        self.memo: dict[sympy.Basic, tuple[int, int]] = {}
+        self.peak = (0, 0)
+
+    def visit(self, expr: sympy.Basic) -> tuple[int, int]:
+        if expr in self.memo:
+            return self.memo[expr]
+        terms, degree = self.estimate(expr)
+        terms, degree = min(terms, _SATURATED), min(degree, _SATURATED)
+        self.memo[expr] = terms, degree
+        self.peak = max(self.peak[0], terms), max(self.peak[1], degree)
+        return terms, degree
+
+    def estimate(self, expr: sympy.Basic) -> tuple[int, int]:
+        if expr.is_Number or expr.is_NumberSymbol:
+            return 1, 0
+        if expr.is_Symbol:
+            return 1, 1
+        if expr.is_Add:
+            parts = [self.visit(a) for a in expr.args]
+            return sum(t for t, _ in parts), max(d for _, d in parts)
+        if expr.is_Mul:
+            terms, degree = 1, 0
+            for a in expr.args:
+                t, d = self.visit(a)
+                terms, degree = min(terms * t, _SATURATED), degree + d
+            return terms, degree
+        if expr.is_Pow:
+            base_terms, base_degree = self.visit(expr.base)
+            exponent = expr.exp
+            self.visit(exponent)
+            if not exponent.is_Number:  # x**y: an opaque factor (its base and exponent are counted on their own)
+                return 1, 1
+            value = abs(float(exponent))
+            whole = int(value)  # (a+b)**(5/2) expands to (a+b)**2 * sqrt(a+b); 1/(a+b)**k costs as (a+b)**k
+            fraction = 1 if value != whole else 0
+            return _multiset_count(base_terms, whole, _SATURATED), whole * base_degree + fraction
+        for a in expr.args:  # a function (sqrt, sin, cos): one opaque factor, its argument counted on its own
+            self.visit(a)
+        return 1, 1 if expr.free_symbols else 0
+
+
+def expansion_cost(expr: sympy.Basic) -> tuple[int, int]:
+    """Upper bounds on (number of terms, polynomial degree) of ``expr`` once expanded, computed without expanding.
+
+    The recursive estimate over the expression tree: a number or a symbol is one term (degree 0 or 1); terms(a+b)
+    = terms(a) + terms(b), terms(a*b) = terms(a) * terms(b); a sum of m terms to an integer power k has at most
+    C(m+k-1, k) terms (a negative or fractional power counts as its whole part); a function (``sin(x)``) or a
+    symbolic power is one term of degree 1. The result is the largest estimate of any subexpression, so that the
+    argument of a function is bounded as well. Saturates at 10**30.
+    """
+    cost = _Cost()
+    cost.visit(expr)
+    return cost.peak
+
+
+def check_cost(expr: sympy.Basic, field: str = "value") -> None:
+    """A :class:`ModelError` naming ``field`` if :func:`expansion_cost` of ``expr`` is above :data:`MAX_TERMS`
+    terms or :data:`MAX_DEGREE` (the derivation expands products of the model's expressions)."""
+    terms, degree = expansion_cost(expr)
+    if terms > MAX_TERMS:
+        raise ModelError(f"{shown(expr)} would expand to an estimated {_count(terms)} terms (at most {MAX_TERMS})",
+                         field=field)
+    if degree > MAX_DEGREE:
+        raise ModelError(f"{shown(expr)} has an estimated polynomial degree of {_count(degree)} (at most "
+                         f"{MAX_DEGREE})", field=field)
+
+
+def _count(value: int) -> str:
+    return f"more than {_SATURATED:.0e}" if value >= _SATURATED else f"{value:,}" if value < 10**9 else f"{value:.2g}"
 
 
 def parse_expression(text: str, field: str = "value") -> sympy.Expr:

@@ -16,6 +16,7 @@ import re
 import shutil
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -26,6 +27,7 @@ import yaml
 
 from robodyn.errors import ModelError
 from robodyn.model.expr import format_expression
+from robodyn.model.names import default_names
 
 if TYPE_CHECKING:
     from robodyn.model.manipulator import Manipulator
@@ -34,12 +36,21 @@ SHOWN_PATH_CHARS = 200
 
 
 def shown_path(path: str | Path | bytes) -> str:
-    """``path`` for a one-line message: cut to :data:`SHOWN_PATH_CHARS` characters (``...`` marks the cut) and a
-    NUL byte shown as ``\\0`` (other control characters are escaped by :func:`robodyn.errors.printable`)."""
+    """``path`` (or any value from the command line) for a one-line message: cut to :data:`SHOWN_PATH_CHARS`
+    characters (``...`` marks the cut), a NUL byte shown as ``\\0`` and every other control or format character,
+    and a lone surrogate (an undecodable byte of the file name), as its escape (``\\n``, ``\\x1b``, ``\\udcff``):
+    a path holding a newline cannot forge a line of output, nor one holding an escape sequence drive the
+    terminal."""
     text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
     if len(text) > SHOWN_PATH_CHARS:
         text = text[:SHOWN_PATH_CHARS] + "..."
-    return text.replace("\0", "\\0")
+    text = text.replace("\0", "\\0")
+    if text.isprintable():
+        return text
+    return "".join(ch if ch == " " or unicodedata.category(ch) not in _HIDDEN else ascii(ch)[1:-1] for ch in text)
+
+
+_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # control, format, lone surrogates, line and paragraph separators
 
 
 def path_exists(path: str | Path, shown: str | None = None) -> bool:
@@ -132,10 +143,13 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
     out["convention"] = robot.convention
     out["gravity"] = _vector(robot.gravity)
     links = []
+    defaults = default_names(robot.links)
     for k, link in enumerate(robot.links):
         row: dict[str, Any] = {"joint": link.joint}
         if link.name:
             row["name"] = link.name
+        if robot.source_names and robot.source_names[k] != defaults[k]:
+            row["joint_name"] = robot.source_names[k]
         if robot.is_tree:
             p = robot.parents[k]
             row["parent"] = robot.links[p].name or p + 1 if p >= 0 else 0
@@ -160,6 +174,13 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
         out["payload"] = _body(robot.payload)
     if robot.tool != sympy.eye(4):
         out["tool"] = _tensor(robot.tool)
+    if robot.couplings:  # joint and leader by name, else by number from 1 (as parent)
+        def end(k: int) -> int | str:
+            return robot.links[k].name or k + 1
+
+        out["couplings"] = [{"joint": end(int(c.joint)), "leader": end(int(c.leader)),
+                             "ratio": format_expression(c.ratio), "offset": format_expression(c.offset)}
+                            for c in robot.couplings]
     return out
 
 

@@ -38,9 +38,11 @@ import sympy
 from robodyn.errors import ModelError, prefixed_warnings
 from robodyn.model import files
 from robodyn.model.convert import to_convention
-from robodyn.model.expr import check_name, shown, to_expr
+from robodyn.model.couplings import Coupling, coupling_map, independent, resolve
+from robodyn.model.expr import check_name, check_text, shown, to_expr
 from robodyn.model.inertia import as_vector3, check_inertia
 from robodyn.model.link import ZERO3, Link, Payload, RigidBody, _as_transform
+from robodyn.model.names import check_source_names, joint_names, named, q_from
 from robodyn.model.tables import dh_table_latex
 from robodyn.symbols import g as gravity_symbol
 
@@ -129,10 +131,9 @@ def _inertia_notes(value: object, links: tuple[Link, ...]) -> tuple[str, ...]:
 
 
 def _text(value: object, field_name: str) -> str:
-    """Free text (a description, a source): kept as data, never printed into code or markup unescaped."""
-    if not isinstance(value, str):
-        raise ModelError(f"expected text, got {type(value).__name__}", field=field_name)
-    return value
+    """Free text (a description, a source), valid Unicode (no lone surrogate): kept as data, never printed into
+    code or markup unescaped."""
+    return check_text(value, field_name)
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,11 @@ class Manipulator:
     the triangle-inequality warning into an error. ``inertia_notes`` (one text per link, "" where none, or a
     mapping of link index or name to text) says why a link's published inertia breaks the triangle inequality
     (e.g. only the moment about the joint axis is given): such a link gives no warning (``strict`` still refuses
-    it); the notes are data, kept in model files as each link's ``inertia_note``.
+    it); the notes are data, kept in model files as each link's ``inertia_note``. ``source_names`` (one text per
+    link, "" for its own name, or a mapping of link index or name to text; stored as () when none differs) are
+    the joints' names in the robot's source, any text (a URDF's "l_arm/shoulder", whose link ``name``
+    is ``l_arm_shoulder``): data, kept in model files as each link's ``joint_name``, answered by
+    :attr:`joint_names` and used by :meth:`q_from` and :meth:`named` (:mod:`robodyn.model.names`).
 
     ``name`` and every parameter name follow :data:`robodyn.model.expr.IDENTIFIER` (an ASCII letter, then
     letters, digits and ``_``, at most 64 characters), checked here, so that whatever builds a
@@ -168,6 +173,11 @@ class Manipulator:
     tool: Any = None
     parent: Any = None
     inertia_notes: Any = ()
+    #: Linear couplings q_joint = ratio q_leader + offset (:mod:`robodyn.model.couplings`): the robot's coordinates
+    #: q are then its independent joints' (:attr:`independent`, ``nv`` of them), at every public API.
+    couplings: tuple[Coupling, ...] = ()
+    #: The joints' names in the robot's source, any text (:attr:`joint_names`); () when none differs.
+    source_names: Any = ()
     strict: InitVar[bool] = False
 
     def __post_init__(self, strict: bool) -> None:
@@ -182,6 +192,8 @@ class Manipulator:
         object.__setattr__(self, "links", links)
         object.__setattr__(self, "parent", _parents(self.parent, links))
         object.__setattr__(self, "inertia_notes", _inertia_notes(self.inertia_notes, links))
+        object.__setattr__(self, "source_names", check_source_names(self.source_names, links))
+        object.__setattr__(self, "couplings", resolve(self.couplings, [link.name for link in links]))
         if self.convention not in CONVENTIONS:
             raise ModelError(
                 f"unknown convention {self.convention!r} (expected one of {', '.join(CONVENTIONS)})",
@@ -242,6 +254,21 @@ class Manipulator:
         return len(self.links)
 
     @property
+    def nv(self) -> int:
+        """Number of independent coordinates: the length of q, qd, qdd and tau at every public API (``n`` less
+        the coupled joints; ``n`` for a robot without :attr:`couplings`)."""
+        return self.n - len(self.couplings)
+
+    @property
+    def independent(self) -> tuple[int, ...]:
+        """The links whose joints follow none (0-based, in link order): q[j] is joint independent[j]'s."""
+        return independent(self.n, self.couplings)
+
+    def coupling_map(self) -> tuple[sympy.Matrix, sympy.Matrix]:
+        """(G, c), n x nv and n x 1, with q_tree = G q + c (:mod:`robodyn.model.couplings`)."""
+        return coupling_map(self.n, self.couplings)
+
+    @property
     def parents(self) -> tuple[int, ...]:
         """parents[i]: the link that link i hangs on (0-based, -1 the base); i - 1 for a serial chain."""
         return self.parent if self.parent is not None else tuple(range(-1, self.n - 1))
@@ -274,6 +301,24 @@ class Manipulator:
             order.append(k)
             stack.extend(reversed(self.children(k)))
         return tuple(order)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """The joints' names, one per link in the robot's order: its source name (a URDF's ``<joint name>`` as
+        written), else its ``name``, else ``joint<k>`` (k from 1); distinct."""
+        return joint_names(self)
+
+    def q_from(self, state: Any, default: float | None = None, *, field: str = "position",
+               ignore_unknown: bool = False) -> Any:
+        """q (a float array, the robot's order) from ``{joint name: value}`` or a ``sensor_msgs/JointState``-like
+        message (``.name``, ``.position``; ``field="velocity"`` for qd); a joint not given takes ``default``
+        (none: a ModelError), an unknown name is a ModelError unless ``ignore_unknown``
+        (:func:`robodyn.model.names.q_from`)."""
+        return q_from(self, state, default, field=field, ignore_unknown=ignore_unknown)
+
+    def named(self, q: Any) -> dict[str, float]:
+        """``q`` (the robot's order) as ``{joint name: value}``, the inverse of :meth:`q_from`."""
+        return named(self, q)
 
     def label(self, k: int) -> str:
         """How messages name link k (0-based): its ``name``, else its number from 1."""
@@ -322,6 +367,8 @@ class Manipulator:
         yield from self.gravity
         yield from self.tip_force
         yield from self.tip_moment
+        for coupling in self.couplings:
+            yield from (coupling.ratio, coupling.offset)
         yield from self.tool
         if self.payload is not None:
             yield self.payload.mass
@@ -364,6 +411,7 @@ class Manipulator:
             tip_moment=sub(self.tip_moment),
             tool=sub(self.tool),
             payload=payload,
+            couplings=tuple(c.subs(mapping) for c in self.couplings),
         )
 
     def replace(self, **changes: Any) -> Manipulator:

@@ -11,15 +11,16 @@ later with a vaguer message.
 
 from __future__ import annotations
 
+import cmath
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.model.expr import MAX_MAGNITUDE
+from robodyn.model.expr import MAX_MAGNITUDE, shown
 from robodyn.model.manipulator import Manipulator
 
 #: Values used for parameters the caller leaves free (only where the robot has them).
@@ -81,15 +82,69 @@ def symbol_values(params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]
     return mapping
 
 
-def check_bound(robot: Manipulator, bound: Iterable[sympy.Symbol]) -> None:
+def check_bound(robot: Manipulator, bound: Iterable[sympy.Symbol] | Mapping[sympy.Symbol, float]) -> None:
     """Refuse, with one :class:`ModelError` naming them (also as ``unbound``, for the command line's hint), the
-    parameters of ``robot`` that ``bound`` leaves without a value."""
+    parameters of ``robot`` that ``bound`` leaves without a value. When ``bound`` maps the symbols to their values
+    (as :func:`symbol_values` gives them; every binder passes them so: :func:`bound_robot`,
+    :func:`robodyn.model.floats.bound_floats`), every field is then checked under them by
+    :func:`check_bound_values`."""
     given = set(bound)
     missing = [s.name for s in robot.parameters() if s not in given]
     if missing:
         example = ", ".join(repr(m) + ": ..." for m in missing[:3]) + (", ..." if len(missing) > 3 else "")
-        raise ModelError(f"robot {robot.name!r} has free symbols {', '.join(missing)}; a numeric computation needs "
+        listed = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        raise ModelError(f"robot {robot.name!r} has free symbols {listed}; a numeric computation needs "
                          f"numbers: bind them with params={{{example}}}", field="params", unbound=tuple(missing))
+    if isinstance(bound, Mapping):
+        check_bound_values(robot, bound)
+
+
+def _fields(robot: Manipulator) -> Iterator[tuple[int | str | None, str, Any]]:
+    """(link, field, expression) for every expression of ``robot`` (link: 1-based, "payload" or None)."""
+    bodies: list[tuple[int | str, Any]] = [(k, link) for k, link in enumerate(robot.links, start=1)]
+    if robot.payload is not None:
+        bodies.append(("payload", robot.payload))
+    for where, body in bodies:
+        for name in ("a", "alpha", "d", "theta", "mass", "damping", "armature"):
+            if hasattr(body, name):
+                yield where, name, getattr(body, name)
+        for name in ("com", "inertia", "coulomb", "placement"):
+            for value in getattr(body, name, ()):
+                yield where, name, value
+    for name in ("gravity", "tip_force", "tip_moment", "tool"):
+        for value in getattr(robot, name):
+            yield None, name, value
+    for coupling in getattr(robot, "couplings", ()):
+        yield None, "couplings", coupling.ratio
+        yield None, "couplings", coupling.offset
+
+
+def check_bound_values(robot: Manipulator, values: Mapping[sympy.Symbol, float]) -> None:
+    """Refuse, with one :class:`ModelError` naming the link and the field, a field of ``robot`` whose value under
+    ``values`` is not a finite real number of magnitude at most :data:`~robodyn.model.expr.MAX_MAGNITUDE`
+    (``1/(l1 - 1)`` at l1 = 1, ``sqrt(l1)`` at l1 = -1, ``1e18*m1`` at m1 = 1e20): the one check of bound values,
+    shared by every engine (the numeric one, the lambdified and compiled simulation, the linearisation), so
+    that none computes with a complex or infinite number and all refuse the same values."""
+    floats = {s: sympy.Float(v) for s, v in values.items()}
+    for link, field, expr in _fields(robot):
+        symbols = getattr(expr, "free_symbols", None)
+        if not symbols or not symbols <= floats.keys():
+            continue
+        try:
+            number = complex(sympy.N(expr.xreplace(floats), 17))
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+            number = complex(math.nan)
+        given = ", ".join(f"{s.name}={values[s]:g}" for s in sorted(symbols, key=lambda s: s.name)[:4])
+        if not cmath.isfinite(number):
+            problem = "is infinite or undefined"
+        elif number.imag != 0:
+            problem = f"is complex ({number:.3g})"
+        elif abs(number.real) > MAX_MAGNITUDE:
+            problem = f"is {number.real:.3g}"
+        else:
+            continue
+        raise ModelError(f"{shown(expr)} {problem} with the parameter values given ({given}): not a finite real "
+                         f"number of magnitude at most {MAX_MAGNITUDE:g}", link=link, field=field)
 
 
 def bound_robot(robot: Manipulator, params: Mapping[Any, Any] | None) -> Manipulator:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bound_robot
 from robodyn.numeric.kane import NumpyOps, in_blocks
@@ -37,6 +38,9 @@ def aba_forward_dynamics(
     ``q``, ``qd``, ``tau``: (n,) for one state or (N, n) for a batch; the result has the same shape.
     ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
     """
+    if robot.couplings:
+        raise ModelError(f"{robot.name}: the articulated-body algorithm runs on a tree without couplings; use "
+                         "numeric.forward_dynamics (coupled coordinates: Cholesky of G^T M G)")
     arm = arm_data(bound_robot(robot, params))
     ops = NumpyOps()
     return in_blocks(arm.n, {"q": q, "qd": qd, "tau": tau}, lambda c: joint_accelerations(arm, c[0], c[1], c[2], ops))

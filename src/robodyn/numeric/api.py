@@ -27,6 +27,7 @@ from functools import partial
 import numpy as np
 
 from robodyn.model.manipulator import Manipulator
+from robodyn.numeric import couplings
 from robodyn.numeric.crba import crba, crba_one
 from robodyn.numeric.hotpath import HotPath
 from robodyn.numeric.kane import NumpyOps
@@ -106,6 +107,11 @@ def inverse_dynamics(
     (:func:`robodyn.numeric.kinematics.external_torques`; ``robot`` must then be a Manipulator).
     """
     model = compile_model(robot, params)
+    if model.coupling is not None:  # the tree's, projected (robodyn.numeric.couplings)
+        tree = inverse_dynamics(model.tree, couplings.position(model, q), couplings.rate(model, qd),
+                                couplings.rate(model, qdd))
+        tau = couplings.project(model, tree)
+        return tau if fext is None else tau + _external(robot, q, fext, fext_link, params)
     if fext is None and (tau := model.hot.call("inverse_dynamics", robot, params, q, qd, qdd)) is not NotImplemented:
         return tau
     one = _one_state(model, q, qd, qdd)
@@ -128,7 +134,7 @@ def _external(robot: Robot, q: np.ndarray, fext: np.ndarray, link: int | str | N
               params: Params | None) -> np.ndarray:
     if not isinstance(robot, Manipulator):
         raise TypeError("fext needs the Manipulator (its link frames), not a compiled NumericModel")
-    return external_torques(robot, q, fext, link, params)
+    return external_torques(robot, q, fext, link, params)  # (projected there for a coupled robot)
 
 
 def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
@@ -138,6 +144,9 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
     M qdd = tau - bias_forces.
     """
     model = compile_model(robot, params)
+    if model.coupling is not None:
+        tree = bias_forces(model.tree, couplings.position(model, q), couplings.rate(model, qd))
+        return couplings.project(model, tree)
     if (bias := model.hot.call("bias_forces", robot, params, q, qd)) is not NotImplemented:
         return bias
     one = _one_state(model, q, qd)
@@ -150,6 +159,9 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
 def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """h(q, qd): Coriolis and centrifugal torques only (no gravity, damping or tip load), by Newton-Euler."""
     model = compile_model(robot, params)
+    if model.coupling is not None:
+        tree = coriolis(model.tree, couplings.position(model, q), couplings.rate(model, qd))
+        return couplings.project(model, tree)
     if (h := model.hot.call("coriolis", robot, params, q, qd)) is not NotImplemented:
         return h
     one = _one_state(model, q, qd)
@@ -163,6 +175,8 @@ def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | No
 def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """G(q): the torques that hold the arm against gravity (no tip load), by Newton-Euler at rest."""
     model = compile_model(robot, params)
+    if model.coupling is not None:
+        return couplings.project(model, gravity(model.tree, couplings.position(model, q)))
     if (G := model.hot.call("gravity", robot, params, q)) is not NotImplemented:
         return G
     one = _one_state(model, q)
@@ -177,6 +191,8 @@ def friction(robot: Robot, qd: np.ndarray, *, params: Params | None = None) -> n
     """damping(qd), the joint friction of Equations.damping: b qd plus the Coulomb friction, Tc+ where qd > 0, Tc-
     where qd < 0 and 0 at rest (the odd and even parts of :attr:`~robodyn.model.manipulator.Link.coulomb_parts`)."""
     model = compile_model(robot, params)
+    if model.coupling is not None:
+        return couplings.project(model, friction(model.tree, couplings.rate(model, qd)))
     qd = np.asarray(qd, dtype=float)
     ops = NumpyOps()
     columns = [joint_friction(ops, model.damping[j], coulomb_scalars(ops, tuple(model.coulomb[j])), qd[..., j])
@@ -187,6 +203,8 @@ def friction(robot: Robot, qd: np.ndarray, *, params: Params | None = None) -> n
 def tip_load(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """load(q) = J(q)^T (tip force, tip moment): the torques the tip load demands (Equations.load)."""
     model = compile_model(robot, params)
+    if model.coupling is not None:
+        return couplings.project(model, tip_load(model.tree, couplings.position(model, q)))
     single, (q_,) = _joint_major(model, q)
     if not model.has_tip_load:
         return _shaped(single, np.zeros_like(q_))
@@ -210,6 +228,8 @@ def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) ->
     """M(q), the joint-space inertia matrix with the armature on its diagonal, by the composite rigid
     body algorithm (Walker and Orin's method 3 in Khalil's parameters): see :mod:`robodyn.numeric.crba`."""
     model = compile_model(robot, params)
+    if model.coupling is not None:
+        return couplings.project_matrix(model, mass_matrix(model.tree, couplings.position(model, q)))
     if (M := model.hot.call("mass_matrix", robot, params, q)) is not NotImplemented:
         return M
     one = _one_state(model, q)
@@ -235,6 +255,14 @@ def forward_dynamics(
     if fext is not None:
         tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
     model = compile_model(robot, params)
+    if model.coupling is not None:  # G^T M G qdd = tau - G^T bias, by the same Cholesky solves
+        M = mass_matrix(model, q)
+        rhs = np.asarray(tau, dtype=float) - bias_forces(model, q, qd)
+        if M.ndim == 2 and rhs.ndim == 1:
+            return _cholesky_solve_one(M, rhs)
+        batch = np.broadcast_shapes(M.shape[:-2], rhs.shape[:-1])
+        M, rhs = np.broadcast_to(M, (*batch, *M.shape[-2:])), np.broadcast_to(rhs, (*batch, rhs.shape[-1]))
+        return cholesky_solve(np.ascontiguousarray(M), np.ascontiguousarray(rhs))
     if (qdd := model.hot.forward(robot, params, q, qd, tau)) is not NotImplemented:
         return qdd
     one = _one_state(model, q, qd, tau)

@@ -26,6 +26,7 @@ from robodyn.model.floats import Floats
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
 from robodyn.model.spatial import rot_x
+from robodyn.numeric import couplings
 from robodyn.numeric.model import NumericModel, Params, compile_model
 
 
@@ -87,7 +88,7 @@ def tool_pose(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(R, p) of the tool frame in the base frame: (3, 3) and (3,), or (N, 3, 3) and (N, 3)."""
     model = compile_model(robot, params)
-    single, qb = _batch(q, model.n)
+    single, qb = _batch(couplings.position(model, q), model.n)
     frames = joint_frames(model, qb)
     T = tool_offset(robot, params)
     R = frames.R[:, -1] @ T[:3, :3]
@@ -121,11 +122,11 @@ def _carrying(model: NumericModel, k: int | None = None) -> list[int]:
 def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
     """Geometric Jacobian of the tool frame origin, rows (v; omega) in the base frame: (6, n) or (N, 6, n)."""
     model = compile_model(robot, params)
-    single, qb = _batch(q, model.n)
+    single, qb = _batch(couplings.position(model, q), model.n)
     frames = joint_frames(model, qb)
     T = tool_offset(robot, params)
     p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
-    J = _columns(model, frames, p)
+    J = couplings.project_columns(model, _columns(model, frames, p))
     return J[0] if single else J
 
 
@@ -162,7 +163,7 @@ def external_torques(robot: Manipulator, q: np.ndarray, fext: np.ndarray, link: 
     (N, 6); the result has q's shape (joints that do not carry link k get 0)."""
     model = compile_model(robot, params)
     k = link_index(robot, link)
-    single, qb = _batch(q, model.n)
+    single, qb = _batch(couplings.position(model, q), model.n)
     w = np.asarray(fext, dtype=float)
     if w.ndim not in (1, 2) or w.shape[-1] != 6:
         raise ValueError(f"fext must have shape (6,) or (N, 6) (force, then moment), got {w.shape}")
@@ -174,7 +175,7 @@ def external_torques(robot: Manipulator, q: np.ndarray, fext: np.ndarray, link: 
     wb = np.broadcast_to(np.atleast_2d(w), (N, 6))
     f, m = np.einsum("nij,nj->ni", R, wb[:, :3]), np.einsum("nij,nj->ni", R, wb[:, 3:])
     J = _columns(model, frames, origin, k)
-    tau = np.einsum("nri,nr->ni", J, np.concatenate([f, m], axis=1))
+    tau = couplings.project(model, np.einsum("nri,nr->ni", J, np.concatenate([f, m], axis=1)))
     return tau[0] if single and w.ndim == 1 else tau
 
 
@@ -187,8 +188,8 @@ def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Para
     d/dt (z x (p - o)) = zdot x (p - o) + z x (pdot - odot).
     """
     model = compile_model(robot, params)
-    single, qb = _batch(q, model.n)
-    _, qdb = _batch(qd, model.n)
+    single, qb = _batch(couplings.position(model, q), model.n)
+    _, qdb = _batch(couplings.rate(model, qd), model.n)
     frames = joint_frames(model, qb)
     T = tool_offset(robot, params)
     p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
@@ -215,6 +216,7 @@ def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Para
             Jdot[:, 3:, i] = zdot
         else:
             Jdot[:, :3, i] = zdot
+    Jdot = couplings.project_columns(model, Jdot)
     return Jdot[0] if single else Jdot
 
 
@@ -222,7 +224,7 @@ def potential_energy(robot: Manipulator | NumericModel, q: np.ndarray, params: P
     """V(q) = -sum_k m_k g . c_k over every body (payload included), zero with all centres of mass at the
     base origin: () or (N,). Its gradient is G(q) (:func:`robodyn.numeric.gravity`)."""
     model = compile_model(robot, params)
-    single, qb = _batch(q, model.n)
+    single, qb = _batch(couplings.position(model, q), model.n)
     frames = joint_frames(model, qb)
     # m_i c_i in the base frame: m_i o_i + R_i h_i (h_i = m_i c_i in joint frame i)
     weighted = model.mass[None, :, None] * frames.o + np.einsum("nkij,kj->nki", frames.R, model.first_moment)

@@ -24,7 +24,8 @@ Compiling may use sympy (to turn parameters into floats); evaluating never does.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,10 @@ class NumericModel:
     tip_force: np.ndarray
     tip_moment: np.ndarray
     parent: tuple[int, ...]
+    #: The linear couplings q_tree = coupling q + coupling_offset (n x nv and n; None: no couplings), applied by
+    #: :mod:`robodyn.numeric.couplings`; the arrays above are the tree's.
+    coupling: np.ndarray | None = None
+    coupling_offset: np.ndarray | None = None
     #: Its one-state calls, counted until compiled routines take them over (:mod:`robodyn.numeric.hotpath`).
     hot: HotPath = field(init=False, repr=False, compare=False)
 
@@ -81,6 +86,16 @@ class NumericModel:
     def n(self) -> int:
         """Number of joints."""
         return len(self.revolute)
+
+    @property
+    def nv(self) -> int:
+        """Number of independent coordinates (``n`` without couplings)."""
+        return self.n if self.coupling is None else self.coupling.shape[1]
+
+    @cached_property
+    def tree(self) -> NumericModel:
+        """The model without its couplings: the tree's joints, each independent (itself when it has none)."""
+        return self if self.coupling is None else replace(self, coupling=None, coupling_offset=None)
 
     @property
     def has_tip_load(self) -> bool:
@@ -198,7 +213,16 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
         tip_force=floats.array(arm.tip_force, (3,)),
         tip_moment=floats.array(arm.tip_moment, (3,)),
         parent=arm.parents,
+        **_coupling_arrays(robot, floats),
     )
+
+
+def _coupling_arrays(robot: Manipulator, floats: Floats) -> dict[str, np.ndarray]:
+    """``coupling`` (G) and ``coupling_offset`` (c) of a robot with couplings, bound to floats."""
+    if not robot.couplings:
+        return {}
+    G, c = robot.coupling_map()
+    return {"coupling": floats.array(G, (robot.n, robot.nv)), "coupling_offset": floats.array(c, (robot.n,))}
 
 
 # -- the cache ------------------------------------------------------------------------------------

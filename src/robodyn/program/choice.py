@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from robodyn.program import routes
+from robodyn.program import coupled, routes
 from robodyn.program.core import Program
 from robodyn.program.outputs import ABA, AUTO, DERIVATIVES, LDLT, OUTPUTS, ROUTES
 
@@ -68,6 +68,11 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     if base is True:
         raise TypeError("build(..., base=b) takes the robot's base parameters, "
                         "b = robodyn.identification.base_parameters(robot)")
+    if getattr(robot, "couplings", ()):  # coupled coordinates: the tree's program, projected (program.coupled)
+        if base is not None and base is not False:
+            raise ValueError(f"{robot.name} has coupled joints: no base-parameter program (the tree's base "
+                             "parameters are not the coupled robot's)")
+        return coupled.build(robot, outputs, route)
     if base is not None and base is not False:
         return _build_base(robot, outputs, route, base)
     if route == "aba":  # forward by the articulated-body algorithm, the other parts as auto plans them

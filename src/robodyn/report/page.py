@@ -143,13 +143,19 @@ def _table(headers: list[str], rows: list[list[str]], raw: bool = False) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _text(text: str) -> str:
+    """Free text of the model for the page: HTML-escaped, and anything that is not valid Unicode (a lone surrogate,
+    refused when a model is loaded) written as its escape (``\\ud800``), so that the page can always be written."""
+    return html.escape(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def _header(robot: Manipulator) -> str:
     params = robot.parameters()
     gravity = sympy.Tuple(*robot.gravity)
     lines = [
-        f"<h1>{html.escape(robot.name)}</h1>",
-        f"<p>{html.escape(robot.description)}</p>" if robot.description else "",
-        f'<p class="note">Source: {html.escape(robot.source)}</p>' if robot.source else "",
+        f"<h1>{_text(robot.name)}</h1>",
+        f"<p>{_text(robot.description)}</p>" if robot.description else "",
+        f'<p class="note">Source: {_text(robot.source)}</p>' if robot.source else "",
         f"<p>{robot.n} joints ({robot.joint_types}), {html.escape(tables.CONVENTION_TEXT[robot.convention])}.</p>",
         f"<p>Gravity (acceleration vector in the base frame): {math(gravity)}. Parameters: "
         + (", ".join(math(s) for s in params) if params else "none (numeric model)") + ".</p>",

@@ -11,10 +11,12 @@ entry into place (``os.rename`` of the directory), so processes and threads comp
 never leave a torn entry. An entry's files are those of its backend (:mod:`robodyn.runtime.backends`: the C
 source, header and library; or the generated NumPy or JAX module), and its manifest.
 
-What the cache trusts, and why. A cache entry's ``spec.json`` records the SHA-256 of the entry's library,
-sources and of its own routine description; before ``dlopen`` the files are read back and checked
-against it, and the description is checked against the robot (the module name, the number of joints,
-the routines asked for and their array shapes, the parameters of a robot not in base parameters). The
+What the cache trusts, and why. A cache entry's ``spec.json`` records the cache key it was built for and the
+SHA-256 of the entry's library, sources and of its own routine description; before ``dlopen`` the key is compared
+with the one asked for (an entry of another model of the same name, copied to this one's path, is built again),
+the files are read back and checked against their hashes, and the description is checked against the robot (the
+module name, the number of joints, the routines asked for and their array shapes, the parameters of a robot not in
+base parameters). A manifest that is not JSON, or is JSON nested too deep to parse, fails its check too. The
 file names in ``spec.json`` are checked before anything is read: exactly the entry's ``NAME.c``,
 ``NAME.h`` and ``NAME.so``, so a manifest naming ``/etc/passwd`` or ``../x`` opens nothing outside the
 entry; and reads are capped (1 MiB for ``spec.json``, 256 MiB for each other file). Each file is opened
@@ -107,8 +109,8 @@ def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: b
 
 #: The manifest of an entry: its routine description and the hashes of its files.
 SPEC_FILE = "spec.json"
-#: The manifest layout; an entry with another one is built again.
-MANIFEST_FORMAT = 2
+#: The manifest layout; an entry with another one is built again (3: the manifest records the cache key).
+MANIFEST_FORMAT = 3
 #: The most bytes read of a manifest, and of each other file of an entry (a larger one: built again).
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_FILE_BYTES = 1 << 28
@@ -134,12 +136,16 @@ def _entry_files(name: str, backend: str = "c") -> list[str]:
 class Expected:
     """What an entry for the robot being compiled must describe: the module name, the number of joints,
     the routines asked for and the parameter names (None: not checked, for a model in base parameters,
-    whose names come from the identification)."""
+    whose names come from the identification), and the cache key (:func:`_cache_key`: the hash of the model,
+    the outputs, the generator version, robodyn's source, the command...), which the entry's manifest must
+    record: an entry of another model of the same name, number of joints and parameters (other numbers, say),
+    copied or renamed to this one's path, is built again, never loaded."""
 
     name: str
     n: int
     kinds: tuple[str, ...]
     parameters: tuple[str, ...] | None
+    key: str
     backend: str = "c"
 
     def problem(self, spec: ModuleSpec) -> str | None:
@@ -247,8 +253,8 @@ def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int | N
             os.close(fd)
         files, names = manifest["files"], _entry_files(expected.name, expected.backend)
         # The names first: nothing is opened that is not one of the entry's own files.
-        if (manifest["format"] != MANIFEST_FORMAT or not isinstance(files, dict) or sorted(files) != sorted(names)
-                or manifest["spec_sha256"] != _sha256(_canonical(manifest["spec"]))):
+        if (manifest["format"] != MANIFEST_FORMAT or manifest["key"] != expected.key or not isinstance(files, dict)
+                or sorted(files) != sorted(names) or manifest["spec_sha256"] != _sha256(_canonical(manifest["spec"]))):
             return None
         python = not RECORDS[expected.backend].compiled
         for name in names:
@@ -274,8 +280,8 @@ def _open_verified(entry: Path, expected: Expected) -> tuple[ModuleSpec, int | N
             return None
         opened, library = (spec, library, module), None
         return opened
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # unreadable, or not what was written
-        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):  # unreadable, or not what
+        return None  # was written (RecursionError: json's answer to a manifest of brackets nested too deep)
     finally:
         for still_open in (dir_fd, library):
             if still_open is not None:
@@ -339,8 +345,8 @@ def _seal(work: Path, spec: ModuleSpec, files: Iterable[str], expected: Expected
     for filename in files:
         os.chmod(work / filename, 0o600)
     names = _entry_files(spec.name, expected.backend)  # (what is checked)
-    (work / SPEC_FILE).write_text(_spec_to_json(spec, {f: _sha256((work / f).read_bytes()) for f in names}),
-                                  encoding="utf-8")
+    hashes = {f: _sha256((work / f).read_bytes()) for f in names}
+    (work / SPEC_FILE).write_text(_spec_to_json(spec, hashes, expected.key), encoding="utf-8")
     os.chmod(work / SPEC_FILE, 0o600)
 
 
@@ -367,15 +373,16 @@ def _install(work: Path, entry: Path, expected: Expected, *, replace: bool = Fal
 # -- the spec beside the library (what the wrapper needs, without regenerating) --------------------
 
 
-def _spec_to_json(spec: ModuleSpec, hashes: Mapping[str, str]) -> str:
-    """The entry's manifest: the routine description, its own hash and the hashes of the entry's files."""
+def _spec_to_json(spec: ModuleSpec, hashes: Mapping[str, str], key: str) -> str:
+    """The entry's manifest: the cache key it was built for, the routine description, its own hash and the hashes
+    of the entry's files."""
     routines = [
         {"name": r.name, "arrays": [[a.name, list(a.shape)] for a in r.arrays], "batched": r.batched}
         for r in spec.routines
     ]
     data = {"name": spec.name, "robot": spec.robot, "n": spec.n, "parameters": list(spec.parameters),
             "n_constants": spec.n_constants, "version": spec.version, "routines": routines}
-    manifest = {"format": MANIFEST_FORMAT, "spec": data, "spec_sha256": _sha256(_canonical(data)),
+    manifest = {"format": MANIFEST_FORMAT, "key": key, "spec": data, "spec_sha256": _sha256(_canonical(data)),
                 "files": dict(sorted(hashes.items()))}
     return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
 

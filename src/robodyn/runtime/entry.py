@@ -80,8 +80,8 @@ def compile(
         command = [f"robodyn-{backend}-module"]  # nothing is compiled: the key names the backend
     name = sanitize(f"{robot.name}_base" if base else robot.name)
     key = _cache._cache_key(robot, keys, command, base)
-    expected = Expected(name, robot.n, tuple(kind.name for kind in KINDS if kind.key in keys),
-                        None if base else tuple(s.name for s in robot.parameters()), backend)
+    expected = Expected(name, robot.nv, tuple(kind.name for kind in KINDS if kind.key in keys),
+                        None if base else tuple(s.name for s in robot.parameters()), key, backend)
     entry = _cache._cache_root(cache) / f"{name}-{key}"
     replace = False
     try:
