@@ -330,6 +330,12 @@ def show(
         if robot.source:
             out.print(f"[dim]source: {_shown(robot.source)}[/dim]")
         out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
+        for c in robot.couplings:  # q and tau at every command are the independent coordinates
+            out.print(f"coupled: joint {int(c.joint) + 1} = {c.ratio} x joint {int(c.leader) + 1} + {c.offset}",
+                      markup=False)
+        if robot.couplings:
+            out.print(f"independent coordinates (q, qd, tau of every command): joints "
+                      f"{', '.join(str(j + 1) for j in robot.independent)}", markup=False)
         out.print("gravity: (" + ", ".join(str(x) for x in robot.gravity) + ")")
         dh = Table(title="Denavit-Hartenberg parameters")
         extra = tables.topology(robot)  # names, parents (a tree), placements
@@ -488,8 +494,10 @@ def count(
 
 
 def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> str:
+    from robodyn.model.couplings import refuse_coupled
     from robodyn.program import opcount
 
+    refuse_coupled(robot, "Kane's operation count (Angeles, Ma and Rojas)", "use --method program")
     measured = opcount.count_operations(robot)
     rows = opcount.comparison_table(robot)
     if fmt is CountFormat.json:
@@ -677,8 +685,8 @@ def simulate(
             raise UserError(f"--samples must be at least 2, got {samples}")
         for option, path in (("--plot", plot), ("--csv", csv_out)):
             _check_directory(option, path)
-        start = _parse_vector("--q0", q0, robot.n)
-        rates = _parse_vector("--qd0", qd0, robot.n)
+        start = _parse_vector("--q0", q0, robot.nv)
+        rates = _parse_vector("--qd0", qd0, robot.nv)
         limit: dict[str, Any] = {} if max_evaluations is None else {"max_evaluations": max_evaluations}
         with delayed_progress(f"simulating {robot.name}"):
             result = run_simulation(robot, t_end, start, rates, torque.value, method=method, rtol=rtol, atol=atol,
@@ -706,9 +714,9 @@ def _symbol_names(robot: rd.Manipulator) -> dict[str, list[str]]:
     from robodyn.analysis.simulation import tau_symbols
     from robodyn.symbols import joint_symbols
 
-    s = joint_symbols(robot.n)
+    s = joint_symbols(robot.nv)
     return {"q": [x.name for x in s.q], "qd": [x.name for x in s.qd],
-            "inputs": [x.name for x in tau_symbols(robot.n)], "parameters": [x.name for x in robot.parameters()]}
+            "inputs": [x.name for x in tau_symbols(robot.nv)], "parameters": [x.name for x in robot.parameters()]}
 
 
 def _matrix_latex(name: str, matrix: Any, symbolic: bool) -> str:
@@ -755,7 +763,7 @@ def linearize(
         params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
-        point = [_parse_vector(opt, text, robot.n) for opt, text in (("--q0", q0), ("--qd0", qd0), ("--tau0", tau0))]
+        point = [_parse_vector(opt, text, robot.nv) for opt, text in (("--q0", q0), ("--qd0", qd0), ("--tau0", tau0))]
         if symbolic and dt is not None:
             raise UserError("--dt needs a numeric model: leave out --symbolic")
         with delayed_progress(f"linearising {robot.name}"):

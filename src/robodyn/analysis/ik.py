@@ -100,7 +100,7 @@ def solve(
     a step longer than ``max_step`` (in joint units) is shortened. ``converged`` is False where the target
     is out of reach or a singularity stalls the iteration; ``q`` is then the last (least-squares) iterate.
     """
-    q = np.zeros(robot.n) if q_guess is None else np.array(q_guess, dtype=float)
+    q = np.zeros(robot.nv) if q_guess is None else np.array(q_guess, dtype=float)
     p_target = np.asarray(p_target, dtype=float)
     rows = slice(0, 6) if R_target is not None else slice(0, 3)
     e = np.zeros(6)
@@ -159,10 +159,10 @@ class CartesianPath:
 
 def _square_task(robot: Manipulator, orientation: bool) -> slice:
     rows = 6 if orientation else 3
-    if robot.n != rows:
+    if robot.nv != rows:
         raise ModelError(
             f"a Cartesian path with exact joint rates needs as many joints as task coordinates "
-            f"({rows}: position{' and orientation' if orientation else ''}); {robot.name} has {robot.n} "
+            f"({rows}: position{' and orientation' if orientation else ''}); {robot.name} has {robot.nv} "
             f"(use ik.solve pose by pose instead)",
             field="trajectory",
         )
@@ -196,9 +196,9 @@ def straight_line(
     delta = np.asarray(p_end, dtype=float) - p0
     position = p0 + s[:, None] * delta
     velocity, acceleration = sd[:, None] * delta, sdd[:, None] * delta
-    Q, QD, QDD = (np.empty((samples, robot.n)) for _ in range(3))
+    Q, QD, QDD = (np.empty((samples, robot.nv)) for _ in range(3))
     iterations = np.zeros(samples, dtype=int)
-    qd = np.zeros(robot.n)
+    qd = np.zeros(robot.nv)
     for k in range(samples):
         guess = q + qd * (t[k] - t[k - 1]) if k else q
         sol = solve(robot, position[k], R_target, guess, params=params, damping=1e-6)
@@ -226,8 +226,8 @@ def angeles2_path(
     params: Params | None = None,
 ) -> CartesianPath:
     """Example 2 of Angeles, Ma and Rojas as a :class:`CartesianPath` (see :func:`angeles2`)."""
-    if robot.n != 6:
-        raise TrajectoryError(f"angeles2 is a path of a six-axis arm; {robot.name} has {robot.n} joints",
+    if robot.nv != 6:
+        raise TrajectoryError(f"angeles2 is a path of a six-axis arm; {robot.name} has {robot.nv} joints",
                               field="trajectory")
     q0 = np.radians(ANGELES2_Q0_DEG)
     _, p0 = tool_pose(robot, q0, params)

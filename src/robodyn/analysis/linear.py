@@ -97,7 +97,7 @@ class LinearModel:
 def _output_matrices(
     robot: Manipulator, output: str | np.ndarray | None, q0: np.ndarray, params: Mapping[str, float] | None
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    n = robot.n
+    n = robot.nv
     if output is None or (isinstance(output, str) and output == "state"):
         return np.eye(2 * n), np.zeros((2 * n, n)), "state"
     if isinstance(output, str):
@@ -138,7 +138,7 @@ def linearize(
     if symbolic:
         # cast: a symbolic model offers no matrix C; linearize_symbolic checks output itself
         return linearize_symbolic(robot, q0, qd0, tau0, output=cast("str | None", output), params=params)
-    n = robot.n
+    n = robot.nv  # the independent coordinates (robot.n without couplings)
     bound = bind_parameters(robot, params)
     q = _vector(q0, n, "q0")
     qd = _vector(qd0, n, "qd0")
@@ -186,7 +186,7 @@ def linearize_symbolic(
     A21 = -adj(M) dID/dq / det M at qdd0 = adj(M) (tau0 - bias) / det M, A22 = -adj(M) dID/dqd / det M,
     B2 = adj(M) / det M; M, bias and their derivatives from the canonical Newton-Euler equations.
     """
-    n = robot.n
+    n = robot.nv
     if n > SYMBOLIC_MAX_JOINTS:
         raise DerivationError(
             f"a symbolic linearisation is offered for arms of up to {SYMBOLIC_MAX_JOINTS} joints; {robot.name} "
@@ -327,7 +327,7 @@ def rk4_step(
     """The discrete-time nonlinear model: x[k+1] from x[k] = (q, qd) by one classical Runge-Kutta step of
     length ``dt`` with tau held (local error O(dt^5))."""
     _check_step(dt)
-    n = robot.n
+    n = robot.nv
     state = _vector(x, 2 * n, "x")
     u = _vector(tau, n, "tau")
     dyn = dynamics(robot, bind_parameters(robot, params), engine)

@@ -68,25 +68,26 @@ def _style(ax: Any, title: str, ylabel: str) -> None:
 
 
 def joint_values(robot: Manipulator, q: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """q with revolute columns in degrees, and the axis label of every joint."""
+    """q with revolute columns in degrees, and the axis label of every joint (column k is joint
+    ``robot.independent[k]``: a coupled robot's columns are its independent coordinates)."""
     shown = np.array(q, dtype=float, copy=True)
     labels = []
-    for k, link in enumerate(robot.links):
-        if link.revolute:
+    for k, j in enumerate(robot.independent):
+        if robot.links[j].revolute:
             shown[:, k] = np.degrees(shown[:, k])
-            labels.append(f"$q_{{{k + 1}}}$ (deg)")
+            labels.append(f"$q_{{{j + 1}}}$ (deg)")
         else:
-            labels.append(f"$q_{{{k + 1}}}$ (m)")
+            labels.append(f"$q_{{{j + 1}}}$ (m)")
     return shown, labels
 
 
 def joint_figure(t: np.ndarray, q: np.ndarray, robot: Manipulator, title: str) -> Any:
     """One panel per joint: q_i(t) (Angeles et al.'s figures 4 and 7)."""
-    fig, axes = new_figure(robot.n)
+    fig, axes = new_figure(robot.nv)
     shown, labels = joint_values(robot, q)
-    for k, ax in enumerate(axes):
-        ax.plot(t, shown[:, k], color="tab:blue" if robot.links[k].revolute else "tab:red")
-        _style(ax, f"joint {k + 1}", labels[k])
+    for k, (j, ax) in enumerate(zip(robot.independent, axes, strict=False)):
+        ax.plot(t, shown[:, k], color="tab:blue" if robot.links[j].revolute else "tab:red")
+        _style(ax, f"joint {j + 1}", labels[k])
     plain_suptitle(fig, title)
     fig.tight_layout()
     return fig
@@ -103,8 +104,8 @@ def simulation_figure(
     """Joint motion (left) and the energies with their sum (right)."""
     fig, (ax_q, ax_e) = new_figure(2, width=5.5, height=3.2)
     shown, _ = joint_values(robot, q)
-    for k in range(robot.n):
-        ax_q.plot(t, shown[:, k], label=f"joint {k + 1} ({'deg' if robot.links[k].revolute else 'm'})")
+    for k, j in enumerate(robot.independent):
+        ax_q.plot(t, shown[:, k], label=f"joint {j + 1} ({'deg' if robot.links[j].revolute else 'm'})")
     _style(ax_q, "joint motion", "q (deg for R, m for P)")
     ax_q.legend(fontsize=7)
     energy = kinetic + potential
@@ -122,13 +123,13 @@ def torque_figure(history: Any) -> Any:
     """A :class:`~robodyn.analysis.torques.TorqueHistory` as one panel per joint: tau_i (N m) or f_i (N) against t
     (s)."""
     robot, t = history.robot, history.trajectory.t
-    fig, axes = new_figure(robot.n, height=2.4)
-    for k, ax in enumerate(axes[: robot.n]):
-        revolute = robot.links[k].revolute
+    fig, axes = new_figure(robot.nv, height=2.4)
+    for k, (j, ax) in enumerate(zip(robot.independent, axes, strict=False)):
+        revolute = robot.links[j].revolute
         ax.plot(t, history.tau[:, k], color="tab:blue" if revolute else "tab:red")
         ax.axhline(0.0, color="grey", linewidth=0.5)
-        label = f"$\\tau_{{{k + 1}}}$ (N m)" if revolute else f"$f_{{{k + 1}}}$ (N)"
-        _style(ax, f"joint {k + 1} ({'torque' if revolute else 'force'})", label)
+        label = f"$\\tau_{{{j + 1}}}$ (N m)" if revolute else f"$f_{{{j + 1}}}$ (N)"
+        _style(ax, f"joint {j + 1} ({'torque' if revolute else 'force'})", label)
     figure = {"angeles1": "fig. 5", "angeles2": "fig. 8"}.get(history.trajectory.name)
     plain_suptitle(fig, f"{robot.name}: joint torques and forces along {history.trajectory.name}"
                    + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))

@@ -48,6 +48,7 @@ from robodyn.analysis.trajectories import load_trajectory as load_trajectory
 from robodyn.analysis.trajectories import stanford_example1 as stanford_example1
 from robodyn.analysis.trajectories import trajectory_from_csv as trajectory_from_csv
 from robodyn.formulations import dalembert
+from robodyn.model.couplings import refuse_coupled
 from robodyn.model.files import atomic_path, write_all
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters, bound_robot
@@ -332,6 +333,7 @@ class SimplifiedModel:
 
 def symbolic_split(robot: Manipulator) -> dict[str, se.DenseMatrix]:
     """The d'Alembert components of ``robot`` in q1..qn, qd1..qdn."""
+    refuse_coupled(robot, "Fu's simplified d'Alembert model")
     q, qd, _ = joint_symbols(robot.n).symengine()
     return dalembert.components(robot, q, qd)
 
@@ -355,6 +357,7 @@ def simplify_model(
     ``output_dir``: where to write ``dalembert_D.png`` (Fu fig. 3.10), ``dalembert_h.png`` (fig. 3.11)
     and ``simplified_model.txt``; created if missing. ``samples``: set points of a built-in trajectory.
     """
+    refuse_coupled(robot, "Fu's simplified d'Alembert model")  # its D_ij, h_i split the tree's joints
     if not 0 <= threshold < 1:
         raise ValueError(f"threshold must be in [0, 1), got {threshold}")
     bindings = parameter_values(robot, params)

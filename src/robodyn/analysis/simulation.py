@@ -149,7 +149,7 @@ def forward_dynamics_symbolic(robot: Manipulator, method: str = "newton-euler") 
     :class:`~robodyn.errors.DerivationError`: their M^-1 is too large to be useful in closed form, and
     :func:`robodyn.numeric.forward_dynamics` or :func:`simulate` solve M qdd = tau - bias numerically.
     """
-    n = robot.n
+    n = robot.nv  # the independent coordinates (robot.n without couplings)
     if n > SYMBOLIC_MAX_JOINTS:
         raise DerivationError(
             f"closed-form forward dynamics is offered for arms of up to {SYMBOLIC_MAX_JOINTS} joints; "
@@ -182,7 +182,7 @@ class Dynamics:
     def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
         self.robot = robot
         self.params = dict(params or {})
-        self.n = robot.n
+        self.n = robot.nv
         self.model = compile_model(robot, self.params)  # also checks that every parameter is bound
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -349,7 +349,7 @@ class SimulationResult:
 
     def to_csv_text(self) -> str:
         """Header ``t,q1..,qd1..,qdd1..,tau1..,kinetic,potential,energy``; one row per sample."""
-        n = self.robot.n
+        n = self.robot.nv
         names = ["t", *(f"{p}{i}" for p in ("q", "qd", "qdd", "tau") for i in range(1, n + 1))]
         names += ["kinetic", "potential", "energy"]
         data = np.hstack([self.t[:, None], self.q, self.qd, self.qdd, self.tau,
@@ -400,7 +400,7 @@ TorqueLaw = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
 
 def torque_law(robot: Manipulator, torque: Torque, engine: Dynamics) -> TorqueLaw:
     """tau(t, q, qd) from what :func:`simulate` accepts: None or "zero", "gravity", n numbers, or a callable."""
-    n = robot.n
+    n = robot.nv
     if torque is None or (isinstance(torque, str) and torque == "zero"):
         zero = np.zeros(n)
         return lambda t, q, qd: zero
@@ -463,7 +463,7 @@ def simulate(
     and a step size that collapses raise :class:`SimulationError`, each one line saying at which t.
     """
     t0, t1 = _time_span(t_span)
-    n = robot.n
+    n = robot.nv
     options = _solver_options(method, rtol, atol, max_step, 2 * n)
     times = _output_times(t0, t1, t_eval, samples)
     limit = _evaluation_limit(max_evaluations)
@@ -619,7 +619,7 @@ def _numbers(values: np.ndarray) -> str:
 
 def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, method: str,
             params: Mapping[str, float] | None) -> SimulationResult:
-    n = robot.n
+    n = robot.nv
     t, q, qd = sol.t, sol.y[:n].T.copy(), sol.y[n:].T.copy()
     tau = np.array([law(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd, strict=True)]).reshape(len(t), n)
     qdd = numeric.forward_dynamics(engine.model, q, qd, tau) if len(t) else np.zeros((0, n))
@@ -651,7 +651,7 @@ def stable_equilibrium(
 
     bound = bind_parameters(robot, params)
     model = compile_model(robot, bound)
-    start = _vector(q_guess, robot.n, "q_guess")
+    start = _vector(q_guess, robot.nv, "q_guess")
     result = minimize(
         lambda q: float(potential_energy(model, q)),
         start,
@@ -736,8 +736,8 @@ def small_oscillations(
     from scipy.linalg import eigh
 
     bound = bind_parameters(robot, params)
-    q = _vector(q0, robot.n, "q0")
-    zero = np.zeros(robot.n)
+    q = _vector(q0, robot.nv, "q0")
+    zero = np.zeros(robot.nv)
     d_q, _ = derivatives(robot, bound).inverse_dynamics(q, zero, zero)  # d tau / d q at rest = d(G + load)/dq
     K = 0.5 * (d_q + d_q.T)
     M = numeric.mass_matrix(robot, q, params=bound)
@@ -784,7 +784,7 @@ def free_swing_period(
     v = oscillations.modes[:, mode] / np.max(np.abs(oscillations.modes[:, mode]))
     weight = oscillations.M @ v
     q0 = oscillations.q0
-    n = robot.n
+    n = robot.nv
 
     def crossing(t: float, x: np.ndarray) -> float:
         return float(weight @ (x[:n] - q0))

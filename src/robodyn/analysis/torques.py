@@ -49,12 +49,14 @@ class TorqueHistory:
 
     @property
     def columns(self) -> list[str]:
-        """``tau{i}`` for a revolute joint (torque, N m), ``f{i}`` for a prismatic one (force, N)."""
-        return [f"tau{i}" if link.revolute else f"f{i}" for i, link in enumerate(self.robot.links, start=1)]
+        """``tau{i}`` for a revolute joint (torque, N m), ``f{i}`` for a prismatic one (force, N); a coupled
+        robot's columns are its independent joints' (``robot.independent``), numbered as the links."""
+        links = self.robot.links
+        return [f"tau{j + 1}" if links[j].revolute else f"f{j + 1}" for j in self.robot.independent]
 
     @property
     def units(self) -> list[str]:
-        return ["N m" if link.revolute else "N" for link in self.robot.links]
+        return ["N m" if self.robot.links[j].revolute else "N" for j in self.robot.independent]
 
     @property
     def peak(self) -> np.ndarray:

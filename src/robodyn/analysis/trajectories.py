@@ -95,7 +95,8 @@ def angeles1(
     whose d_i is the paper's b_i. Any arm is accepted (``robot`` may also be a joint-type string "RRPRRR"):
     joint 2, if revolute, gets the paper's theta_2 values, the others theirs by joint type.
     """
-    types = robot if isinstance(robot, str) else robot.joint_types
+    # a coupled robot's trajectory is in its independent coordinates: their joints' types
+    types = robot if isinstance(robot, str) else "".join(robot.joint_types[j] for j in robot.independent)
     n = len(types)
     q0 = np.zeros(n)
     A = np.array([math.pi / 30 if kind == "R" else prismatic_sign * 0.01 for kind in types])
@@ -247,12 +248,13 @@ def load_trajectory(spec: str | Path | Trajectory, robot: Manipulator, samples: 
     elif str(spec) in TRAJECTORIES:
         trajectory = TRAJECTORIES[str(spec)](robot, check_samples(samples, 3))
     elif path_exists(spec):  # not only regular files: a FIFO or a directory gets a one-line refusal
-        trajectory = trajectory_from_csv(spec, robot.n)
+        trajectory = trajectory_from_csv(spec, robot.nv)
     else:
         raise TrajectoryError(
             f"{str(spec)!r} is neither a file nor a built-in trajectory ({', '.join(TRAJECTORIES)})",
             field="trajectory",
         )
-    if trajectory.n != robot.n:
-        raise TrajectoryError(f"the trajectory has {trajectory.n} joints, the robot {robot.n}", field="trajectory")
+    if trajectory.n != robot.nv:  # the independent coordinates of a coupled robot (robot.n without couplings)
+        what = f"{robot.nv} independent coordinates" if robot.couplings else f"{robot.n}"
+        raise TrajectoryError(f"the trajectory has {trajectory.n} joints, the robot {what}", field="trajectory")
     return trajectory

@@ -94,6 +94,7 @@ from robodyn.identification.regressor import (
     regressor,
     symbolic_regressor,
 )
+from robodyn.model.couplings import refuse_coupled
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import geometry_symbols, symbol_values
@@ -613,6 +614,7 @@ def base_parameters(robot: Manipulator, *, coulomb: bool = False) -> BaseParamet
     """The base parameters of ``robot`` by closed-form rules (see the module docstring)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"base_parameters() expects a Manipulator, got {type(robot).__name__}")
+    refuse_coupled(robot, "base parameters (identification)")  # the couplings regroup the tree's parameters further
     params_.check_no_clash(robot, coulomb)
     frames, acc, joint, rules = _group(robot, coulomb)
     _residual(frames, acc, joint, rules, coulomb)

@@ -39,6 +39,7 @@ import sympy
 from robodyn.algebra import SeExpr, canonical, matrix_to_sympy, to_se
 from robodyn.errors import ModelError
 from robodyn.model.cache import PerRobotCache
+from robodyn.model.couplings import refuse_coupled
 from robodyn.model.floats import Floats
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import geometry_symbols, symbol_values
@@ -147,6 +148,7 @@ def inverse_dynamics_in_parameters(
     tree. They are moved to the modified frames of the recursion (T_j p, module docstring) and run through
     :func:`robodyn.recursions.newton_euler.inverse_dynamics`. Joint values default to the symbols q1.., qd1..,
     qdd1... Returns symengine expressions."""
+    refuse_coupled(robot, "the inverse dynamics in standard parameters (identification)")
     js = joint_symbols(robot.n).symengine()
     q = list(q) if q is not None else js[0]
     qd = list(qd) if qd is not None else js[1]
@@ -225,6 +227,7 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
     entries to the canonical form."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"regressor() expects a Manipulator, got {type(robot).__name__}")
+    refuse_coupled(robot, "the regressor (identification)")  # Y would be G^T Y_tree(G q + c, ...): not yet built
     params_.check_no_clash(robot, coulomb)
     Y = symbolic_regressor(robot, coulomb, tidy=tidy)
     load = _tip_load(robot)
@@ -324,6 +327,7 @@ def numeric_regressor(
     The same columns as :func:`regressor`, the recursion run on NumPy arrays of blocks of states
     (:class:`robodyn.numeric.kane.NumpyOps`). ``params`` binds the geometry symbols (inertial symbols are not
     needed). Y @ p + load equals :func:`robodyn.numeric.inverse_dynamics` to rounding."""
+    refuse_coupled(robot, "the regressor (identification)")
     binding = _geometry_binding(robot, params)
     key = tuple(sorted((s.name, v) for s, v in binding.items()))
     arm, changes = _NUMERIC.get(robot, key, lambda: _numeric_arm(robot, binding))

@@ -121,4 +121,12 @@ def coupling_map(n: int, couplings: Sequence[Coupling]) -> tuple[sympy.Matrix, s
     return G, c
 
 
-__all__ = ["Coupling", "coupling_map", "independent", "resolve"]
+def refuse_coupled(robot: Any, feature: str, instead: str = "") -> None:
+    """One ModelError (field ``couplings``) where ``robot`` has couplings and ``feature`` is not yet offered for
+    coupled joints: a one-line refusal rather than an answer in the tree's coordinates."""
+    if getattr(robot, "couplings", ()):
+        raise ModelError(f"{feature} is not available with coupled joints ({robot.name} has "
+                         f"{len(robot.couplings)}){'; ' + instead if instead else ''}", field="couplings")
+
+
+__all__ = ["Coupling", "coupling_map", "independent", "refuse_coupled", "resolve"]

@@ -149,6 +149,17 @@ def _text(text: str) -> str:
     return html.escape(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
+def _couplings_note(robot: Manipulator) -> str:
+    """A coupled robot's couplings (q_joint = ratio q_leader + offset) and its independent coordinates."""
+    if not robot.couplings:
+        return ""
+    rules = "; ".join(f"joint {int(c.joint) + 1} = {c.ratio} x joint {int(c.leader) + 1} + {c.offset}"
+                      for c in robot.couplings)
+    free = ", ".join(str(j + 1) for j in robot.independent)
+    return (f"<p>Coupled joints: {html.escape(rules)}. The equations, plots and counts are in the {robot.nv} "
+            f"independent coordinates q1..q{robot.nv}, those of joints {html.escape(free)}.</p>")
+
+
 def _header(robot: Manipulator) -> str:
     params = robot.parameters()
     gravity = sympy.Tuple(*robot.gravity)
@@ -157,6 +168,7 @@ def _header(robot: Manipulator) -> str:
         f"<p>{_text(robot.description)}</p>" if robot.description else "",
         f'<p class="note">Source: {_text(robot.source)}</p>' if robot.source else "",
         f"<p>{robot.n} joints ({robot.joint_types}), {html.escape(tables.CONVENTION_TEXT[robot.convention])}.</p>",
+        _couplings_note(robot),
         f"<p>Gravity (acceleration vector in the base frame): {math(gravity)}. Parameters: "
         + (", ".join(math(s) for s in params) if params else "none (numeric model)") + ".</p>",
     ]
@@ -248,7 +260,7 @@ def _equations_section(eqs: Equations) -> str:
 
 
 def _forward_section(robot: Manipulator) -> str:
-    if robot.n > SYMBOLIC_MAX_JOINTS:
+    if robot.nv > SYMBOLIC_MAX_JOINTS:
         return ""
     fd = forward_dynamics_symbolic(robot)
     det_lhs = "<mi>&#x0394;</mi><mo>=</mo><mi>det</mi><mi>M</mi>"
@@ -275,6 +287,8 @@ def _counts_section(robot: Manipulator) -> str:
     label = "Kane's algorithm (Angeles, Ma and Rojas), inverse dynamics"
     if robot.has_placements:  # Angeles' HD notation cannot express a fixed placement before a joint
         rows = [[label, "-", "-", "not applicable (fixed placements): Angeles' HD notation cannot express them"]]
+    elif robot.couplings:  # the algorithm runs on independent joints; a coupled robot's count is not yet offered
+        rows = [[label, "-", "-", "not applicable (coupled joints)"]]
     else:
         kane = opcount.count_operations(robot)
         rows = [[label, str(kane.multiplications), str(kane.additions),
@@ -306,7 +320,7 @@ def _check_section(robot: Manipulator) -> str:
 
 
 def _swing_start(robot: Manipulator) -> np.ndarray:
-    return np.array([0.4 if link.revolute else 0.0 for link in robot.links])
+    return np.array([0.4 if robot.links[j].revolute else 0.0 for j in robot.independent])  # independent q
 
 
 _TRAJECTORY_NOTES = {
@@ -367,7 +381,7 @@ def build(
         warnings.simplefilter("ignore")  # the model's warnings were given when it was loaded
         step("equations")
         eqs = derive(robot, method)
-        sections = [_header(robot), _nav(cross_check, plots, robot.n), _dh_section(robot), _inertia_section(robot),
+        sections = [_header(robot), _nav(cross_check, plots, robot.nv), _dh_section(robot), _inertia_section(robot),
                     _equations_section(eqs), _forward_section(robot)]
         step("operation counts")
         sections.append(_counts_section(robot))
