@@ -1,4 +1,4 @@
-"""Operation counts of the cheapest programs beside the published figures (the README's table).
+"""Operation counts of the cheapest programs beside the published figures (the table in docs/guide/programs.md).
 
     python benchmarks/opcount.py [--json out.json]
 

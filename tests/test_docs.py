@@ -46,8 +46,8 @@ def test_site_has_the_guide_conventions_methods_cli_and_api(site: Path) -> None:
     for name, author in METHOD_PAGES.items():
         title = re.search(r"<h1>(.*?)</h1>", (site / "methods" / f"{name}.html").read_text(encoding="utf-8"), re.S)
         assert title and author in title.group(1), name
-    # the guide's pages are the README's sections, included: a section that moved or was renamed fails the build,
-    # and the text arrives
+    # the quickstart page includes the README from "The two commands" to its tour: a section that moved or was
+    # renamed fails the build, and the text arrives
     assert "./scripts/demo" in _text(site / "guide" / "quickstart.html")
 
 

@@ -864,7 +864,7 @@ def codegen(
     lock: LockOption = None,
 ) -> None:
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
-    bias, G and forward dynamics, each with its operation count (see README, Generated code)."""
+    bias, G and forward dynamics, each with its operation count (see the guide, docs/guide/programs.md)."""
     from robodyn import codegen as generator
     from robodyn.model.files import write_all
 
