@@ -1,26 +1,44 @@
-"""Every URDF shipped by example-robot-data through robodyn's reader, against Pinocchio's (prints a table).
+"""Every URDF shipped by example-robot-data (and, with ``--pybullet``, some of PyBullet's) through robodyn's reader,
+against Pinocchio's (prints a table).
 
-    python benchmarks/urdf_survey.py [--samples 5] [--directory DIR]
+    python benchmarks/urdf_survey.py [--samples 5] [--directory DIR] [--no-compiled] [--pybullet]
 
-For each URDF: loaded or refused (with the reason, the first words of robodyn's one-line ModelError), the number
-of moving joints, chain or tree, and for a loaded one the largest relative difference between Pinocchio's
-``rnea``, ``crba`` and ``aba`` (see :func:`compare`) on ``pinocchio.buildModelFromUrdf(path)`` (fixed base) and on
-``robodyn.formats.pinocchio.to_pinocchio(rd.load(path))`` (the model robodyn built, whatever its frames) at random
-states.
-Joints are matched by name (Pinocchio's order may differ from robodyn's depth-first order); Pinocchio stores a
-continuous joint's q as (cos q, sin q). Neither side applies damping. ``engine``: robodyn's own numeric engine
-(:mod:`robodyn.numeric`: inverse dynamics less the damping, M, and forward dynamics weighted by M as for aba)
-against the same Pinocchio model of the file. tests/test_urdf_trees.py runs the same survey and asserts its
-counts and a bound on every difference.
+For each URDF: loaded with the default options (mimic joints coupled) or refused (with the reason, robodyn's
+one-line ModelError), the number of moving joints and of independent coordinates (``nv``), chain or tree, and for a
+loaded one the largest relative differences at random states (q, qd, qdd uniform in [-1, 1], ``nv`` each) between
+robodyn and Pinocchio's model of the same file, ``pinocchio.buildModelFromUrdf(path, mimic=True)`` where the file
+has mimic joints (see :class:`Reference`):
+
+- ``id``: the inverse dynamics tau; ``M``: the mass matrix (independent coordinates: G^T M G); ``fd``: the forward
+  dynamics of Pinocchio's tau, which must give back the qdd Pinocchio's tau was computed from, weighted by M:
+  max |M (qdd - qdd_pin)| / max |tau| (the backward error, in torque; ``qdd`` is the raw relative difference of the
+  accelerations, the same up to cond(M), which tiny finger links make large), of robodyn's numeric engine
+  (:mod:`robodyn.numeric`);
+- ``C id``, ``C M``, ``C fd``: the same of the compiled C (``rd.compile(robot)``, the tau, M and forward routines,
+  default cache: a second run is quick); robots beyond what rd.compile derives (its link limit) or with more
+  than ``--compiled-max-links`` joints are noted and skipped;
+- ``writer``: ``to_pinocchio(robot)`` (the Pinocchio model robodyn writes, whatever its frames) against Pinocchio's
+  model of the file (rnea, crba and aba, the last weighted by M), for robots without couplings.
+
+Joints are matched by name (``robot.joint_names``, the URDF's own names); the order of robodyn's links and of
+Pinocchio's joints should agree too (both depth-first, siblings by name): a row says ``order differs`` where they
+do not. Pinocchio stores a continuous joint's q as (cos q, sin q). Pinocchio's rnea applies no damping: the URDF's
+``<dynamics damping>`` (as Pinocchio reads it, ``model.damping``) is added on Pinocchio's side, b qd for each joint,
+for a mimic joint s^2 b qd_leader on its leader (its scaling s). Where Pinocchio refuses ``mimic=True`` (romeo and
+talos_full_v2: a joint mimics one that comes after it in Pinocchio's tree) its model of independent joints is
+projected with robodyn's coupling map G (tau = G^T tau_tree, M = G^T M_tree G; q_tree = G q + c), and the row says
+so. tests/formats/test_urdf_trees.py runs the same survey and asserts its counts and a bound on every difference.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import importlib.metadata
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -31,19 +49,24 @@ import numpy as np
 
 import robodyn as rd
 from robodyn import numeric
-from robodyn.formats.frames import distinct_names
 from robodyn.formats.pinocchio import to_pinocchio
+from robodyn.runtime.entry import CompileError
 
 ROBOTS = Path("share") / "example-robot-data" / "robots"
-PARTS = ("rnea", "crba", "aba", "engine", "qdd")
-MODEL_PARTS = PARTS[:4]  # what the models disagree on; qdd adds the conditioning of M
+ENGINE_PARTS = ("id", "M", "fd")
+COMPILED_PARTS = ("C id", "C M", "C fd")
+MODEL_PARTS = (*ENGINE_PARTS, *COMPILED_PARTS, "writer")  # what the models disagree on; qdd adds cond(M)
+PARTS = (*MODEL_PARTS, "qdd")
+TOLERANCE = 1e-9
+#: PyBullet's URDFs the survey reads (``--pybullet``): relative to pybullet_data's directory, globs allowed.
+PYBULLET = ("franka_panda/panda.urdf", "xarm/xarm6_with_gripper.urdf", "**/minitaur*.urdf", "**/diff_ring*.urdf")
 
 
 def robots_directory() -> Path | None:
     """example-robot-data's ``robots`` directory: from its Python package if importable, else from the
     installed distribution's files, else beside Pinocchio's cmeel prefix; None if none is found."""
     try:
-        import example_robot_data
+        import example_robot_data  # type: ignore[import-not-found, unused-ignore]
 
         candidate = Path(example_robot_data.getModelPath("ur_description/urdf/ur5_robot.urdf"))
         if candidate.is_dir():
@@ -55,7 +78,7 @@ def robots_directory() -> Path | None:
         for f in dist.files or []:
             parts = Path(str(f)).parts
             if "robots" in parts and str(f).endswith(".urdf"):
-                located = Path(dist.locate_file(f))
+                located = Path(str(dist.locate_file(f)))
                 return located.parents[len(parts) - parts.index("robots") - 2]
     except importlib.metadata.PackageNotFoundError:
         pass
@@ -73,14 +96,31 @@ def urdf_files(directory: Path) -> list[Path]:
     return sorted(directory.rglob("*.urdf"))
 
 
+def pybullet_files() -> tuple[Path, list[Path]]:
+    """pybullet_data's directory and the files of :data:`PYBULLET` in it (ImportError without pybullet)."""
+    import pybullet_data  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    directory = Path(pybullet_data.getDataPath())
+    found: list[Path] = []
+    for pattern in PYBULLET:
+        for name in sorted(glob.glob(str(directory / pattern), recursive=True)):
+            if Path(name) not in found:
+                found.append(Path(name))
+    return directory, found
+
+
 @dataclass
 class Outcome:
-    """One URDF: loaded (``differences`` per part) or refused (``reason``, the error's text)."""
+    """One URDF: loaded (``differences`` per part) or refused (``reason``, the error's text); ``notes``: how it
+    was compared where that is not the plain way (Pinocchio's mimic model, the compiled C)."""
 
     path: Path
     n: int = 0
+    nv: int = 0
     tree: bool = False
     reason: str = ""
+    order: bool = True
+    notes: list[str] = field(default_factory=list)
     differences: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -89,12 +129,16 @@ class Outcome:
 
     @property
     def worst(self) -> float:
-        """The largest of the rnea, crba and aba differences."""
-        return max((self.differences[p] for p in MODEL_PARTS), default=0.0)
+        """The largest difference of ID, M and FD, numeric and compiled, and of the written model."""
+        return max((self.differences[p] for p in MODEL_PARTS if p in self.differences), default=0.0)
+
+    @property
+    def compiled(self) -> bool:
+        return COMPILED_PARTS[0] in self.differences
 
 
 def refusal_kind(message: str) -> str:
-    """A short key for a refusal's reason, for grouping: ``mimic``, ``floating``, ``planar``, ... ."""
+    """A short key for a refusal's reason, for grouping: ``mimic``, ``floating``, ``inertia``, ... ."""
     for key in ("mimic", "floating", "planar", "inertia", "closed chain", "not one tree", "no moving joint",
                 "no name"):
         if key in message:
@@ -116,17 +160,6 @@ def symmetric(M: np.ndarray) -> np.ndarray:
     return np.triu(M) + np.triu(M, 1).T
 
 
-def matched_joints(robot: rd.Manipulator, model: Any) -> list[int]:
-    """For each robodyn link, the id of Pinocchio's joint of the same URDF joint (names mapped as read_urdf
-    maps them, in robodyn's order)."""
-    names = list(model.names)[1:]
-    identifiers = dict(zip(distinct_names(names, ("base",)), range(1, len(names) + 1), strict=True))
-    ids = [identifiers.get(link.name, -1) for link in robot.links]
-    if -1 in ids or len(set(ids)) != len(ids) or len(ids) != model.njoints - 1:
-        raise AssertionError(f"robodyn's joints {[link.name for link in robot.links]} are not Pinocchio's {names}")
-    return ids
-
-
 def numeric_engine(robot: rd.Manipulator) -> SimpleNamespace:
     """robodyn.numeric's inverse dynamics, M and forward dynamics of ``robot``, called as rd.compile's are."""
     return SimpleNamespace(inverse_dynamics=partial(numeric.inverse_dynamics, robot),
@@ -134,67 +167,153 @@ def numeric_engine(robot: rd.Manipulator) -> SimpleNamespace:
                            forward_dynamics=partial(numeric.forward_dynamics, robot))
 
 
-def engine_difference(robot: rd.Manipulator, engine: Any, state: tuple[np.ndarray, ...], tau: np.ndarray,
-                      M: np.ndarray) -> float:
-    """An engine of robodyn (:func:`numeric_engine`, or ``rd.compile(robot)``) against Pinocchio's tau (without
-    damping) and M of the same state, in robodyn's joint order: the largest relative difference of the inverse
-    dynamics (its damping taken off), of M, and of the forward dynamics of tau (plus the damping) weighted by M."""
-    q, qd, qdd = state
-    damping = np.array([float(link.damping) for link in robot.links]) * qd
-    engine_tau = engine.inverse_dynamics(q, qd, qdd) - damping
-    out = max(relative(engine_tau, tau), relative(engine.mass_matrix(q), M))
-    if np.linalg.eigvalsh(M)[0] <= 1e-12 * size(M):  # a massless branch (a mimic finger read as independent):
-        return out  # no forward dynamics
-    engine_qdd = engine.forward_dynamics(q, qd, tau + damping)
-    return max(out, size(M @ (engine_qdd - qdd)) / max(size(tau), np.finfo(float).tiny))
+class Reference:
+    """Pinocchio's model of a URDF in robodyn's independent coordinates: ``buildModelFromUrdf(path, mimic=True)``
+    where ``robot`` has couplings (or, where Pinocchio refuses that, its model of independent joints projected with
+    robodyn's G: ``projected``), joints matched by name; ``state(q, qd, qdd)`` gives tau (the URDF damping added),
+    M and whether M is positive definite (no forward dynamics of a massless branch)."""
 
+    def __init__(self, robot: rd.Manipulator, path: Path) -> None:
+        import pinocchio as pin
 
-def compare(robot: rd.Manipulator, path: Path, samples: int, seed: int = 0, compiled: bool = False) -> dict[str, float]:
-    """Largest relative differences between Pinocchio's model of ``path`` and ``to_pinocchio(robot)`` at
-    ``samples`` random states (q, qd, qdd uniform in [-1, 1]): ``rnea`` (tau), ``crba`` (M, from the upper
-    triangles), ``aba``: the difference of the accelerations for the same tau weighted by the mass matrix,
-    M (qdd - qdd_pin), relative to tau (the backward error: what the models disagree on, in torque), and ``qdd``:
-    the raw relative difference of the accelerations, the same up to cond(M) (which tiny finger links make large)."""
-    import pinocchio as pin
+        self.pin = pin
+        self.projected, self.note = False, ""
+        try:
+            self.model = pin.buildModelFromUrdf(str(path), mimic=bool(robot.couplings))
+        except (RuntimeError, ValueError) as exc:  # romeo, talos_full_v2: a joint mimics one after it
+            self.model, self.projected = pin.buildModelFromUrdf(str(path)), True
+            self.note = (f"Pinocchio refuses mimic=True ({str(exc).strip().splitlines()[0][:70]}): its model of "
+                         "independent joints, projected with robodyn's G")
+        model, names = self.model, list(robot.joint_names)
+        self.order = list(model.names)[1:] == names
+        ids = [model.getJointId(name) for name in names]
+        if any(j >= model.njoints for j in ids):  # getJointId answers njoints for a name it does not know
+            raise AssertionError(f"robodyn's joints {names} are not Pinocchio's {list(model.names)[1:]}")
+        keep = range(robot.n) if self.projected else robot.independent
+        self.joints = [model.joints[ids[k]] for k in keep]
+        self.v = np.array([joint.idx_v for joint in self.joints], dtype=int)
+        if sorted(self.v) != list(range(model.nv)) or any(joint.nv != 1 for joint in self.joints):
+            raise AssertionError(f"Pinocchio's coordinates of {path.name} are not robodyn's {names}")
+        G, c = robot.coupling_map()
+        self.G, self.c = np.array(G, dtype=float), np.array(c, dtype=float).ravel()
+        self.damping = self._damping(robot, path, names)
 
-    reference = pin.buildModelFromUrdf(str(path))
-    ours = to_pinocchio(robot)
-    data_ref, data_ours = reference.createData(), ours.createData()
-    ids = matched_joints(robot, reference)
-    joints = [reference.joints[j] for j in ids]
-    v_index = np.array([joint.idx_v for joint in joints])
-    rng = np.random.default_rng(seed)
-    worst = dict.fromkeys(PARTS, 0.0)
-    engines = {"engine": numeric_engine(robot)}
-    if compiled:
-        worst["compiled"] = 0.0
-        engines["compiled"] = rd.compile(robot)
-    for _ in range(samples):
-        q, qd, qdd = rng.uniform(-1, 1, (3, robot.n))
-        q_ref = pin.neutral(reference)
-        for joint, value in zip(joints, q, strict=True):
+    def _damping(self, robot: rd.Manipulator, path: Path, names: list[str]) -> np.ndarray:
+        """The damping (n,) of Pinocchio's model, b per coordinate, a mimic joint's s^2 b on its leader's."""
+        model = self.model
+        if self.projected or not robot.couplings:
+            return np.array(model.damping)
+        plain = self.pin.buildModelFromUrdf(str(path))  # mimic=True keeps no damping of the mimic joints
+        damping = np.zeros(model.nv)
+        for name in names:
+            joint, b = model.joints[model.getJointId(name)], plain.damping[plain.joints[plain.getJointId(name)].idx_v]
+            s = joint.extract().scaling if joint.shortname() == "JointModelMimic" else 1.0
+            damping[joint.idx_v] += s * s * b
+        return damping
+
+    def state(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+        pin, model = self.pin, self.model
+        data = model.createData()
+        if self.projected:
+            q, qd, qdd = self.G @ q + self.c, self.G @ qd, self.G @ qdd
+        q_ref = pin.neutral(model)
+        for joint, value in zip(self.joints, q, strict=True):
             q_ref[joint.idx_q:joint.idx_q + joint.nq] = [np.cos(value), np.sin(value)] if joint.nq == 2 else value
-        v_ref, a_ref = np.zeros(reference.nv), np.zeros(reference.nv)
-        v_ref[v_index], a_ref[v_index] = qd, qdd
-        tau = pin.rnea(ours, data_ours, q, qd, qdd).copy()  # Pinocchio returns views of data, which aba reuses
-        tau_file = pin.rnea(reference, data_ref, q_ref, v_ref, a_ref)[v_index].copy()
-        worst["rnea"] = max(worst["rnea"], relative(tau, tau_file))
-        M, M_ref = symmetric(pin.crba(ours, data_ours, q)), symmetric(pin.crba(reference, data_ref, q_ref))
-        worst["crba"] = max(worst["crba"], relative(M, M_ref[np.ix_(v_index, v_index)]))
-        tau_ref = np.zeros(reference.nv)
-        tau_ref[v_index] = tau
-        qdd_ref = pin.aba(reference, data_ref, q_ref, v_ref, tau_ref)[v_index]
-        qdd_ours = pin.aba(ours, data_ours, q, qd, tau)
-        weighted = M_ref[np.ix_(v_index, v_index)] @ (qdd_ours - qdd_ref)
-        worst["aba"] = max(worst["aba"], size(weighted) / max(size(tau), np.finfo(float).tiny))
-        worst["qdd"] = max(worst["qdd"], relative(qdd_ours, qdd_ref))
-        M_file = M_ref[np.ix_(v_index, v_index)]
-        for key, engine in engines.items():
-            worst[key] = max(worst[key], engine_difference(robot, engine, (q, qd, qdd), tau_file, M_file))
+        v, a = np.zeros(model.nv), np.zeros(model.nv)
+        v[self.v], a[self.v] = qd, qdd
+        tau = (pin.rnea(model, data, q_ref, v, a) + self.damping * v)[self.v]
+        M = symmetric(pin.crba(model, data, q_ref))[np.ix_(self.v, self.v)]
+        if self.projected:
+            tau, M = self.G.T @ tau, self.G.T @ M @ self.G
+        return tau, M, bool(np.linalg.eigvalsh(M)[0] > 1e-12 * size(M))
+
+
+def engine_differences(engine: Any, state: tuple[np.ndarray, ...], tau: np.ndarray, M: np.ndarray,
+                       definite: bool) -> dict[str, float]:
+    """An engine of robodyn (:func:`numeric_engine`, or ``rd.compile(robot)``) against Pinocchio's tau and M of
+    the same state: relative differences of ID, M and FD (weighted by M; none where M is singular), and qdd's."""
+    q, qd, qdd = state
+    out = {"id": relative(engine.inverse_dynamics(q, qd, qdd), tau), "M": relative(engine.mass_matrix(q), M),
+           "fd": 0.0, "qdd": 0.0}
+    if definite:
+        engine_qdd = engine.forward_dynamics(q, qd, tau)
+        out["fd"] = size(M @ (engine_qdd - qdd)) / max(size(tau), np.finfo(float).tiny)
+        out["qdd"] = relative(engine_qdd, qdd)
+    return out
+
+
+def writer_difference(robot: rd.Manipulator, reference: Reference, state: tuple[np.ndarray, ...]) -> float:
+    """``to_pinocchio(robot)`` against Pinocchio's model of the file (rnea, crba, aba weighted by M), no damping."""
+    pin, model = reference.pin, reference.model
+    ours = to_pinocchio(robot)
+    q, qd, qdd = state
+    data, data_ours = model.createData(), ours.createData()
+    q_ref = pin.neutral(model)
+    for joint, value in zip(reference.joints, q, strict=True):
+        q_ref[joint.idx_q:joint.idx_q + joint.nq] = [np.cos(value), np.sin(value)] if joint.nq == 2 else value
+    v, a = np.zeros(model.nv), np.zeros(model.nv)
+    v[reference.v], a[reference.v] = qd, qdd
+    tau = pin.rnea(ours, data_ours, q, qd, qdd).copy()  # Pinocchio returns views of data, which aba reuses
+    worst = relative(tau, pin.rnea(model, data, q_ref, v, a)[reference.v])
+    M = symmetric(pin.crba(model, data, q_ref))[np.ix_(reference.v, reference.v)]
+    worst = max(worst, relative(symmetric(pin.crba(ours, data_ours, q)), M))
+    if np.linalg.eigvalsh(M)[0] > 1e-12 * size(M):
+        tau_ref = np.zeros(model.nv)
+        tau_ref[reference.v] = tau
+        qdd_ref = pin.aba(model, data, q_ref, v, tau_ref)[reference.v]
+        weighted = M @ (pin.aba(ours, data_ours, q, qd, tau) - qdd_ref)
+        worst = max(worst, size(weighted) / max(size(tau), np.finfo(float).tiny))
     return worst
 
 
-def survey_one(path: Path, samples: int, mimic: str = "refuse", compiled: bool = False) -> Outcome:
+def build_compiled(robot: rd.Manipulator, max_links: int) -> tuple[Any, str]:
+    """``rd.compile(robot)`` (tau, M and forward; default cache) and "", or None and why it was skipped."""
+    if robot.n > max_links:
+        return None, f"compiled C skipped: {robot.n} joints > --compiled-max-links {max_links}"
+    try:
+        return rd.compile(robot, outputs=("tau", "M", "forward")), ""
+    except (rd.ModelError, CompileError) as exc:
+        return None, f"compiled C skipped: {str(exc).splitlines()[0][:90]}"
+
+
+def compare(robot: rd.Manipulator, path: Path, samples: int, seed: int = 0, compiled: bool = False,
+            max_links: int = 1000, outcome: Outcome | None = None) -> dict[str, float]:
+    """Largest relative differences (see the module docstring) between robodyn's ``robot`` read from ``path``
+    and Pinocchio's model of ``path`` at ``samples`` random states; ``outcome`` (if given) takes the notes and
+    whether the joint orders agree."""
+    reference = Reference(robot, path)
+    engines: dict[str, Any] = {"": numeric_engine(robot)}
+    notes = [reference.note] if reference.note else []
+    if compiled:
+        engine, note = build_compiled(robot, max_links)
+        if engine is not None:
+            engines["C "] = engine
+        else:
+            notes.append(note)
+    rng = np.random.default_rng(seed)
+    worst: dict[str, float] = {}
+
+    def keep(key: str, value: float) -> None:
+        worst[key] = max(worst.get(key, 0.0), value)
+
+    for _ in range(samples):
+        q, qd, qdd = rng.uniform(-1, 1, (3, robot.nv))
+        state = (q, qd, qdd)
+        tau, M, definite = reference.state(q, qd, qdd)
+        for prefix, engine in engines.items():
+            for key, value in engine_differences(engine, state, tau, M, definite).items():
+                if prefix and key == "qdd":
+                    continue
+                keep(prefix + key, value)
+        if not robot.couplings:
+            keep("writer", writer_difference(robot, reference, state))
+    if outcome is not None:
+        outcome.order, outcome.notes = reference.order, notes
+    return worst
+
+
+def survey_one(path: Path, samples: int, mimic: str = "couple", compiled: bool = False,
+               max_links: int = 1000) -> Outcome:
     outcome = Outcome(path)
     try:
         with warnings.catch_warnings():
@@ -203,53 +322,93 @@ def survey_one(path: Path, samples: int, mimic: str = "refuse", compiled: bool =
     except rd.ModelError as exc:
         outcome.reason = str(exc)
         return outcome
-    outcome.n, outcome.tree = robot.n, robot.is_tree
-    outcome.differences = compare(robot, path, samples, compiled=compiled)
+    outcome.n, outcome.nv, outcome.tree = robot.n, robot.nv, robot.is_tree
+    outcome.differences = compare(robot, path, samples, compiled=compiled, max_links=max_links, outcome=outcome)
     return outcome
 
 
-def survey(directory: Path, samples: int, mimic: str = "refuse", compiled: bool = False) -> list[Outcome]:
-    return [survey_one(path, samples, mimic, compiled) for path in urdf_files(directory)]
+def survey(directory: Path | list[Path], samples: int, mimic: str = "couple", compiled: bool = False,
+           max_links: int = 1000, progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """:func:`survey_one` of every URDF under ``directory`` (or of the files given)."""
+    out = []
+    for path in urdf_files(directory) if isinstance(directory, Path) else directory:
+        out.append(survey_one(path, samples, mimic, compiled, max_links))
+        if progress is not None:
+            progress(out[-1])
+    return out
+
+
+def print_table(outcomes: list[Outcome], directory: Path, samples: int, seconds: float) -> None:
+    """The table, the worst difference and the counts of a survey."""
+    print(f"\n| URDF | result | joints (nv) | shape | {' | '.join(PARTS)} | notes |")
+    print(f"|---|---|---:|---|{'---:|' * len(PARTS)}---|")
+    for o in outcomes:
+        name = str(o.path.relative_to(directory))
+        if o.loaded:
+            diffs = " | ".join(f"{o.differences[p]:.1e}" if p in o.differences else "" for p in PARTS)
+            notes = "; ".join([*([] if o.order else ["order differs"]), *o.notes]).replace("|", "/")
+            print(f"| {name} | loaded | {o.n} ({o.nv}) | {'tree' if o.tree else 'chain'} | {diffs} | {notes} |")
+        else:
+            reason = o.reason.replace(str(o.path) + ": ", "").replace("|", "/")
+            print(f"| {name} | refused: {reason} | | | {' | '.join('' for _ in PARTS)} | |")
+    loaded = [o for o in outcomes if o.loaded]
+    kinds = Counter(refusal_kind(o.reason) for o in outcomes if not o.loaded)
+    agree = [o for o in loaded if o.worst < TOLERANCE]
+    print(f"\n{len(outcomes)} URDFs: {len(loaded)} load ({sum(o.tree for o in loaded)} trees, "
+          f"{sum(o.nv < o.n for o in loaded)} with coupled joints), {len(outcomes) - len(loaded)} refused"
+          f"{' (' + ', '.join(f'{k}: {v}' for k, v in sorted(kinds.items())) + ')' if kinds else ''}; "
+          f"{len(agree)} of {len(loaded)} agree with Pinocchio to {TOLERANCE:.0e} "
+          f"(compiled C checked on {sum(o.compiled for o in loaded)}); joint orders differ on "
+          f"{sum(not o.order for o in loaded)}")
+    for o in loaded:
+        if o.worst >= TOLERANCE:
+            print(f"  beyond {TOLERANCE:.0e}: {o.path.relative_to(directory)} {o.worst:.1e}")
+    if loaded:
+        for label, parts in (("numeric", ENGINE_PARTS), ("compiled", COMPILED_PARTS), ("writer", ("writer",))):
+            values = [(max(o.differences.get(p, 0.0) for p in parts), o) for o in loaded
+                      if any(p in o.differences for p in parts)]
+            if values:
+                value, o = max(values, key=lambda item: item[0])
+                print(f"worst relative difference, {label}: {value:.1e} ({o.path.relative_to(directory)})")
+        worst_qdd = max(loaded, key=lambda o: o.differences.get("qdd", 0.0))
+        print(f"worst raw qdd: {worst_qdd.differences.get('qdd', 0.0):.1e} ({worst_qdd.path.relative_to(directory)});"
+              f" {samples} states per robot, {seconds:.1f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--samples", type=int, default=5, help="random states per robot")
     parser.add_argument("--directory", type=Path, default=None, help="a robots directory (default: found)")
-    parser.add_argument("--compiled", action="store_true",
-                        help="also rd.compile each robot (the generated C) and compare it (minutes)")
-    parser.add_argument("--mimic", choices=("refuse", "independent"), default="refuse",
-                        help="mimic joints: refused, or read as independent joints (as Pinocchio's reader does)")
+    parser.add_argument("--compiled", action=argparse.BooleanOptionalAction, default=True,
+                        help="also rd.compile each robot (the generated C, default cache) and compare it")
+    parser.add_argument("--compiled-max-links", type=int, default=1000,
+                        help="skip the compiled check of robots with more joints than this")
+    parser.add_argument("--mimic", choices=("couple", "independent", "refuse"), default="couple",
+                        help="mimic joints: coupled coordinates (the default), independent joints, or refused")
+    parser.add_argument("--pybullet", action="store_true",
+                        help="survey PyBullet's Panda, xArm, minitaur family and diff_ring instead")
+    parser.add_argument("--verbose", action="store_true", help="one line per robot as it is done")
     args = parser.parse_args()
-    directory = args.directory or robots_directory()
-    if directory is None:
-        raise SystemExit("example-robot-data's robots directory was not found; give --directory")
+    if args.pybullet:
+        try:
+            directory, files = pybullet_files()
+        except ImportError:
+            raise SystemExit("--pybullet needs pybullet (pip install pybullet)") from None
+        targets: Path | list[Path] = files
+    else:
+        found = args.directory or robots_directory()
+        if found is None:
+            raise SystemExit("example-robot-data's robots directory was not found; give --directory")
+        directory = targets = found
+
+    def progress(o: Outcome) -> None:
+        if args.verbose:
+            result = o.reason or f"{o.worst:.1e} {'; '.join(o.notes)}"
+            print(f"{o.path.relative_to(directory)}: {result} ({time.perf_counter() - start:.0f} s)", flush=True)
+
     start = time.perf_counter()
-    outcomes = survey(directory, args.samples, args.mimic, args.compiled)
-    parts = (*PARTS, "compiled") if args.compiled else PARTS
-    print(f"| URDF | result | joints | shape | {' | '.join(parts)} |")
-    print(f"|---|---|---:|---|{'---:|' * len(parts)}")
-    for o in outcomes:
-        name = str(o.path.relative_to(directory))
-        if o.loaded:
-            diffs = " | ".join(f"{o.differences[p]:.1e}" for p in parts)
-            print(f"| {name} | loaded | {o.n} | {'tree' if o.tree else 'chain'} | {diffs} |")
-        else:
-            reason = o.reason.replace(str(o.path) + ": ", "").replace("|", "/")
-            print(f"| {name} | refused: {reason} | | | {' | '.join('' for _ in parts)} |")
-    loaded = [o for o in outcomes if o.loaded]
-    kinds = Counter(refusal_kind(o.reason) for o in outcomes if not o.loaded)
-    print(f"\n{len(outcomes)} URDFs: {len(loaded)} load ({sum(o.tree for o in loaded)} trees), "
-          f"{len(outcomes) - len(loaded)} refused ({', '.join(f'{k}: {v}' for k, v in sorted(kinds.items()))})")
-    if loaded:
-        worst = max(loaded, key=lambda o: o.worst)
-        worst_qdd = max(loaded, key=lambda o: o.differences["qdd"])
-        print(f"worst relative difference (rnea, crba, aba, engine) {worst.worst:.1e} "
-              f"({worst.path.relative_to(directory)}), of qdd {worst_qdd.differences['qdd']:.1e} "
-              f"({worst_qdd.path.relative_to(directory)}); {args.samples} states per robot, "
-              f"{time.perf_counter() - start:.1f} s")
-        if args.compiled:
-            print(f"worst of the compiled C: {max(o.differences['compiled'] for o in loaded):.1e}")
+    outcomes = survey(targets, args.samples, args.mimic, args.compiled, args.compiled_max_links, progress)
+    print_table(outcomes, directory, args.samples, time.perf_counter() - start)
 
 
 if __name__ == "__main__":

@@ -160,8 +160,25 @@ def test_mimic_options() -> None:
     assert "\n" not in str(info.value)
     with pytest.raises(ModelError, match="expected one of 'couple', 'independent', 'refuse'"):
         rd.load(path, mimic="gears")
-    with pytest.raises(ModelError, match="mimics joint 'index_q1', which is not a moving joint"):
-        load(ROBOTS / "alex_description/urdf/alex_psyonic_hands.urdf")
+    with pytest.warns(rd.ModelWarning, match="mimic joints of a joint the file does not define, read as "
+                                              "independent joints: 'Left_index_q2' \\(follows 'index_q1'\\)"):
+        alex = rd.load(ROBOTS / "alex_description/urdf/alex_psyonic_hands.urdf")  # (Pinocchio's reader, too)
+    assert alex.nv == alex.n and not alex.couplings
+
+
+def test_a_mimic_of_a_fixed_joint_is_refused(tmp_path: Path) -> None:
+    """A joint that mimics a joint the file has but that does not move (fixed, or locked) is refused in one line:
+    lock the follower too."""
+    path = tmp_path / "fixed_leader.urdf"
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+    path.write_text(f"""<robot name="r"><link name="base"/>
+  <joint name="a" type="fixed"><parent link="base"/><child link="l1"/></joint><link name="l1">{inertial}</link>
+  <joint name="b" type="revolute"><parent link="l1"/><child link="l2"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/><mimic joint="a"/></joint><link name="l2">{inertial}</link>
+</robot>""")
+    with pytest.raises(ModelError, match="mimics joint 'a', which is not a moving joint") as info:
+        rd.load(path)
+    assert "\n" not in str(info.value)
 
 
 @pytest.mark.skipif(not _has_compiler(), reason="no C compiler")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from benchmarks.urdf_survey import Outcome, compare, refusal_kind, robots_directory, survey, symmetric
+from benchmarks.urdf_survey import Outcome, compare, pybullet_files, refusal_kind, robots_directory, survey, symmetric
 from typer.testing import CliRunner
 
 import robodyn as rd
@@ -17,6 +17,7 @@ from robodyn.cli import app
 from robodyn.formats.frames import distinct_names
 from robodyn.formats.pinocchio import to_pinocchio
 from robodyn.formats.urdf import read_urdf, write_urdf
+from robodyn.runtime.entry import CompileError, find_compiler
 from tests.conftest import load_quiet
 
 pytest.importorskip("yourdfpy")
@@ -24,6 +25,13 @@ pin = pytest.importorskip("pinocchio")
 
 TOL = 1e-9
 DATA = Path(__file__).parents[1] / "data"
+
+
+def _has_compiler() -> bool:
+    try:
+        return find_compiler() is not None
+    except CompileError:
+        return False
 
 
 def _inertial(mass: float, xyz: str, rpy: str = "0 0 0") -> str:
@@ -152,10 +160,17 @@ def test_a_tree_round_trips_through_urdf(tmp_path: Path) -> None:
 
 # -- every URDF of example-robot-data ---------------------------------------------------------------------
 
-#: What robodyn makes of the 69 URDFs of example-robot-data 4.x: how many load (of which trees), and the
-#: refusals by reason. A change in the reader (or in the package) shows here.
-LOADED, TREES = 56, 35
-REFUSED = {"mimic": 9, "no moving joint": 2, "inertia": 1, "no name": 1}  # no name: ur3.urdf's <robot>
+#: What robodyn makes of the 69 URDFs of example-robot-data 4.x with the default options (mimic joints coupled):
+#: how many load (of which trees, of which with coupled joints), and the refusals by reason. A change in the reader
+#: (or in the package) shows here. The 4 refused for what the file is: two with no moving joint (hector's
+#: quadrotor_base, iris_simple), ur3.urdf's <robot> without a name, romeo_laas_small's negative principal moment.
+#: alex_psyonic_hands' fingers mimic joints the file does not define (Pinocchio's mimic=True refuses it): they are
+#: read as independent joints, with a warning, as Pinocchio's reader does without mimic=True.
+LOADED, TREES, COUPLED = 65, 44, 8
+REFUSED = {"no moving joint": 2, "no name": 1, "inertia": 1}
+#: Where Pinocchio 4.1 refuses mimic=True (a joint mimics one after it in its tree): compared with its model of
+#: independent joints, projected with robodyn's G.
+PROJECTED = {"romeo.urdf", "talos_full_v2.urdf", "talos_full_v2_box.urdf"}
 
 
 def _robots_or_skip() -> Path:
@@ -174,34 +189,71 @@ def outcomes() -> list[Outcome]:
 def test_example_robot_data_counts(outcomes: list[Outcome]) -> None:
     loaded = [o for o in outcomes if o.loaded]
     refused = Counter(refusal_kind(o.reason) for o in outcomes if not o.loaded)
-    assert (len(loaded), sum(o.tree for o in loaded), dict(refused)) == (LOADED, TREES, REFUSED)
+    assert (len(loaded), sum(o.tree for o in loaded), sum(o.nv < o.n for o in loaded), dict(refused)) == (
+        LOADED, TREES, COUPLED, REFUSED)
     for o in outcomes:
         if not o.loaded:
             assert "\n" not in o.reason and o.reason.startswith(f"{o.path}: "), o.reason
-    mimic = [o for o in outcomes if refusal_kind(o.reason) == "mimic"]
-    assert all("field 'mimic'" in o.reason and "lock" in o.reason for o in mimic)
+    reasons = {o.path.name: o.reason.removeprefix(f"{o.path}: ") for o in outcomes if not o.loaded}
+    assert reasons["quadrotor_base.urdf"].startswith("no moving joint")
+    assert reasons["iris_simple.urdf"].startswith("no moving joint")
+    assert reasons["ur3.urdf"] == "<robot> has no name attribute"
+    assert "principal moment -0.00272042 is negative" in reasons["romeo_laas_small.urdf"]
+    alex = next(o for o in loaded if o.path.name == "alex_psyonic_hands.urdf")
+    assert alex.nv == alex.n  # its fingers' leaders are not in the file: independent joints
     assert max((o.n for o in loaded), default=0) == 101  # tiago_dual: both hands
+    assert all(o.order for o in loaded)  # robodyn's links in Pinocchio's order of joints, not only matched by name
+    assert {o.path.name for o in loaded if o.notes} == PROJECTED
 
 
 def test_example_robot_data_agrees_with_pinocchios_reader(outcomes: list[Outcome]) -> None:
-    """rnea, crba and aba (weighted by M: the accelerations themselves differ by up to cond(M) times more, 5e-8
-    on anymal-kinova's light fingers) agree to 1e-9 on every URDF that loads; angles snapped to multiples of 90
-    degrees (URDF's 1.570796325 for pi/2) account for the largest, about 1e-11 on the UR arms."""
+    """ID, M and FD of robodyn's numeric engine (FD weighted by M: the accelerations themselves differ by up to
+    cond(M) times more, 5e-8 on anymal-kinova's light fingers), and the model to_pinocchio writes, agree to 1e-9
+    with Pinocchio's reader (mimic=True, the URDF damping added on its side) on every URDF that loads; angles
+    snapped to multiples of 90 degrees (URDF's 1.57079632679 for pi/2) account for the largest, about 1e-11 on the
+    UR arms and baxter."""
     worst = {o.path.name: o.worst for o in outcomes if o.loaded}
     assert max(worst.values()) < TOL, sorted(worst.items(), key=lambda item: -item[1])[:3]
     assert max(o.differences["qdd"] for o in outcomes if o.loaded) < 1e-6
+    assert all(set(o.differences) == {"id", "M", "fd", "qdd", *(() if o.nv < o.n else ("writer",))}
+               for o in outcomes if o.loaded)
 
 
 def test_example_robot_data_with_independent_mimic_joints() -> None:
-    """mimic="independent": the 9 files with mimic joints load too (65 of 69; 44 trees) and agree with
-    Pinocchio's reader, which reads mimic joints as independent joints by default."""
+    """mimic="independent": the files with mimic joints load as trees of independent joints (65 of 69, 44 trees)
+    and agree with Pinocchio's reader of independent joints."""
     directory = _robots_or_skip()
     outcomes = survey(directory, samples=1, mimic="independent")
     loaded = [o for o in outcomes if o.loaded]
     refused = Counter(refusal_kind(o.reason) for o in outcomes if not o.loaded)
-    assert (len(loaded), sum(o.tree for o in loaded), dict(refused)) == (
-        LOADED + REFUSED["mimic"], 44, {k: v for k, v in REFUSED.items() if k != "mimic"})
-    assert max(o.worst for o in loaded) < TOL
+    assert (len(loaded), sum(o.tree for o in loaded), dict(refused)) == (LOADED, TREES, REFUSED)
+    assert all(o.nv == o.n for o in loaded) and max(o.worst for o in loaded) < TOL
+
+
+@pytest.mark.skipif(not _has_compiler(), reason="no C compiler")
+def test_compiled_c_of_an_example_robot_data_tree_agrees_with_pinocchio(tmp_path: Path) -> None:
+    """The survey's compiled check on one tree (solo: 8 joints, two branches per hip): rd.compile's tau, M and
+    forward routines against Pinocchio's reader (the full survey compiles every robot rd.compile derives)."""
+    path = _robots_or_skip() / "solo_description" / "robots" / "solo.urdf"
+    robot = rd.load(path)
+    outcome = Outcome(path)
+    differences = compare(robot, path, samples=3, compiled=True, outcome=outcome)
+    assert outcome.notes == [] and {"C id", "C M", "C fd"} <= set(differences), outcome.notes
+    assert max(differences.values()) < TOL, differences
+
+
+def test_pybullet_files_agree_with_pinocchio() -> None:
+    """PyBullet's Panda (a mimic finger) and xArm with its gripper (5 coupled joints), the minitaur family
+    (``<?xml version="0.0"?>``, minitaur_fixed_all has no moving joint) and diff_ring (a declaration after
+    whitespace), when pybullet is installed: every one loads but minitaur_fixed_all, and agrees with Pinocchio."""
+    pytest.importorskip("pybullet_data")
+    _, files = pybullet_files()
+    outcomes = survey(files, samples=2)
+    refused = [o.path.name for o in outcomes if not o.loaded]
+    assert len(outcomes) == 11 and refused == ["minitaur_fixed_all.urdf"]
+    loaded = {o.path.name: o for o in outcomes if o.loaded}
+    assert (loaded["panda.urdf"].nv, loaded["xarm6_with_gripper.urdf"].nv) == (8, 7)
+    assert all(o.order for o in loaded.values()) and max(o.worst for o in loaded.values()) < TOL
 
 
 def test_panda_loads_as_a_tree_with_the_mimic_finger_locked() -> None:

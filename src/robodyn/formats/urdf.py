@@ -76,7 +76,7 @@ from typing import Any
 
 import numpy as np
 
-from robodyn.errors import ModelError, ModelWarning
+from robodyn.errors import ModelError, ModelWarning, printable
 from robodyn.formats.frames import (
     Body,
     JointFrame,
@@ -517,7 +517,7 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
            snap: bool, mimic: str) -> Manipulator:
     tree = _tree(robot, lock, shown, mimic)
     dropped = [joint.name for joint in tree.joints if getattr(joint, "mimic", None) is not None]
-    couplings = _mimic_couplings(tree, shown) if mimic == "couple" else ()
+    couplings = _mimic_couplings(tree, shown, {j.name for j in robot.joints}) if mimic == "couple" else ()
     if dropped and mimic == "independent":
         warnings.warn(f"{shown}: mimic relations dropped, independent joints: {', '.join(map(repr, dropped))}",
                       ModelWarning, stacklevel=4)
@@ -547,15 +547,21 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
             raise exc.located(file=shown) from None
 
 
-def _mimic_couplings(tree: _Tree, shown: str) -> tuple[Coupling, ...]:
-    """The mimic joints as couplings (q_joint = multiplier q_leader + offset), by link index."""
+def _mimic_couplings(tree: _Tree, shown: str, defined: set[str]) -> tuple[Coupling, ...]:
+    """The mimic joints as couplings (q_joint = multiplier q_leader + offset), by link index. A joint that mimics
+    a joint the file does not define at all (example-robot-data's alex_psyonic_hands) is read as an independent
+    joint, with a warning naming both, as Pinocchio's reader does without ``mimic=True``."""
     index = {joint.name: k for k, joint in enumerate(tree.joints)}
     out = []
+    undefined = []
     for k, joint in enumerate(tree.joints):
         relation = getattr(joint, "mimic", None)
         if relation is None:
             continue
         where = f"joint '{joint.name}'"
+        if relation.joint not in defined:
+            undefined.append(f"{joint.name!r} (follows {relation.joint!r})")
+            continue
         if relation.joint not in index:
             raise ModelError(f"it mimics joint {relation.joint!r}, which is not a moving joint (fixed, locked or "
                              "undefined): lock this one too, or read it with mimic='independent'", file=shown,
@@ -563,6 +569,10 @@ def _mimic_couplings(tree: _Tree, shown: str) -> tuple[Coupling, ...]:
         multiplier = 1.0 if relation.multiplier is None else _floats(relation.multiplier, 1, where, shown, "mimic")[0]
         offset = 0.0 if relation.offset is None else _floats(relation.offset, 1, where, shown, "mimic")[0]
         out.append(Coupling(k, index[relation.joint], _exact(float(multiplier)), _exact(float(offset))))
+    if undefined:
+        warnings.warn(f"{shown}: mimic joints of a joint the file does not define, read as independent joints: "
+                      f"{printable(', '.join(undefined[:5]))}{' ...' if len(undefined) > 5 else ''}", ModelWarning,
+                      stacklevel=5)
     return tuple(out)
 
 
