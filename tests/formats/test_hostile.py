@@ -188,3 +188,13 @@ def test_model_files_write_text_that_reads_back_as_text(text: str) -> None:
     robot = dataclasses.replace(rd.load("double_pendulum"), description=text)
     data = parse_text(dumps(robot), json_format=False)
     assert data["description"] == text
+
+
+def test_escaped_surrogate_pairs_are_one_character_and_lone_surrogates_are_refused(tmp_path) -> None:
+    """JSON writers escape an emoji as a UTF-16 pair ("\\ud83e\\udd16"); PyYAML decodes the two halves apart. The
+    model-file reader joins a pair into its character, as JSON does, and a lone half is refused as not text."""
+    assert parse_text('d: "\\ud83e\\udd16 robot"', json_format=False) == {"d": "\U0001f916 robot"}
+    path = tmp_path / "lone.yaml"
+    path.write_text('name: lone\ndescription: "a \\ud800 b"\nlinks:\n  - {joint: R, a: 0.5, mass: 1}\n')
+    with pytest.raises(ModelError, match=r"lone\.yaml: field 'description': not valid Unicode text"):
+        read_model_file(path)

@@ -19,6 +19,7 @@ import symengine as se
 from robodyn.algebra import canonical
 from robodyn.analysis.trajectories import check_samples
 from robodyn.equations import Equations
+from robodyn.errors import ModelError
 from robodyn.formulations import AVAILABLE, derive, method_name
 from robodyn.model.manipulator import Manipulator
 
@@ -27,6 +28,19 @@ CHECKED_PARTS = ("tau", "M", "h", "G")
 #: exactly; larger ones numerically (an exact comparison of the symbolic PUMA by every method
 #: takes minutes: pass mode="exact" for it).
 EXACT_AUTO_MAX_JOINTS = 3
+#: The most random states of the numeric comparison (``samples``). Each state is evaluated on its own, for every
+#: checked part of every method: the PUMA 560 takes 12 s for 5,000 samples on 2 shared cores (2.4 ms a state), so
+#: 10,000 about 25 s, and a general 5-link chain 1.4 ms a state for EMDEG alone: about a minute in all; the bound
+#: of the analyses (:data:`robodyn.analysis.samples.MAX_SAMPLES`, 1,000,000) would take about 40 minutes.
+MAX_CHECK_SAMPLES = 10_000
+#: The most links :func:`check` takes: it derives with every method and compiles and evaluates each part of each,
+#: far more than one derivation (:data:`robodyn.formulations.MAX_DERIVE_LINKS`). Measured on a chain of float links
+#: of general twist (the worst case: nested form), 50 samples, 2 shared cores: 5 links 2.5 s; 6 links 65 s (EMDEG:
+#: derivation 6 s, comparison 58 s; the other methods 0.4 s); 7 links more than 300 s of CPU in EMDEG alone (the
+#: other methods 0.7 s); 8 and 10 links more than 120 s (1.4 and 1.8 GB); 20 links 300 s and 3.9 GB. 7 keeps every
+#: built-in robot and the 7-joint test tree (right-angled arms take seconds); a general 6- or 7-link arm is slow
+#: through EMDEG only.
+MAX_CHECK_LINKS = 7
 
 
 @dataclass(frozen=True)
@@ -137,6 +151,15 @@ def relative_difference(a: np.ndarray, b: np.ndarray, floor: float = 0.0) -> flo
     return diff / scale if scale > 0 else diff
 
 
+def check_check_samples(samples: object) -> int:
+    """``samples`` as an int from 1 to :data:`MAX_CHECK_SAMPLES`; otherwise one :class:`ModelError` naming it."""
+    count = check_samples(samples, 1)
+    if count > MAX_CHECK_SAMPLES:
+        raise ModelError(f"must be an integer from 1 to {MAX_CHECK_SAMPLES} for the cross-check (each state is "
+                         f"evaluated on its own), got {count}", field="samples")
+    return count
+
+
 def compare(
     reference: Equations,
     other: Equations,
@@ -161,7 +184,7 @@ def compare(
             )
             out.append(Comparison(other.method, part, mode, 0.0 if same else float("inf"), same))
         return out
-    sampler = NumericSampler(reference.robot, samples, seed)
+    sampler = NumericSampler(reference.robot, check_check_samples(samples), seed)
     symbols, points = sampler.symbols(), sampler.points()
     values = {
         part: (evaluate(reference.raw(part), symbols, points), evaluate(other.raw(part), symbols, points))
@@ -201,8 +224,12 @@ def check(
     ``methods=None`` means every available method that applies to the robot: those that do not (Kane's
     algorithm for a robot with fixed placements) are left out, with the reason in
     :attr:`CheckResult.skipped` (the CLI prints it). Methods named explicitly are all derived (a method that
-    cannot handle the robot raises its :class:`~robodyn.errors.DerivationError`)."""
-    check_samples(samples, 1)
+    cannot handle the robot raises its :class:`~robodyn.errors.DerivationError`). More than
+    :data:`MAX_CHECK_SAMPLES` samples or :data:`MAX_CHECK_LINKS` links are refused in one line, before any work."""
+    check_check_samples(samples)
+    if robot.n > MAX_CHECK_LINKS:
+        raise ModelError(f"{robot.n} links: the cross-check of every method is limited to {MAX_CHECK_LINKS} "
+                         "(derive one method for more)", field="links")
     skipped: dict[str, str] = {}
     if methods is None:
         methods = []

@@ -48,7 +48,7 @@ from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_s
 from robodyn.analysis.plots import save, simulation_figure
 from robodyn.analysis.trajectories import MAX_SAMPLES, check_samples
 from robodyn.errors import DerivationError, ModelError
-from robodyn.formulations import derive
+from robodyn.formulations import MAX_DERIVE_LINKS, derive
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.files import atomic_write
 from robodyn.model.manipulator import Manipulator
@@ -268,6 +268,10 @@ def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "la
     cached per robot and binding. ``engine``: ``"lambdify"``, ``"numpy"`` or ``"compiled"``."""
     if engine not in _ENGINE_CLASSES:
         raise SimulationError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}", field="engine")
+    if engine == "lambdify" and robot.n > MAX_DERIVE_LINKS:
+        raise SimulationError(f"{robot.n} links: the lambdify engine derives the equations symbolically, which is "
+                              f"limited to {MAX_DERIVE_LINKS} links; use engine='compiled' (the generated C) or "
+                              "engine='numpy'", field="links")
     bound = bind_parameters(robot, params)
     key = (engine, tuple(sorted((bound or {}).items())))
     return _CACHE.get(robot, key, lambda: _ENGINE_CLASSES[engine](robot, bound))

@@ -237,6 +237,19 @@ _ModelLoader.add_implicit_resolver(
     list("-+.0123456789"),
 )
 _ModelLoader.add_constructor(_TAG + "int", _construct_int)
+
+
+def _construct_str(loader: yaml.SafeLoader, node: Any) -> str:
+    """A string with its UTF-16 surrogate pairs joined: ``"\\ud83e\\udd16"`` (how JSON writers escape an emoji)
+    is one character, as in JSON; PyYAML leaves two lone surrogates, which are not text. A lone surrogate stays
+    one, and the model refuses it (:func:`robodyn.model.expr.check_text`)."""
+    value = str(loader.construct_scalar(node))
+    if not any("\ud800" <= c <= "\udfff" for c in value):
+        return value
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+_ModelLoader.add_constructor(_TAG + "str", _construct_str)
 _ModelLoader.add_constructor(_AMBIGUOUS_TAG, _refuse_ambiguous)
 
 

@@ -196,15 +196,14 @@ def _check_sympy(expr: sympy.Basic, field: str) -> sympy.Expr:
 
 def _multiset_count(m: int, k: int, cap: int) -> int:
     """C(m + k - 1, k), the number of monomials of degree k in m variables (the terms of a sum of m terms to the
-    power k), or ``cap + 1`` as soon as it is larger: never more than ``cap`` steps, whatever k."""
+    power k), or ``cap + 1`` where it is larger: a logarithmic estimate first, so that the exact count is only
+    computed when it is small (C(n, r) with r = min(k, m - 1) under 100 steps)."""
     if m <= 1 or k <= 0:
         return 1
-    count = 1
-    for i in range(1, k + 1):  # C(m + i - 1, i) grows with i for m >= 2
-        count = count * (m + i - 1) // i
-        if count > cap:
-            return cap + 1
-    return count
+    log_count = math.lgamma(m + k) - math.lgamma(k + 1) - math.lgamma(m)
+    if log_count > math.log(cap) + 1:
+        return cap + 1
+    return min(math.comb(m + k - 1, min(k, m - 1)), cap + 1)
 
 
 #: Estimates saturate here (far above every limit): the cost of a crafted expression stays a few small integers.
@@ -248,6 +247,8 @@ class _Cost:
             if not exponent.is_Number:  # x**y: an opaque factor (its base and exponent are counted on their own)
                 return 1, 1
             value = abs(float(exponent))
+            if not math.isfinite(value):
+                return _SATURATED, _SATURATED
             whole = int(value)  # (a+b)**(5/2) expands to (a+b)**2 * sqrt(a+b); 1/(a+b)**k costs as (a+b)**k
             fraction = 1 if value != whole else 0
             return _multiset_count(base_terms, whole, _SATURATED), whole * base_degree + fraction

@@ -48,8 +48,10 @@ from robodyn.symbols import g as gravity_symbol
 
 CONVENTIONS = ("standard", "modified")
 #: The most links (moving joints) a robot may have, on every input path: ``Manipulator(...)``, ``from_dh``, model
-#: files and URDF. Symbolic derivation grows quickly with n (a 60-joint chain takes about a minute with
-#: Newton-Euler); 200 is far beyond any arm and still refuses a file made to exhaust memory.
+#: files and URDF; 200 is far beyond any arm and still refuses a file made to exhaust memory. Loading, ``show`` and
+#: the numeric routines handle it; the symbolic commands do not (a 200-link chain took 5 GB in 240 s without
+#: finishing), so :func:`robodyn.derive` refuses more than :data:`robodyn.formulations.MAX_DERIVE_LINKS` (20) links
+#: and ``robodyn check`` more than :data:`robodyn.analysis.check.MAX_CHECK_LINKS` (measurements there).
 MAX_LINKS = 200
 
 

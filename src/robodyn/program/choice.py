@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from robodyn.formulations import MAX_DERIVE_LINKS
 from robodyn.program import coupled, routes
 from robodyn.program.core import Program
 from robodyn.program.outputs import ABA, AUTO, DERIVATIVES, LDLT, OUTPUTS, ROUTES
@@ -134,6 +135,8 @@ def _cheapest_route(ctx: Any, part: str) -> str:
     if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
         return "recursive"
     if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms
+        return "recursive"
+    if ctx.robot.n > MAX_DERIVE_LINKS:  # the factored route needs the symbolic equations, refused past this
         return "recursive"
     # decided before any expansion: a 7-joint arm with twists of general angle took minutes to expand,
     # and the recursion won anyway (each such angle multiplies the terms of the entries it enters)

@@ -28,7 +28,7 @@ import sympy
 from sympy.printing.mathml import mathml
 
 from robodyn.algebra import count_terms, to_se
-from robodyn.analysis.check import check
+from robodyn.analysis.check import MAX_CHECK_LINKS, check
 from robodyn.analysis.plots import png_base64
 from robodyn.analysis.simulation import SYMBOLIC_MAX_JOINTS, bind_parameters, forward_dynamics_symbolic, simulate
 from robodyn.analysis.torques import torque_history
@@ -304,6 +304,9 @@ def _counts_section(robot: Manipulator) -> str:
 
 
 def _check_section(robot: Manipulator) -> str:
+    if robot.n > MAX_CHECK_LINKS:  # every method's derivation grows too quickly past this (robodyn.analysis.check)
+        return (f"<h2 id='check'>Cross-check of the formulations</h2><p class=\"note\">Not run: {robot.n} links, "
+                f"and the cross-check of every method is limited to {MAX_CHECK_LINKS}.</p>")
     result = check(robot, samples=20)
     rows = []
     for c in result.comparisons:
