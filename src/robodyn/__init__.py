@@ -56,6 +56,7 @@ _MODULES = {
                                              "runtime")},
     **{name: f"robodyn.analysis.{name}" for name in ("simulation", "linear", "ik", "plots", "toolbox")},
     "urdf": "robodyn.formats.urdf",
+    "interop": "robodyn.interop",  # moved in 0.2 (robodyn._moved): a DeprecationWarning names the new modules
 }
 
 
