@@ -584,8 +584,8 @@ class _RightHandSide:
     def __init__(self, engine: Dynamics, law: TorqueLaw, limit: int | None, method: str, coulomb: bool = False) -> None:
         self.engine, self.law, self.limit, self.method = engine, law, limit, method
         #: Coulomb friction jumps at qd = 0, where an adaptive integrator chatters: the message says so
-        self.hint = ("; the robot's Coulomb friction jumps where a joint stops, which no integrator steps over: "
-                     "simulate robodyn.analysis.toolbox.nofriction(robot)" if coulomb else "")
+        self.hint = ("; Coulomb friction jumps where a joint stops, which no integrator steps over: simulate "
+                     "toolbox.nofriction(robot)" if coulomb else "")
         self.n = engine.n
         self.calls = 0
         self._zeros_x, self._zeros_q = np.zeros(2 * self.n), np.zeros(self.n)
@@ -595,8 +595,8 @@ class _RightHandSide:
         self.calls += 1
         if self.limit is not None and self.calls > self.limit:
             raise SimulationError(
-                f"gave up at t = {t:.6g} s after {self.limit} evaluations of the dynamics: the motion is too fast "
-                f"or too stiff for {self.method} (try method='Radau', or raise max_evaluations){self.hint}",
+                f"gave up at t = {t:.6g} s after {self.limit} evaluations: too fast or too stiff for "
+                f"{self.method} (try method='Radau', or raise max_evaluations){self.hint}",
                 field="max_evaluations")
         n = self.n
         q, qd = x[:n], x[n:]
