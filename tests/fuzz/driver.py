@@ -64,7 +64,8 @@ def snapshot(root: Path) -> dict[str, str]:
 
 
 def setup(cwd: Path, spec: dict[str, Any]) -> None:
-    """Create a job's inputs in its working directory: each action names a path relative to ``cwd``."""
+    """Create a job's inputs in its working directory: each action names a path relative to ``cwd``; ``run``
+    lists argument lists of earlier ``robodyn`` runs there (their output is dropped)."""
     for src, dst in spec.get("copy", []):
         (cwd / dst).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, cwd / dst)
@@ -84,6 +85,14 @@ def setup(cwd: Path, spec: dict[str, Any]) -> None:
         os.symlink(target, cwd / name)
     for name, mode in spec.get("chmod", []):
         os.chmod(cwd / name, mode)
+    if spec.get("run"):  # earlier robodyn runs in the same directory (their files count as already there)
+        home = os.getcwd()
+        os.chdir(cwd)
+        try:
+            for args in spec["run"]:
+                invoke([str(a) for a in args])
+        finally:
+            os.chdir(home)
 
 
 def _selftest(kind: str) -> Callable[[], None]:

@@ -13,7 +13,8 @@ FIFOs, symlinks and changes modes. ``expect``:
 - ``refuse``: exit code 2; stderr is one ``error: ...`` line, optionally after ``warning: ...`` lines (the CLI
   prints a model's doubtful-inertia warnings before it refuses something else); stdout is empty; no
   ``Traceback``; every string of ``mentions`` (the file, the link, the field or the option) is in the error
-  line; no file is left in the working directory.
+  line (at most ``max_line`` characters long where the entry sets it); no file is left in the working
+  directory.
 - ``ok``: exit code 0 and no ``Traceback``; stderr holds only ``warning:`` and ``wrote`` lines; every file
   created is under one of ``outputs`` (default: none may be created), and ``checks`` name sanity checks of
   them (``python``: every generated .py file parses; ``c``: every generated .c file compiles with
@@ -169,6 +170,8 @@ def _refusal_problems(entry: dict[str, Any], result: dict[str, Any]) -> list[str
         missing = [m for m in entry.get("mentions", []) if m not in errors[0]]
         if missing:
             problems.append(f"the error line does not name {missing}: {errors[0][:300]!r}")
+        if len(errors[0]) > entry.get("max_line", len(errors[0])):
+            problems.append(f"the error line is {len(errors[0])} characters long (at most {entry['max_line']})")
     if result["stdout"].strip() and entry.get("stdout") != "any":
         problems.append(f"stdout is not empty: {result['stdout'][:200]!r}")
     if result["created"]:
@@ -237,7 +240,9 @@ def syntax_checks(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, st
 
     ``python``: every generated .py file parses; ``c`` / ``fortran``: every generated source compiles with
     ``cc -fsyntax-only`` / ``gfortran -fsyntax-only`` (skipped where there is no such compiler); ``absent:TEXT``:
-    TEXT is nowhere in stdout, stderr or the generated files (e.g. the contents of /etc/passwd)."""
+    TEXT is nowhere in stdout, stderr or the generated files (e.g. the contents of /etc/passwd);
+    ``created:SUFFIX:N``: the run created exactly N files whose names end in SUFFIX (files made by the setup's
+    earlier runs do not count: a later run that overwrote one of them made none)."""
     outputs: dict[str, str] = result.get("texts", {})
     found: dict[str, str] = {}
     for check in entry.get("checks", []):
@@ -259,6 +264,10 @@ def syntax_checks(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, st
                                               text=True, check=False)
                         if proc.returncode:
                             problem = f"{rel} does not compile: {proc.stderr[:300]}"
+        elif check.startswith("created:"):
+            suffix, _, count = check.removeprefix("created:").rpartition(":")
+            made = [rel for rel, kind in result["created"].items() if kind == "file" and rel.endswith(suffix)]
+            problem = f"{len(made)} new files ending in {suffix!r}, expected {count}" if len(made) != int(count) else ""
         elif check.startswith("absent:"):
             text = check.removeprefix("absent:")
             where = [name for name, body in (("stdout", result["stdout"]), ("stderr", result["stderr"]),

@@ -57,7 +57,7 @@ def add(entry_id: str, args: list[str], expect: str, *, mentions: tuple[str, ...
                              "setup": {"copy": [list(c) for c in copy]} if copy else {}, "cost": cost}
     entry["timeout"] = timeout if timeout is not None else (10 if expect == "refuse" else 30)
     for key, value in extra.items():
-        if key in ("fifo", "symlink", "mkdir", "write", "chmod", "sparse", "repeat"):
+        if key in ("fifo", "symlink", "mkdir", "write", "chmod", "sparse", "repeat", "run"):
             entry["setup"][key] = value
         else:
             entry[key] = value
@@ -667,6 +667,213 @@ cli("help", ["--help"], "ok")
 cli("no_arguments", [], "ok")
 cli("show_help", ["show", "--help"], "ok")
 cli("list", ["list"], "ok")
+
+
+# -- issue 28: hostile classes fixed in robodyn, each with variants of our own ----------------------------------
+# 1. lone surrogates (escaped in YAML and JSON) in text fields; an escaped pair is one character
+SURROGATE_REPORT = ["report", "{f}", "--no-check", "--no-plots", "-o", "r.html"]
+SURROGATES = {"high": "\\ud800", "low": "\\udc00", "reversed_pair": "\\udd16\\ud83e", "after_text": "abc\\udbff"}
+for key, text in SURROGATES.items():
+    for field in ("description", "source"):
+        model(f"surrogate_{key}_{field}_yaml", OK_ONE + f'{field}: "{text}"\n', mentions=(field,),
+              command=["show", "{f}"])
+        model(f"surrogate_{key}_{field}_json", f'{{"name": "s", "{field}": "{text}", "links": [{json.dumps(LINK)}]}}',
+              ext="json", mentions=(field,), command=SURROGATE_REPORT)
+model("surrogate_name_yaml", 'name: "a\\ud800"\n' + OK_ONE.split("\n", 1)[1], mentions=("name",))
+model("surrogate_description_report_yaml", OK_ONE + 'description: "\\ud800"\n', mentions=("description",),
+      command=SURROGATE_REPORT)
+model("surrogate_source_show_json", f'{{"name": "s", "source": "\\ud800", "links": [{json.dumps(LINK)}]}}',
+      ext="json", mentions=("source",), command=["show", "{f}"])
+model("surrogate_pair_yaml", OK_ONE + 'description: "\\ud83e\\udd16 robot"\nsource: "\\ud83e\\udd16"\n', expect="ok")
+model("surrogate_pair_json", f'{{"name": "s", "description": "\\ud83e\\udd16", "links": [{json.dumps(LINK)}]}}',
+      ext="json", expect="ok", command=SURROGATE_REPORT, outputs=["r.html"], cost=1.0)
+model("surrogate_pair_report_yaml", OK_ONE + 'description: "\\ud83e\\udd16"\n', expect="ok",
+      command=SURROGATE_REPORT, outputs=["r.html"], cost=1.0)
+urdf("surrogate_char_ref", robot(chain(1), name="a&#xD800;b"))
+
+# 2. trajectory CSV files: a field past csv's limit (131,072 characters), a column given twice
+CSV_CASES = {
+    "field_131073": "t,q1,q2\n0,0,0\n1," + "1" * 131073 + ",0\n2,0,0\n",
+    "header_field_140000": "t,q1," + "q" * 140000 + "\n0,0,0\n1,0.1,0\n2,0.2,0\n",
+    "blank_field_140000": "t,q1," + " " * 140000 + "0\n0,0,0\n1,0.1,0\n2,0.2,0\n",
+    "duplicate_q1": "t,q1,q1\n0,0,0\n1,0,0\n2,0,0\n",
+    "duplicate_t": "t,t,q1,q2\n0,0,0,0\n1,1,0.1,0\n2,2,0.2,0\n",
+}
+for key, text in CSV_CASES.items():
+    mention = {"duplicate_q1": "'q1'", "duplicate_t": "'t'"}.get(key, "traj.csv")
+    cli(f"torques_csv_{key}", ["torques", "arm.yaml", "--trajectory", "traj.csv"], mentions=("traj.csv", mention),
+        write=[["traj.csv", text]], cost=1)
+
+# 3. --param values that make a field complex, infinite or too large
+P_INF = ("name: p_inf\ngravity: [0, -g, 0]\nlinks:\n"
+         '  - {joint: R, a: l1, mass: "1/(l1-1)", com: [c1, 0, 0], inertia: [0.01, 0.02, 0.02]}\n')
+P_COMPLEX = ('name: p_complex\ngravity: [0, -9.81, 0]\nlinks:\n'
+             '  - {joint: R, a: "sqrt(l1)", mass: 1, com: [0.2, 0, 0], inertia: [0.01, 0.02, 0.02]}\n')
+P_HUGE = ('name: p_huge\ngravity: [0, -9.81, 0]\nlinks:\n'
+          '  - {joint: R, a: 0.5, mass: "1e18*m1", com: [0.2, 0, 0], inertia: [0.01, 0.02, 0.02]}\n')
+P_OWN = ('name: p_own\ngravity: [0, -9.81, 0]\nlinks:\n'
+         '  - {joint: R, a: 0.5, alpha: "sqrt(t1)", mass: 1, com: ["1/c1", 0, 0], inertia: ["1e10*i1", 0.02, 0.02]}\n')
+PARAM_CASES = {
+    "inf": (P_INF, ["--param", "l1=1", "--param", "c1=0.5", "--param", "g=9.81"], "mass"),
+    "complex": (P_COMPLEX, ["--param", "l1=-1"], "'a'"),
+    "huge": (P_HUGE, ["--param", "m1=1e20"], "mass"),
+    "own_complex_alpha": (P_OWN, ["--param", "t1=-4", "--param", "c1=1", "--param", "i1=1"], "alpha"),
+    "own_inf_com": (P_OWN, ["--param", "t1=1", "--param", "c1=0", "--param", "i1=1"], "com"),
+    "own_huge_inertia": (P_OWN, ["--param", "t1=1", "--param", "c1=1", "--param", "i1=1e11"], "inertia"),
+}
+for key, (text, params, field) in PARAM_CASES.items():
+    rel = write(f"models/param_{key}.yaml", text)
+    for command in (["torques"], ["simulate", "--t-end", "0.05"], ["linearize"]):
+        add(f"models/param_{key}_{command[0]}", [command[0], f"param_{key}.yaml", *command[1:], *params], "refuse",
+            mentions=(f"param_{key}.yaml", field), copy=((rel, f"param_{key}.yaml"),), cost=1)
+add("models/param_huge_report", ["report", "param_huge.yaml", "-o", "r.html", "--param", "m1=1e20"], "refuse",
+    mentions=("param_huge.yaml", "mass"), copy=(("models/param_huge.yaml", "param_huge.yaml"),), cost=1)
+
+# 5. expressions whose expansion would be too large, refused by an estimate before any expansion
+BINOMIALS_30 = "*".join(f"(a{k}+b{k})" for k in range(1, 31))
+for key, field, text in (("power_8_terms_64", "mass", "(a1+a2+a3+a4+a5+a6+a7+a8)**64"),
+                         ("binomials_30", "mass", BINOMIALS_30),
+                         ("own_degree_33", "a", "(l1+l2)**33"),
+                         ("own_powers_product", "d", "(l1+l2+l3)**12*(l4+l5+l6)**12"),
+                         ("own_binomials_30_com", "com", None)):
+    value = json.dumps([BINOMIALS_30, 0, 0]) if text is None else json.dumps(text)
+    model(f"cost_{key}", yaml_link(**{field: value}), mentions=(field if field == "com" else f"'{field}'"
+                                                                 if len(field) == 1 else field,),
+          command=["derive", "{f}", "-o", "eq.txt"], timeout=10, cost=1)
+model("cost_binomials_6_ok", yaml_link(mass=json.dumps("*".join(f"(a{k}+b{k})" for k in range(1, 7)))), expect="ok",
+      command=["derive", "{f}", "-o", "eq.txt"], outputs=["eq.txt"], timeout=30, cost=1.5)
+
+# 6. long chains: symbolic work is limited to 20 links, the cross-check to 7 links and 10,000 samples
+CHAIN_200 = (("models/ok_200_links.yaml", "chain.yaml"),)
+for key, args in {"derive": ["derive", "chain.yaml", "-o", "eq.txt"],
+                  "check": ["check", "chain.yaml", "--samples", "2"],
+                  "simulate": ["simulate", "chain.yaml", "--t-end", "0.1"],
+                  "report": ["report", "chain.yaml", "-o", "r.html"]}.items():
+    cli(f"chain_200_{key}", args, mentions=("chain.yaml", "links"), copy=CHAIN_200, timeout=15, cost=2)
+cli("check_samples_1000000", ["check", "double_pendulum", "--samples", "1000000"], mentions=("samples",), copy=(),
+    cost=1)
+cli("check_samples_10001", ["check", "double_pendulum", "--samples", "10001"], mentions=("samples",), copy=(),
+    cost=1)
+model("chain_21_derive", "links:\n" + "".join(f"  - {json.dumps(LINK)}\n" for _ in range(21)),
+      mentions=("links", "20"), command=["derive", "{f}", "-o", "eq.txt"], timeout=15, cost=1)
+model("chain_8_check", "links:\n" + "".join(f"  - {json.dumps(LINK)}\n" for _ in range(8)),
+      mentions=("links", "7"), command=["check", "{f}", "--samples", "2"], timeout=15, cost=1)
+
+# 7. plain scalars read differently by YAML 1.1 (PyYAML) and 1.2 are refused; those read alike are not
+for key, field, text in (("octal_010", "a", "010"), ("sexagesimal_1_30", "mass", "1:30"),
+                         ("underscore_1_000", "a", "1_000"), ("binary_0b101", "mass", "0b101"),
+                         ("date_mass", "mass", "2001-12-14"), ("own_octal_0777", "a", "0777"),
+                         ("own_leading_zero_08", "mass", "08"), ("own_sexagesimal_3", "mass", "190:20:30"),
+                         ("own_underscore_float", "a", "1_0.5"),
+                         ("own_timestamp", "mass", "2001-12-14t21:59:43.10-05:00"),
+                         ("own_octal_in_com", "com", "[010, 0, 0]")):
+    model(f"yaml11_{key}", yaml_link(**{field: text}), mentions=(f"'{field}'", "1.1"))
+for key, field, text in (("hex_0x1F", "mass", "0x1F"), ("exponent_1e3", "mass", "1e3"),
+                         ("own_octal_0o17", "mass", "0o17"), ("own_plus_point_5", "mass", "+.5"),
+                         ("own_trailing_point", "mass", "1."), ("own_quoted_010_description", "description", '"010"')):
+    model(f"yaml11_{key}", yaml_link(**{field: text}) if field != "description" else OK_ONE + f"{field}: {text}\n",
+          expect="ok")
+model("yaml11_description_yes", OK_ONE + "description: yes\n", expect="ok")
+model("yaml11_own_description_off_source_on", OK_ONE + "description: off\nsource: on\n", expect="ok")
+
+# 8. robot names that are words of the generated languages or modules: the generated files get safe names
+for robot_name in ("constants", "inverse_dynamics", "num_joints", "c_double", "numpy", "math", "os",
+                   "double", "main", "end", "module", "import", "class", "sin"):
+    rel = write(f"models/robot_named_{robot_name}.yaml", f"name: {robot_name}\n" + OK_ONE.split("\n", 1)[1])
+    langs = (("fortran", "fortran", ".f90"), ("numpy", "python", ".py"), ("c", "c", ".c"))
+    for lang, check, suffix in langs if robot_name in ("double", "main", "c_double", "sin") else langs[:2]:
+        add(f"models/robot_named_{robot_name}_{lang}", ["codegen", f"{robot_name}.yaml", "--lang", lang, "-o", "gen"],
+            "ok", copy=((rel, f"{robot_name}.yaml"),), outputs=["gen"], checks=[check, f"created:{suffix}:1"],
+            cost=1.0)
+LONG_40 = "r" * 40
+for lang, check, suffix in (("c", "c", ".c"), ("numpy", "python", ".py"), ("fortran", "fortran", ".f90")):
+    copies = []
+    for tail in ("alpha", "beta"):
+        rel = f"models/name_40_{tail}.yaml"
+        if rel not in written:
+            write(rel, f"name: {LONG_40}_{tail}\n" + OK_ONE.split("\n", 1)[1])
+        copies.append((rel, f"{tail}.yaml"))
+    add(f"models/name_40_shared_prefix_{lang}", ["codegen", "beta.yaml", "--lang", lang, "-o", "gen"], "ok",
+        copy=tuple(copies), run=[["codegen", "alpha.yaml", "--lang", lang, "-o", "gen"]], outputs=["gen"],
+        checks=[check, f"created:{suffix}:1"], cost=1.5)
+
+# 9. output paths holding a newline, a carriage return or an escape sequence: printed escaped, on one line
+for key, args, out in (("derive_newline", ["derive", "double_pendulum", "-o"], "a\nerror: spoofed.txt"),
+                       ("derive_escape", ["derive", "double_pendulum", "-o"], "b\u001b[31mred.txt"),
+                       ("codegen_newline_dir", ["codegen", "double_pendulum", "-o"], "g\nerror: spoofed"),
+                       ("simulate_csv_carriage_return", ["simulate", "arm.yaml", "--t-end", "0.05", "--csv"],
+                        "c\rerror: spoofed.csv")):
+    cli(f"output_path_{key}", [*args, out], "ok", copy=ARM if "arm.yaml" in args else (), outputs=[out],
+        checks=["absent:\nerror:", "absent:\rerror:", "absent:\u001b["], cost=1.5)
+
+# 10. very long values in errors: the error line stays short
+LONG = 100_000
+model("long_joint_type", yaml_link(joint="R" * LONG), mentions=("joint",), max_line=300)
+model("long_convention", f"convention: {'x' * LONG}\n" + OK_ONE, mentions=("convention",), max_line=300)
+model("long_own_link_key", yaml_link(**{"k" * LONG: "1"}), max_line=300)
+model("long_own_top_key", OK_ONE + f"{'t' * LONG}: 1\n", max_line=300)
+model("long_own_expression", yaml_link(mass=json.dumps("q" * LONG)), mentions=("mass",), max_line=300)
+model("long_own_gravity_symbol", f"gravity: [0, 0, {'g' * LONG}]\n" + OK_ONE.split("\n", 2)[2], mentions=("gravity",),
+      max_line=300)
+P_ONE = write("models/param_one.yaml", P_HUGE.replace("p_huge", "p_one").replace("1e18*m1", "m1"))
+for key, param in {"name": f"{'p' * LONG}=1", "own_value_digits": f"m1={'9' * LONG}",
+                   "own_value_word": f"m1={'z' * LONG}"}.items():
+    cli(f"long_param_{key}", ["simulate", "one.yaml", "--t-end", "0.05", "--param", param], mentions=("param",),
+        copy=((P_ONE, "one.yaml"),), max_line=300)
+cli("long_own_method", ["simulate", "arm.yaml", "--t-end", "0.05", "--method", "M" * LONG], mentions=("method",),
+    max_line=300)
+cli("long_own_model_name", ["show", "w" * LONG], max_line=300, copy=())
+cli("long_own_lock", ["show", "arm.urdf", "--lock", f"{'j' * LONG}=0"], mentions=("lock",), max_line=300,
+    copy=(("urdf/ok_one_joint.urdf", "arm.urdf"),))
+
+# 11. a parameter named like a torque; the demo on a float model with general twist angles
+model("param_named_tau1", "name: t1\ngravity: [0, -g, 0]\nlinks:\n  - {joint: R, a: tau1, mass: m1, com: [c1, 0, 0]}\n",
+      expect="ok", command=["derive", "{f}", "-o", "eq.txt"], outputs=["eq.txt"], cost=1)
+model("param_named_tau2_codegen", "name: t2\ngravity: [0, -g, 0]\nlinks:\n"
+      "  - {joint: R, a: l1, mass: tau2, com: [tau1, 0, 0]}\n"
+      "  - {joint: R, a: 0.4, mass: m2, com: [0.2, 0, 0]}\n", expect="ok",
+      command=["codegen", "{f}", "--outputs", "tau", "-o", "gen"], outputs=["gen"], checks=["c"], cost=1.5)
+model("param_own_reserved_qd1", "name: r\nlinks:\n  - {joint: R, a: 0.5, mass: qd1, com: [0.2, 0, 0]}\n",
+      mentions=("mass", "qd1"))
+FLOAT_TWIST = ("name: float_twist\ngravity: [0, 0, -9.81]\nlinks:\n"
+               "  - {joint: R, a: 0.1, alpha: 0.7, d: 0.2, mass: 1.0, com: [0.05, 0.01, 0], "
+               "inertia: [0.01, 0.02, 0.02]}\n"
+               "  - {joint: R, a: 0.3, alpha: -1.1, d: 0.05, mass: 0.8, com: [0.1, 0, 0.02], "
+               "inertia: [0.01, 0.015, 0.015]}\n")
+model("demo_float_twist", FLOAT_TWIST, expect="ok", command=["demo", "{f}", "-o", "out"], outputs=["out"],
+      checks=["c"], timeout=90, cost=8)
+model("demo_own_float_prismatic", FLOAT_TWIST.replace("float_twist", "float_rp").replace(
+    "{joint: R, a: 0.3", "{joint: P, theta: 0.4, a: 0.3"), expect="ok", command=["demo", "{f}", "-o", "out"],
+      outputs=["out"], checks=["c"], timeout=90, cost=8)
+
+# 12. URDF declarations and roots, MJCF and xacro files, mimic joints
+urdf("decl_version_0_0", robot(chain(1)).replace('version="1.0"', 'version="0.0"'), expect="ok")
+urdf("decl_after_comment", "<!-- generated -->\n" + robot(chain(1)), expect="ok")
+urdf("decl_own_version_9_9_standalone", robot(chain(1)).replace('version="1.0"', 'version="9.9" standalone="yes"'),
+     expect="ok")
+urdf("no_link_element", robot('<joint name="j" type="fixed"/>'), mentions=("no <link>",))
+urdf("no_link_own_empty_robot", robot(""), mentions=("no <link>",))
+XACRO_HEAD = '<robot name="fuzz" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+MJCF = '<?xml version="1.0"?>\n<mujoco model="m"><worldbody/></mujoco>\n'
+for name, ext, text, mention in (
+        ("robot", "xml", MJCF, "MJCF"), ("mjcf_own_as_urdf", "urdf", MJCF, "MJCF"),
+        ("arm", "xacro", robot(chain(1)).replace('<robot name="fuzz">', XACRO_HEAD
+                                                  + '<xacro:property name="l" value="1"/>'), "xacro"),
+        ("xacro_own_in_urdf", "urdf", robot(chain(1)).replace('<robot name="fuzz">', XACRO_HEAD
+                                                               + '<xacro:macro name="m"/>'), "xacro")):
+    rel = write(f"urdf/{name}.{ext}", text)
+    for command in (["show"], ["derive", "-o", "eq.txt"]):
+        add(f"urdf/{name}_{ext}_{command[0]}", [command[0], f"{name}.{ext}", *command[1:]], "refuse",
+            mentions=(f"{name}.{ext}", mention), copy=((rel, f"{name}.{ext}"),))
+MIMIC_J2 = chain(2).replace('<axis xyz="0 0 1"/></joint>', '<axis xyz="0 0 1"/>{m}</joint>').replace("{m}", "", 1)
+urdf("mimic_joint", robot(MIMIC_J2.replace("{m}", '<mimic joint="j1" multiplier="2" offset="0.1"/>')), expect="ok")
+urdf("mimic_own_derive", robot(MIMIC_J2.replace("{m}", '<mimic joint="j1" multiplier="-1"/>')), expect="ok",
+     command=["derive", "{f}", "-o", "eq.txt"], outputs=["eq.txt"], cost=1)
+urdf("mimic_undefined_joint", robot(MIMIC_J2.replace("{m}", '<mimic joint="nowhere"/>')), expect="ok")
+urdf("mimic_own_undefined_torques", robot(MIMIC_J2.replace("{m}", '<mimic joint="nowhere"/>')), expect="ok",
+     command=["torques", "{f}"], cost=1)
+urdf("mimic_own_nan_multiplier", robot(MIMIC_J2.replace("{m}", '<mimic joint="j1" multiplier="nan"/>')),
+     mentions=("j2", "mimic"))
 
 
 def files() -> dict[str, bytes]:
