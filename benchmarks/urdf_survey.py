@@ -272,7 +272,7 @@ def build_compiled(robot: rd.Manipulator, max_links: int) -> tuple[Any, str]:
         return None, f"compiled C skipped: {robot.n} joints > --compiled-max-links {max_links}"
     try:
         return rd.compile(robot, outputs=("tau", "M", "forward")), ""
-    except (rd.ModelError, CompileError) as exc:
+    except (rd.ModelError, CompileError, ValueError) as exc:  # ValueError: forward undefined (a massless link)
         return None, f"compiled C skipped: {str(exc).splitlines()[0][:90]}"
 
 

@@ -202,3 +202,20 @@ def test_to_urdf_writes_couplings_as_mimic_joints(tmp_path: Path) -> None:
     q, qd, qdd = np.random.default_rng(3).uniform(-1, 1, (3, 4, 5))
     np.testing.assert_allclose(numeric.inverse_dynamics(back, q, qd, qdd), numeric.inverse_dynamics(robot, q, qd, qdd),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("mimic", "message"), [('<mimic joint="j2"/>', "joint 'j2' cannot follow itself"),
+                                               ('<mimic joint="j1" multiplier="0"/>', "joint 'j2': a ratio of 0")])
+def test_bad_mimic_relations_name_the_urdf_joint(tmp_path: Path, mimic: str, message: str) -> None:
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+    limit = '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+    path = tmp_path / "bad_mimic.urdf"
+    path.write_text(f"""<robot name="r"><link name="base"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>{limit}</joint>
+  <link name="l1">{inertial}</link>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>{limit}{mimic}</joint>
+  <link name="l2">{inertial}</link>
+</robot>""")
+    with pytest.raises(ModelError, match=message) as info:
+        rd.load(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)

@@ -26,6 +26,13 @@ def fuzz_results() -> dict[str, dict[str, Any]]:
     return results
 
 
+def test_counts_are_reported(fuzz_results: dict[str, dict[str, Any]], record_property: Any) -> None:
+    """The run's counts, for the end of the report (tests/fuzz/conftest.py): every entry judged, none crashed."""
+    counts = harness.summary(ENTRIES, fuzz_results)
+    record_property("fuzz_counts", counts)
+    assert counts["tried"] == len(ENTRIES) and counts["crashed"] == 0, counts
+
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["id"] for e in ENTRIES])
 def test_entry(entry: dict[str, Any], fuzz_results: dict[str, dict[str, Any]]) -> None:
     problems = harness.judge(entry, fuzz_results.get(entry["id"]))

@@ -243,7 +243,8 @@ def test_derive_and_check_refuse_more_links_than_their_caps_at_once() -> None:
 
 
 @pytest.mark.parametrize("command", [["derive", "{f}"], ["check", "{f}"], ["simulate", "{f}", "--t-end", "0.1"],
-                                     ["report", "{f}", "-o", "r.html"]])
+                                     ["report", "{f}", "-o", "r.html"], ["codegen", "{f}", "-o", "gen"],
+                                     ["linearize", "{f}"]])
 def test_cli_commands_refuse_a_200_link_chain_in_one_line(tmp_path: Path, command: list[str]) -> None:
     from robodyn.model.manipulator import MAX_LINKS
 

@@ -395,6 +395,11 @@ def _file_couplings(value: Any) -> list[Coupling]:
     return out
 
 
+def _free_text(value: Any) -> str:
+    """A free-text field: empty when absent or null (``description:`` with nothing after it), else its text."""
+    return "" if value is None else str(value)
+
+
 def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     """Build a Manipulator from the model-file structure."""
     data = _require_mapping(data, "document")
@@ -430,8 +435,8 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     kwargs: dict[str, Any] = {
         "convention": "modified" if angeles else convention,
         "name": data.get("name", "robot"),
-        "description": str(data.get("description", "")),
-        "source": str(data.get("source", "")),
+        "description": _free_text(data.get("description")),
+        "source": _free_text(data.get("source")),
     }
     if any(p != k - 1 for k, p in enumerate(parents)):
         kwargs["parent"] = parents

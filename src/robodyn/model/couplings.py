@@ -68,6 +68,10 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
         raise ModelError("expected a sequence of Couplings", field="couplings")
     n = len(link_names)
     names = {name: k for k, name in enumerate(link_names) if name}
+
+    def label(k: int) -> str:  # the link's name where it has one (URDF joints do), else its index
+        return shown(link_names[k]) if link_names[k] else f"{k}"
+
     direct: dict[int, Coupling] = {}
     for entry in value:
         if isinstance(entry, dict):
@@ -80,18 +84,18 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
         joint = _index(entry.joint, names, n, "joint")
         leader = _index(entry.leader, names, n, "leader")
         if joint == leader:
-            raise ModelError(f"joint {shown(entry.joint)} cannot follow itself", field="couplings")
+            raise ModelError(f"joint {label(joint)} cannot follow itself", field="couplings")
         if joint in direct:
-            raise ModelError(f"joint {shown(entry.joint)} is coupled twice", field="couplings")
+            raise ModelError(f"joint {label(joint)} is coupled twice", field="couplings")
         if entry.ratio == 0:
-            raise ModelError(f"joint {shown(entry.joint)}: a ratio of 0 (lock the joint instead)", field="couplings")
+            raise ModelError(f"joint {label(joint)}: a ratio of 0 (lock the joint instead)", field="couplings")
         direct[joint] = Coupling(joint, leader, entry.ratio, entry.offset)
     out = []
     for joint in sorted(direct):
         ratio, offset, leader, seen = direct[joint].ratio, direct[joint].offset, int(direct[joint].leader), [joint]
         while leader in direct:  # a chain: q_j = r_j (r_l q_m + o_l) + o_j
             if leader in seen:
-                cycle = " -> ".join(str(k) for k in (*seen, leader))
+                cycle = " -> ".join(label(k) for k in (*seen, leader))
                 raise ModelError(f"the couplings form a cycle: links {cycle}", field="couplings")
             seen.append(leader)
             step = direct[leader]

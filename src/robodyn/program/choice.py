@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from robodyn.errors import ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS
 from robodyn.program import coupled, routes
 from robodyn.program.core import Program
@@ -66,6 +67,7 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
         if outputs != ("elements",) or route not in ("auto", "emdeg"):
             raise ValueError("'elements' is built alone, by the emdeg route")
         route = "emdeg"
+    _check_size(robot, outputs)
     if base is True:
         raise TypeError("build(..., base=b) takes the robot's base parameters, "
                         "b = robodyn.identification.base_parameters(robot)")
@@ -129,6 +131,31 @@ def _build_base(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> 
     program = routes.assemble(ctx, outputs, dict.fromkeys(_needed(outputs), "recursive"))
     program.route = "recursive, base parameters"
     return program
+
+
+#: The longest chain of links (a link and its ancestors) whose programs beyond ``tau`` are built: M has depth^2
+#: entries and the L D L^T solve depth^3 operations along a chain. Measured on a chain of general geometry (tau, M,
+#: h, bias, G and forward, 2 shared cores): 40 links 8.6 s of CPU and 30,000 multiplications, 80 links 37 s and
+#: 87,000 (then the C compiler's time on that much code); a 200-link chain ran for minutes. Trees go by their
+#: longest chain: a 101-joint humanoid with hands of short chains is built.
+MAX_PROGRAM_DEPTH = 80
+#: The most links whose derivative programs (dtau, dqdd) are built: forward-mode derivatives grow as n^2.
+#: Measured (dtau, chain of general geometry): 10 links 1.4 s of CPU, 20 links 8.7 s, 30 links 33 s.
+MAX_DERIVATIVE_LINKS = 30
+
+
+def _check_size(robot: Any, outputs: Sequence[str]) -> None:
+    """One line, before any work, for a program that would take more than minutes to build (``tau`` alone is
+    O(n) and always built)."""
+    if set(outputs) <= {"tau"}:
+        return
+    if set(outputs) & set(DERIVATIVES) and robot.n > MAX_DERIVATIVE_LINKS:
+        raise ModelError(f"{robot.n} links: derivative programs are built for at most {MAX_DERIVATIVE_LINKS} links "
+                         "(their size grows as n^2)", field="links")
+    depth = max(len(robot.ancestors(k)) for k in range(robot.n))
+    if depth > MAX_PROGRAM_DEPTH:
+        raise ModelError(f"a chain of {depth} links: programs beyond tau are built for chains of at most "
+                         f"{MAX_PROGRAM_DEPTH} links (M grows as n^2, its solve as n^3)", field="links")
 
 
 def _cheapest_route(ctx: Any, part: str) -> str:
