@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import settings
 
 import robodyn as rd
 from robodyn.model.params import random_values
+from tests.fuzz import harness
 
 # The numeric engine's hot path compiles a robot's routines in the background after many one-state calls
 # (robodyn.numeric.hotpath): the suite keeps such calls over floats (no compiles racing the tests);
@@ -134,3 +136,25 @@ def random_params(robot: rd.Manipulator, rng: np.random.Generator, low: float = 
     """A value in [low, high) for every parameter of ``robot``, physical: off-diagonal inertia symbols scaled by
     0.1 (:func:`robodyn.model.params.random_values`)."""
     return random_values(robot, rng, low, high, off_diagonal_scale=0.1)
+
+
+# -- the fuzz run's counts at the end of the report (inputs tried, refused cleanly, crashed, hung) --------------
+# The run happens in a worker when the suite runs on several cores (pytest-xdist): its counts travel to the report
+# as a user property of one test (tests/fuzz/test_fuzz_corpus.py::test_counts_are_reported), read back here from
+# every test report, in the process that prints the summary.
+
+#: The name of the user property that carries the counts.
+FUZZ_COUNTS = "fuzz_counts"
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    for name, value in getattr(report, "user_properties", ()):
+        if name == FUZZ_COUNTS and isinstance(value, dict):
+            harness.LAST_COUNTS.update(value)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if harness.LAST_COUNTS:
+        counts = ", ".join(f"{k}: {v}" for k, v in harness.LAST_COUNTS.items())
+        terminalreporter.write_sep("-", "fuzz corpus")
+        terminalreporter.write_line(counts)

@@ -250,8 +250,9 @@ MALFORMED = {
                      "<joint name='j2' type='revolute'><parent link='a'/><child link='c'/></joint>"
                      "<joint name='j3' type='revolute'><parent link='c'/><child link='b'/></joint></robot>",
                      "closed chain"),
-    "mimic": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/>"
+    "mimic": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/><link name='d'/>"
               "<joint name='j1' type='revolute'><parent link='a'/><child link='b'/></joint>"
+              "<joint name='j9' type='fixed'><parent link='a'/><child link='d'/></joint>"
               "<joint name='j2' type='prismatic'><parent link='a'/><child link='c'/><mimic joint='j9'/></joint>"
               "</robot>", "joint 'j2': field 'mimic': it mimics joint 'j9', which is not a moving joint"),
     "loop": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/><link name='d'/>"
