@@ -22,7 +22,9 @@ FIFOs, symlinks and changes modes. ``expect``:
 - ``either``: a policy question (a hostile but printable robot name, say): ``ok`` or ``refuse``, each judged
   as above.
 
-Every entry must finish within its ``timeout`` (seconds): a run past it is a hang. :func:`judge` returns the
+Every entry must finish within its ``timeout`` (seconds of CPU time of the driver process, so that a busy machine
+does not turn a slow run into a hang; a wall-clock backstop of five times that catches a hang in C code): a run
+past it is a hang. :func:`judge` returns the
 problems of one result (empty when it passed); :func:`run_entries` runs everything.
 """
 
@@ -42,6 +44,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from tests.fuzz.driver import WALL_FACTOR
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
@@ -88,7 +92,8 @@ def _run_worker(jobs: list[dict[str, Any]], scratch: Path, results: dict[str, di
         results_file = jobs_file.with_suffix(".results")
         log_file = jobs_file.with_suffix(".log")
         jobs_file.write_text(json.dumps(pending), encoding="utf-8")
-        bound = sum(float(j.get("timeout", DEFAULT_TIMEOUT)) + float(j.get("grace", 10)) + 2 for j in pending) + SLACK
+        bound = sum(WALL_FACTOR * float(j.get("timeout", DEFAULT_TIMEOUT)) + float(j.get("grace", 10)) + 2
+                    for j in pending) + SLACK
         started = time.perf_counter()
         try:
             proc = subprocess.run([sys.executable, "-m", "tests.fuzz.driver", str(jobs_file), str(results_file),

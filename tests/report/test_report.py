@@ -93,7 +93,7 @@ def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
     command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                f"--user-data-dir={profile}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)  # a hang guard only
 
 
 @needs_chromium
