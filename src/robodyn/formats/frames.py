@@ -18,8 +18,9 @@ import numpy as np
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.model.expr import MAX_NAME_LENGTH, to_identifier
+from robodyn.model.expr import to_identifier
 from robodyn.model.manipulator import Link, Manipulator
+from robodyn.model.names import unique_names
 from robodyn.model.spatial import com_inertia, homogeneous, moved_inertia, origin_inertia, rot_x, rot_z
 
 #: Angles within this of a multiple of pi/2, and rotation entries within this of -1, 0 or 1, are snapped.
@@ -118,21 +119,6 @@ def distinct_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]
     """Each of ``names`` (URDF joint names, any text) as a name of robodyn's grammar
     (:func:`~robodyn.model.expr.to_identifier`, prefix ``joint``), made unique by :func:`unique_names`."""
     return unique_names([to_identifier(name, prefix="joint") for name in names], taken)
-
-
-def unique_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
-    """``names`` (identifiers) made unique in order: a name already given (or in ``taken``) gets ``_2``,
-    ``_3``... appended (shortened to fit :data:`~robodyn.model.expr.MAX_NAME_LENGTH`)."""
-    used = set(taken)
-    out = []
-    for name in names:
-        candidate, k = name, 2
-        while candidate in used:
-            suffix = f"_{k}"
-            candidate, k = name[:MAX_NAME_LENGTH - len(suffix)] + suffix, k + 1
-        used.add(candidate)
-        out.append(candidate)
-    return out
 
 
 @dataclass(frozen=True)

@@ -31,19 +31,23 @@ _LISTED = 8  # names listed in a message before "..."
 
 
 def default_names(links: Sequence[Link]) -> tuple[str, ...]:
-    """Per link its ``name``, else ``joint<k>`` (k from 1), a repeat made distinct with ``_2``, ``_3``... (as
-    :func:`robodyn.formats.frames.unique_names` does)."""
-    used: set[str] = set()
+    """Per link its ``name``, else ``joint<k>`` (k from 1), a repeat made distinct (:func:`unique_names`)."""
+    return tuple(unique_names([link.name or f"joint{k + 1}" for k, link in enumerate(links)]))
+
+
+def unique_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
+    """``names`` (identifiers) made unique in order: a name already given (or in ``taken``) gets ``_2``,
+    ``_3``... appended (shortened to fit :data:`~robodyn.model.expr.MAX_NAME_LENGTH`)."""
+    used = set(taken)
     out = []
-    for k, link in enumerate(links):
-        name = link.name or f"joint{k + 1}"
-        candidate, j = name, 2
+    for name in names:
+        candidate, k = name, 2
         while candidate in used:
-            suffix = f"_{j}"
-            candidate, j = name[:MAX_NAME_LENGTH - len(suffix)] + suffix, j + 1
+            suffix = f"_{k}"
+            candidate, k = name[:MAX_NAME_LENGTH - len(suffix)] + suffix, k + 1
         used.add(candidate)
         out.append(candidate)
-    return tuple(out)
+    return out
 
 
 def _source_name(value: object, k: int) -> str:
