@@ -9,6 +9,9 @@ The detailed checks are elsewhere: the formulations (test_trees_symbolic), the n
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -113,11 +116,14 @@ def test_identification_of_the_tree(tree: rd.Manipulator) -> None:
 
 
 def test_show_and_the_report_give_the_topology(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["show", str(TREE)], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
-    header = next(line for line in result.output.splitlines() if "joint" in line and "parent" in line)
+    # in a fresh process, as a user runs it: the console's width is then the COLUMNS given (in this process it is
+    # fixed by whichever test imported the command line first)
+    result = subprocess.run([sys.executable, "-m", "robodyn", "show", str(TREE)], capture_output=True, text=True,
+                            env={**os.environ, "COLUMNS": "200"}, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr
+    header = next(line for line in result.stdout.splitlines() if "joint" in line and "parent" in line)
     assert "name" in header and "placement" in header
-    right_wrist = next(line for line in result.output.splitlines() if "r_wrist" in line)
+    right_wrist = next(line for line in result.stdout.splitlines() if "r_wrist" in line)
     assert right_wrist.split("│")[8].strip() == "6"  # parent: r_elbow, link 6
     out = tmp_path / "tree.html"
     CliRunner().invoke(app, ["report", str(TREE), "--param", "g=9.81", "--no-plots", "--no-check", "-o", str(out)])
