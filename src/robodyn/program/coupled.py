@@ -106,31 +106,14 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str) -> Program:
 def _derivatives(ctx: routes.Context, ops: Builder, names: Sequence[str], spread: Any, project: Any, ldlt: Any,
                  nv: int) -> dict[str, list[Any]]:
     """dtau/dq = G^T J_tree G (J_tree: the tree's Newton-Euler on duals), and dqdd/dx = -M^-1 dtau/dx at
-    qdd = forward, dqdd/dtau = M^-1, with the projected M's L D L^T."""
-    q, qd, qdd = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "qdd"))
+    qdd = forward, dqdd/dtau = M^-1 with the projected M's L D L^T: the routes' derivatives with the projection."""
 
     def projected(jac: list[list[Any]]) -> list[list[Any]]:  # G^T J G, row a, column b
         columns = [project([row[j] for row in jac]) for j in range(len(jac))]  # G^T J's columns
         rows = [[columns[j][a] for j in range(len(jac))] for a in range(nv)]
         return [project(row) for row in rows]
 
-    out: dict[str, list[Any]] = {}
-    wanted = set(names)
-    directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
-    for d, jac in routes._id_jacobians(ctx, ops, q, qd, qdd, directions).items():
-        out[f"dtau_d{d}"] = [x for row in projected(jac) for x in row]
-    if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
-        solve, qdd_fd = ldlt()
-        qdd_tree = spread(qdd_fd)
-        directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
-        for d, jac in routes._id_jacobians(ctx, ops, q, qd, qdd_tree, directions).items():
-            J = projected(jac)
-            columns = [solve([-J[i][j] for i in range(nv)]) for j in range(nv)]
-            out[f"dqdd_d{d}"] = [columns[j][i] for i in range(nv) for j in range(nv)]
-        if "dqdd_dtau" in wanted:
-            columns = [solve([1 if i == j else 0 for i in range(nv)]) for j in range(nv)]
-            out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(nv) for j in range(nv)]
-    return {name: out[name] for name in names}
+    return routes.derivative_outputs(ctx, ops, names, ldlt, jacobian=projected, to_tree=spread, n=nv)
 
 
 __all__ = ["build"]

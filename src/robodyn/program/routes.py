@@ -320,7 +320,10 @@ def _ldlt_forward(ctx: Context, ops: Builder, part: Callable[[str], list[Any]]) 
 
 
 def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
-                       ldlt: Callable[[], tuple[Callable[..., list[Any]], list[Any]]]) -> dict[str, list[Any]]:
+                       ldlt: Callable[[], tuple[Callable[..., list[Any]], list[Any]]], *,
+                       jacobian: Callable[[list[list[Any]]], list[list[Any]]] | None = None,
+                       to_tree: Callable[[list[Any]], list[Any]] | None = None,
+                       n: int | None = None) -> dict[str, list[Any]]:
     """The derivatives ``names`` (of :data:`DERIVATIVES`) on the builder's scalars.
 
     The inverse dynamics ID(q, qd, qdd) is the customised Newton-Euler recursion run on duals
@@ -331,18 +334,25 @@ def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
         dFD/dq = -M^-1 dID/dq,   dFD/dqd = -M^-1 dID/dqd,   dFD/dtau = M^-1,
 
     with ID differentiated at qdd = FD(q, qd, tau), each column solved with the L D L^T factors of M that
-    ``forward`` uses (``ldlt()``: :func:`_ldlt_forward`'s solve and qdd, made once per builder)."""
-    n, wanted = ctx.robot.n, set(names)
+    ``forward`` uses (``ldlt()``: :func:`_ldlt_forward`'s solve and qdd, made once per builder).
+
+    Coupled coordinates (:mod:`robodyn.program.coupled`) pass ``jacobian`` (the tree's Jacobian projected,
+    G^T J G), ``to_tree`` (the independent accelerations as the tree's, G qdd) and ``n`` (the independent
+    coordinates); by default the Jacobians are the tree's own."""
+    n, wanted = (ctx.robot.n if n is None else n), set(names)
+    project = jacobian or (lambda jac: jac)
     q, qd, qdd = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "qdd"))
     out: dict[str, list[Any]] = {}
     directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
     for d, jac in _id_jacobians(ctx, ops, q, qd, qdd, directions).items():
-        out[f"dtau_d{d}"] = [entry for row in jac for entry in row]
+        out[f"dtau_d{d}"] = [entry for row in project(jac) for entry in row]
     if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
         solve, qdd_fd = ldlt()
         directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
-        for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_fd, directions).items():
-            columns = [solve([-jac[i][j] for i in range(n)]) for j in range(n)]
+        qdd_tree = qdd_fd if to_tree is None else to_tree(qdd_fd)
+        for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_tree, directions).items():
+            J = project(jac)
+            columns = [solve([-J[i][j] for i in range(n)]) for j in range(n)]
             out[f"dqdd_d{d}"] = [columns[j][i] for i in range(n) for j in range(n)]
         if "dqdd_dtau" in wanted:
             columns = [solve([1 if i == j else 0 for i in range(n)]) for j in range(n)]
