@@ -28,8 +28,10 @@ parameter layout both use is in ``recursions``):
 6. ``analysis/`` (simulation < linearisation, torques, the simplified model, check, IK, trajectories, the toolbox
    names, plots) and ``formats/`` (every reader and writer of a robot)
 7. the package face: ``robodyn`` (``__init__``) and ``_moved`` (the old module names, for one release)
-8. over the face: ``report/`` (the report page, the demo) and ``cli``
-9. ``__main__`` (``python -m robodyn``), which runs the command line
+8. over the face: ``report/`` (the report page, the demo) and ``distributed/`` (sweeps, catalogues and
+   identification on Dask: the optional ``dask`` extra)
+9. ``cli``, which runs ``distributed`` (``robodyn batch``) and ``report``
+10. ``__main__`` (``python -m robodyn``), which runs the command line
 
 A module may import from its own layer or any lower one, never from a higher one; within a layer the graph is
 still acyclic (checked below over all modules).
@@ -57,15 +59,15 @@ LAYERS: dict[str, int] = {
     "robodyn.codegen": 5, "robodyn.runtime": 5,
     "robodyn.analysis": 6, "robodyn.formats": 6,
     "robodyn": 7, "robodyn._moved": 7,
-    "robodyn.report": 8, "robodyn.cli": 8, "robodyn.__main__": 9,
+    "robodyn.report": 8, "robodyn.distributed": 8, "robodyn.cli": 9, "robodyn.__main__": 10,
 }
 
 #: Groups of one layer that must not import each other in either direction.
 APART = [("robodyn.formulations", "robodyn.numeric"), ("robodyn.identification", "robodyn.program")]
 
 #: Third-party packages that may be imported inside a function: optional dependencies (pinocchio, yourdfpy, lxml,
-#: matplotlib, jax, casadi) and scipy's submodules, which take long to import and serve one function each.
-LAZY_THIRD_PARTY = {"pinocchio", "yourdfpy", "lxml", "matplotlib", "jax", "casadi", "scipy"}
+#: matplotlib, jax, casadi, cupy) and scipy's submodules, which take long to import and serve one function each.
+LAZY_THIRD_PARTY = {"pinocchio", "yourdfpy", "lxml", "matplotlib", "jax", "casadi", "cupy", "scipy"}
 
 #: Modules allowed to import robodyn modules inside functions, and why. Nothing imports ``robodyn.cli`` (it is
 #: the top of the graph), so its imports on use cannot dodge a cycle: they load a subcommand's modules (scipy for

@@ -971,5 +971,72 @@ def main() -> None:
     raise SystemExit(code if isinstance(code, int) else 0)
 
 
+def _listed(option: str, items: list[str] | None, allowed: Iterable[str]) -> list[str] | None:
+    """Repeated or comma-separated choices (``-O tau -O M``, ``-O tau,M``), each one of ``allowed``; None if none."""
+    if not items:
+        return None
+    chosen = [part.strip() for item in items for part in item.split(",") if part.strip()]
+    known = list(allowed)
+    unknown = [item for item in chosen if item not in known]
+    if unknown or not chosen:
+        raise UserError(f"{option} {unknown[0] if unknown else ''!r}: choose from {', '.join(known)}")
+    return chosen
+
+
+@app.command()
+def batch(
+    models: Annotated[list[str], typer.Argument(help="Built-in robot names, model files or URDFs: one task each.")],
+    outputs: Annotated[list[str] | None, typer.Option(
+        "--outputs", "-O", help=f"Routines (repeat the option, or comma-separated): {', '.join(vocabulary.KEYS)}; "
+        f"default {', '.join(vocabulary.DEFAULT_KEYS)}.")] = None,
+    lang: Annotated[list[str] | None, typer.Option(
+        "--lang", "-l", help=f"Languages (repeat, or comma-separated): {', '.join(vocabulary.LANGUAGES)}, cuda; "
+        f"default {', '.join(vocabulary.LANGUAGES)}.")] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="The catalogue's directory: one folder per robot, "
+                                         "and catalogue.json.")] = Path("robodyn-out/catalogue"),
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="A running Dask scheduler's address (tcp://HOST:8786); default: an embedded "
+        "LocalCluster sized to this machine.")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, help="Worker processes of the embedded LocalCluster (default: one per core).")] = None,
+) -> None:
+    """Generate the code of many robots on Dask, one robot per task (the dask extra): every language's files and a
+    summary table. Resumable: an entry already there for the same request is not built again; a robot that fails is
+    reported by name and the rest go on (exit status 1 if any failed)."""
+
+    def body() -> int:
+        try:
+            from robodyn.distributed.catalogue import CATALOGUE_LANGUAGES, catalogue
+        except ImportError:
+            raise UserError("robodyn batch needs Dask: pip install 'robodyn[dask]'") from None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        keys = _listed("--outputs", outputs, vocabulary.KEYS)
+        languages = _listed("--lang", lang, CATALOGUE_LANGUAGES) or list(vocabulary.LANGUAGES)
+        _check_output_directory(output)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task("batch", total=len(models))
+
+            def step(entry: Any, done: int, total: int) -> None:
+                bar.update(task, completed=done, description=_shown(f"{entry.model}: {entry.status}"))
+
+            report = catalogue(models, keys, languages, output, scheduler=scheduler, workers=workers, progress=step)
+        table = Table(title=f"Catalogue {_shown(_path(report.directory))}")
+        for header in ("robot", "outputs", "operations (mult/add/sin-cos)", "languages", "status"):
+            table.add_column(header, overflow="fold")
+        for row in report.rows():
+            table.add_row(*(_shown(cell) for cell in row))
+        out.print(table)
+        out.print(f"{report.built} built, {report.skipped} already there, {report.failed} failed", markup=False)
+        for entry in report.entries:
+            if entry.status == "failed":
+                where = "" if entry.model in entry.message else f"{_path(entry.model)}: "
+                err.print(bounded(f"error: {where}{entry.message}"), markup=False)
+        return 1 if report.failed else 0
+
+    _guarded(body)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

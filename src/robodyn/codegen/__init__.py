@@ -21,6 +21,7 @@ from typing import Any
 
 from robodyn.codegen.base import Emitter
 from robodyn.codegen.c import CEmitter
+from robodyn.codegen.cuda import CudaEmitter
 from robodyn.codegen.fortran import FortranEmitter
 from robodyn.codegen.jax_ import JaxEmitter
 from robodyn.codegen.numpy_ import NumPyEmitter
@@ -41,6 +42,8 @@ def emitter(language: str) -> Emitter:
         return NumPyEmitter()
     if language == "jax":
         return JaxEmitter()
+    if language == "cuda":  # (not in LANGUAGES: its kernels need NVRTC or nvcc to build; see codegen.cuda)
+        return CudaEmitter()
     raise ValueError(f"unknown language {language!r}; choose from {', '.join(LANGUAGES)}")
 
 

@@ -193,6 +193,8 @@ class _Printer(C99CodePrinter):
 
 class CEmitter(Emitter):
     comment_mark = " *"
+    #: The floating-point type of the locals (the CUDA emitter's fp32 kernels: ``float``).
+    scalar = "double"
 
     def make_printer(self) -> C99CodePrinter:
         return _Printer(PRINTER_SETTINGS)
@@ -205,11 +207,11 @@ class CEmitter(Emitter):
 
     def load(self, load: Load) -> str:
         if self._rows is not None and load.array != "k":
-            return f"const double {load.local} = x[{self._chunk} * {self._rows[load.array, load.index]} + j];"
-        return f"const double {load.local} = {load.array}[{load.index}];"
+            return f"const {self.scalar} {load.local} = x[{self._chunk} * {self._rows[load.array, load.index]} + j];"
+        return f"const {self.scalar} {load.local} = {load.array}[{load.index}];"
 
     def assign(self, name: str, expr: object) -> str:
-        return f"const double {name} = {self.expr(expr)};"
+        return f"const {self.scalar} {name} = {self.expr(expr)};"
 
     def store(self, routine: Routine, index: int, expr: object) -> str:
         if self._rows is not None:

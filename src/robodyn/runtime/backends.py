@@ -1,5 +1,5 @@
 """What :func:`robodyn.compile` can build, one record each: the compiled C, the generated NumPy module, the
-generated JAX module.
+generated JAX module, the CUDA kernels.
 
 A :class:`Backend` says how an entry of the compile cache (:mod:`robodyn.runtime.cache`) is made and loaded:
 ``generate`` (the routine description -> the generated files, by :func:`robodyn.codegen.generate`), ``build``
@@ -15,6 +15,12 @@ that matched are executed, so a later process skips generating them (the PUMA: 2
 routines are each wrapped in :func:`jax.jit` once, when it is loaded: a call traces and compiles the routine with
 XLA the first time it sees a shape, and runs the compiled computation after that (NumPy arrays in, NumPy
 arrays out).
+
+The CUDA backend (``backend="cuda"``, :mod:`robodyn.runtime.cuda`) keeps the kernels ``NAME.cu``
+(:mod:`robodyn.codegen.cuda`, fp64) and their PTX ``NAME.ptx``, built by NVRTC for the GPU's compute capability
+(the NVRTC version and the architecture are the command part of the key); the PTX's checked bytes are loaded by
+CuPy. Its :attr:`Backend.command` refuses, in one line and before anything is generated, where CuPy, a GPU or
+NVRTC is missing.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from robodyn.codegen import exec_python, generate, python_file
+from robodyn.codegen.cuda import generate_cuda
 from robodyn.codegen.spec import ModuleSpec
+from robodyn.runtime import cuda
 from robodyn.runtime.compiled import CompiledDynamics, load_library
 from robodyn.runtime.toolchain import compile_library
 
@@ -52,8 +60,12 @@ class Backend:
     load: Callable[[Path, ModuleSpec, int | None, bytes | None], CompiledDynamics]
     unloadable: tuple[type[Exception], ...]
     #: Compiled with the C compiler (the command is the compiler's; the library is loaded from its descriptor),
-    #: else a Python module executed from its checked bytes (the command is only the backend's name, for the key).
+    #: else loaded from its checked bytes: a Python module executed (the command is only the backend's name, for
+    #: the key), or the CUDA kernels' PTX.
     compiled: bool
+    #: The build command when it is not the C compiler's (CUDA: NVRTC's version and options, part of the key): it
+    #: raises CompileError, in one line, where the backend cannot run here.
+    command: Callable[[], list[str]] | None = None
 
 
 def _c_files(name: str) -> list[str]:
@@ -108,12 +120,32 @@ def _python(language: str) -> Backend:
                    load=_python_load(language), unloadable=(SyntaxError, UnicodeDecodeError), compiled=False)
 
 
+def _cuda_command() -> list[str]:
+    _, arch = cuda.require_gpu()
+    return [f"nvrtc-{cuda.nvrtc_version()}", f"--gpu-architecture={arch}", *cuda.NVRTC_OPTIONS]
+
+
+def _cuda_build(work: Path, spec: ModuleSpec, command: list[str]) -> list[str]:
+    arch = next(option.split("=", 1)[1] for option in command if option.startswith("--gpu-architecture="))
+    source = work / f"{spec.name}.cu"
+    (work / f"{spec.name}.ptx").write_text(cuda.ptx(source.read_text(encoding="utf-8"), source.name, arch=arch),
+                                           encoding="utf-8")
+    return [f"{spec.name}.ptx"]
+
+
+def _cuda_load(entry: Path, spec: ModuleSpec, fd: int | None, module: bytes | None) -> CompiledDynamics:
+    return cuda.load_ptx(module or b"", spec)
+
+
 C = Backend(name="c", files=_c_files, generate=lambda spec: generate(None, "c", spec=spec), build=_c_build,
             load=_c_load, unloadable=(OSError, AttributeError), compiled=True)
 NUMPY = _python("numpy")
 JAX = _python("jax")
+CUDA = Backend(name="cuda", files=lambda name: [f"{name}.cu", f"{name}.ptx"], generate=generate_cuda,
+               build=_cuda_build, load=_cuda_load, unloadable=(RuntimeError, OSError), compiled=False,
+               command=_cuda_command)
 
 #: The backends by name.
-RECORDS: dict[str, Backend] = {backend.name: backend for backend in (C, NUMPY, JAX)}
-#: What :func:`robodyn.compile` can build: the compiled C, or the generated NumPy or JAX module.
+RECORDS: dict[str, Backend] = {backend.name: backend for backend in (C, NUMPY, JAX, CUDA)}
+#: What :func:`robodyn.compile` can build: the compiled C, the generated NumPy or JAX module, the CUDA kernels.
 BACKENDS = tuple(RECORDS)

@@ -56,7 +56,8 @@ def compile(
     parameters (:func:`robodyn.identification.base_parameters`: pass identified values) and any
     geometry symbols;
     ``backend``: ``"c"`` (compiled), ``"numpy"`` or ``"jax"`` (the generated NumPy or JAX module, nothing
-    compiled; cached like the library, see :mod:`robodyn.runtime.backends`);
+    compiled; cached like the library, see :mod:`robodyn.runtime.backends`), ``"cuda"`` (the CUDA kernels, fp64, on
+    an NVIDIA GPU through CuPy: :mod:`robodyn.runtime.cuda`);
     ``cache``: the cache directory (default :func:`cache_dir`); ``compiler``: the command (default
     :func:`find_compiler`); ``spec``: the routines of ``robot`` if already generated
     (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again.
@@ -71,11 +72,14 @@ def compile(
         raise ValueError(f"spec has routines {spec.kinds}, not those of outputs {keys}")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose {', '.join(repr(b) for b in BACKENDS)}")
-    if RECORDS[backend].compiled:
-        command = list(compiler) if compiler is not None else find_compiler()
-        if not command:
+    command_of = RECORDS[backend].command
+    if command_of is not None:  # (CUDA: NVRTC; CompileError where CuPy, a GPU or NVRTC is missing)
+        command = command_of()
+    elif RECORDS[backend].compiled:
+        chosen = list(compiler) if compiler is not None else find_compiler()
+        if not chosen:
             raise CompileError(f"no C compiler found (tried $CC, cc and gcc); {FALLBACK}")
-        command = [*command, *C_FLAGS, *native_flags()]
+        command = [*chosen, *C_FLAGS, *native_flags()]
     else:
         command = [f"robodyn-{backend}-module"]  # nothing is compiled: the key names the backend
     name = sanitize(f"{robot.name}_base" if base else robot.name)
