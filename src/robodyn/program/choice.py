@@ -13,8 +13,10 @@ from robodyn.formulations import MAX_DERIVE_LINKS
 from robodyn.program import coupled, routes
 from robodyn.program.core import Program
 from robodyn.program.outputs import ABA, AUTO, DERIVATIVES, LDLT, OUTPUTS, ROUTES
+from robodyn.program.progress import stage
 
-__all__ = ["ABA", "FACTORED_LIMIT", "FACTORED_PARTS", "FACTORED_TERMS", "LDLT", "build", "emdeg_text"]
+__all__ = ["ABA", "FACTORED_ESTIMATE", "FACTORED_LIMIT", "FACTORED_PARTS", "FACTORED_TERMS", "FACTORED_WORK",
+           "FLOAT_TERM_COST", "LDLT", "build", "emdeg_text"]
 
 
 #: Up to this many joints ``route="auto"`` also tries the factored route for every part;
@@ -26,6 +28,27 @@ FACTORED_PARTS = ("M", "G")
 #: of general geometry, every parameter a symbol, has about 12,000: factoring them takes
 #: minutes and the recursion wins anyway).
 FACTORED_TERMS = 3000
+#: The canonical form is not computed where :func:`robodyn.program.routes.term_estimate` (no expansion) gives more
+#: terms than this: the estimate was 1.1 to 15 times the count of the factored entries' terms on every arm measured
+#: (the built-in arms, right-angled chains, the iiwa), so such a part has more than FACTORED_TERMS, and expanding it
+#: is what took minutes (a right-angled chain's M: 23,570 terms at 8 joints (1.9 s), 265,765 at 10 (55 s); a
+#: 20-joint chain's M is estimated at 1e11 terms in 0.2 s).
+FACTORED_ESTIMATE = 45_000
+#: Beyond FACTORED_LIMIT joints, the work of factoring a part (:func:`robodyn.program.routes.factored_size`: its
+#: entries times their terms, each entry being tried against every earlier one) is capped: beyond this the
+#: recursion is taken without trying. The symbolic PUMA's M (19 entries, 688 terms: 13,072), which the factored
+#: route wins (125 operations against 218), factors in about 2 s; the iiwa's M from its URDF (27 entries, 745
+#: terms: 20,115), which it loses (948 against 268), took 7 s.
+FACTORED_WORK = 15_000
+#: Below the fewest operations per canonical term (:func:`robodyn.program.routes.factored_size`) the factored route
+#: gave on a right-angled arm with floating-point numbers beyond FACTORED_LIMIT joints: 0.34 (M and G of the
+#: built-in arms, the iiwa's URDF, a 6-joint chain and 30 random right-angled arms of 4 to 6 joints; 0.85 and more
+#: but for arms with parallel joints, whose angle sums shorten the sums). Floating-point coefficients cancel
+#: exactly neither in the expansion nor between entries (the PUMA 560 with its numbers made rational: M of 262
+#: terms, factored into 125 operations; with floats, 423 terms and 415 operations), so such a part whose
+#: recursion costs at most this many operations per term is left to the recursion without factoring (the
+#: chains' and the large random arms' G: 0.05 to 0.2).
+FLOAT_TERM_COST = 0.3
 
 
 def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *, base: Any = None) -> Program:
@@ -159,6 +182,7 @@ def _check_size(robot: Any, outputs: Sequence[str]) -> None:
 
 
 def _cheapest_route(ctx: Any, part: str) -> str:
+    stage(f"choosing the route of {part}")
     if ctx.robot.n > FACTORED_LIMIT and part not in FACTORED_PARTS:
         return "recursive"
     if any(not link.alpha.is_number for link in ctx.robot.links):  # sin, cos of every twist multiply the terms
@@ -169,9 +193,21 @@ def _cheapest_route(ctx: Any, part: str) -> str:
     # and the recursion won anyway (each such angle multiplies the terms of the entries it enters)
     if ctx.robot.n > FACTORED_LIMIT and not routes.right_angled(ctx.robot):
         return "recursive"
+    # what remains is decided before any expansion too, by an estimate of the terms (milliseconds): expanding a
+    # 10-joint right-angled chain's M took a minute, a 20-joint one's did not end
+    if routes.term_estimate(ctx, part) > FACTORED_ESTIMATE:
+        return "recursive"
     if routes.canonical_terms(ctx, part) > FACTORED_TERMS:
         return "recursive"
-    return min(("recursive", "factored"), key=lambda r: routes.part_cost(ctx, part, r))
+    if ctx.robot.n <= FACTORED_LIMIT:  # small: both routes built and compared
+        return min(("recursive", "factored"), key=lambda r: routes.part_cost(ctx, part, r))
+    terms, entries = routes.factored_size(ctx, part)
+    if terms * entries > FACTORED_WORK:
+        return "recursive"
+    recursive = routes.part_cost(ctx, part, "recursive")
+    if ctx.robot.has_floats and recursive[0] <= FLOAT_TERM_COST * terms:
+        return "recursive"
+    return "factored" if routes.part_cost(ctx, part, "factored") < recursive else "recursive"
 
 
 def emdeg_text(robot: Any) -> str:
