@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    from robodyn.distributed import sweep
+    from robodyn.distributed import sweep, uniform_states
 
     robot, nominal = puma_lengths()
     samples = length_samples(nominal, args.samples)
@@ -92,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     reference = single_process(dyn, samples, given)
     print(f"{os.cpu_count()} cores; PUMA inverse dynamics, {len(samples)} samples x {args.states} states = {total:.2e}")
     print(f"single process (compiled C): {reference:.2f} s, {total / reference:.3g} states/s")
-    print("shipped: NumPy states sent with the graph, every torque gathered back here; on workers: the states made by "
-          "the workers (a Dask array), only the peaks gathered")
+    print("shipped: NumPy states sent with the graph, every torque gathered back here; peaks: the same, only the "
+          "peaks gathered; on workers: the states made by the workers (a da.random array), only the peaks gathered; "
+          "drawn: the same, by uniform_states (seeded per chunk)")
     print(f"{'workers':>7} {'mode':>10} {'chunk':>9} {'tasks':>6} {'s':>7} {'states/s':>10} {'per core':>10} "
           f"{'vs C':>6}")
     for workers in (int(w) for w in args.workers.split(",")):
@@ -108,11 +109,14 @@ def main(argv: list[str] | None = None) -> int:
                 if chunk * 6 * 8 * 4 > args.memory_gb * 1e9 / workers:
                     print(f"{workers:>7} {chunk:>9} skipped: a task would need {chunk * 192 / 1e9:.1f} GB")
                     continue
-                for mode in ("shipped", "on workers"):
+                for mode in ("shipped", "peaks", "on workers", "drawn"):
                     start = time.perf_counter()
-                    if mode == "shipped":
+                    if mode in ("shipped", "peaks"):
                         result = sweep(robot, samples, given, chunk=chunk, client=client)
-                        result.arrays["tau"].compute()
+                        if mode == "shipped":
+                            result.arrays["tau"].compute()
+                    elif mode == "drawn":
+                        result = sweep(robot, samples, uniform_states(args.states, seed=0), chunk=chunk, client=client)
                     else:
                         rng = da.random.default_rng(0)
                         made = {k: rng.uniform(-np.pi, np.pi, (args.states, 6), chunks=(chunk, 6))

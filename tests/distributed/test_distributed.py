@@ -122,6 +122,24 @@ def test_a_family_of_robots_and_several_outputs_written_as_npy(client: Client, t
         assert np.array_equal(result.peak["forward"][s], np.abs(qdd).max(axis=0))
 
 
+def test_states_drawn_on_the_workers_are_seeded_per_chunk(client: Client) -> None:
+    """uniform_states: the workers draw each chunk from its own seed; the sweep equals the single-process loop over
+    the same states drawn here (.draw), its peaks too; another seed gives other states."""
+    robot, nominal = puma_lengths()
+    samples = rdd.one_at_a_time(nominal, {"a2": [0.4, 0.45], "d4": [0.4]})
+    spec = rdd.uniform_states(7000, low=-2.0, high=2.0, seed=5)
+    result = rdd.sweep(robot, parameters=samples, states=spec, outputs=("tau",), chunk=3000, client=client)
+    drawn = spec.draw(("q", "qd", "qdd"), 6, chunk=3000)
+    assert drawn["q"].shape == (7000, 6) and drawn["q"].min() >= -2.0 and drawn["q"].max() < 2.0
+    assert not np.array_equal(drawn["q"], drawn["qd"])
+    assert not np.array_equal(rdd.uniform_states(7000, seed=6).draw(("q",), 6, 3000)["q"], drawn["q"])
+    dyn = rd.compile(robot, outputs=["tau"])
+    for s, sample in enumerate(samples):
+        tau = dyn.inverse_dynamics(drawn["q"], drawn["qd"], drawn["qdd"], params=sample)
+        assert np.array_equal(result.arrays["tau"][s].compute(), tau)
+        assert np.array_equal(result.peak["tau"][s], np.abs(tau).max(axis=0))
+
+
 def test_sweep_refuses_bad_input_in_one_line() -> None:
     robot, nominal = puma_lengths()
     given = states(10)

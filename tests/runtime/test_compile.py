@@ -335,8 +335,9 @@ def test_the_backends_are_records() -> None:
     """BACKENDS is the records' names; each record says how its entry is generated, built and loaded."""
     from robodyn.runtime import backends
 
-    assert backends.BACKENDS == ("c", "numpy", "jax") == tuple(backends.RECORDS)
-    assert [b.compiled for b in backends.RECORDS.values()] == [True, False, False]
+    assert backends.BACKENDS == ("c", "numpy", "jax", "cuda")
+    assert tuple(backends.RECORDS) == (*backends.BACKENDS, "cuda-fp32")  # (precision="fp32" of backend="cuda")
+    assert [b.compiled for b in backends.RECORDS.values()] == [True, False, False, False, False]
     assert backends.RECORDS["c"].files("arm") == ["arm.c", "arm.h", "arm.so"]
     assert backends.RECORDS["jax"].files("arm") == ["arm_jax.py"]
     with pytest.raises(AttributeError):

@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover - without the extra
 from robodyn.distributed.catalogue import CatalogueReport, Entry, catalogue
 from robodyn.distributed.cluster import connect, default_workers
 from robodyn.distributed.identification import identify
-from robodyn.distributed.sweep import SweepResult, grid, one_at_a_time, sweep
+from robodyn.distributed.sweep import SweepResult, UniformStates, grid, one_at_a_time, sweep, uniform_states
 
-__all__ = ["CatalogueReport", "Entry", "SweepResult", "catalogue", "connect", "default_workers", "grid", "identify",
-           "one_at_a_time", "sweep"]
+__all__ = ["CatalogueReport", "Entry", "SweepResult", "UniformStates", "catalogue", "connect", "default_workers",
+           "grid", "identify", "one_at_a_time", "sweep", "uniform_states"]

@@ -16,7 +16,11 @@ and, the compiled routines being deterministic (each state's numbers do not depe
 identical to a single-process loop.
 
 States given as NumPy arrays travel in the task graph (the scheduler keeps them, so the chunks a lost worker held
-can be cut again); for inputs too large for that, give Dask arrays that the workers make or read themselves.
+can be cut again); for inputs too large for that, give Dask arrays that the workers make or read themselves, or
+random states drawn on the workers, ``states=uniform_states(N, seed=0)`` (:class:`UniformStates`: seeded per
+chunk, so the same numbers on any cluster; ``.draw()`` makes them here). Each task also returns the largest
+magnitude of its outputs over its chunk, so the peaks are a reduction of small arrays (no temporary of the outputs'
+size).
 
 Results: with the embedded cluster (no ``client=`` or ``scheduler=``) they are computed and kept in this process,
 as Dask arrays over NumPy; with a caller's cluster they are persisted there (Dask arrays over the workers'
@@ -29,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +50,7 @@ from robodyn.model import Manipulator
 from robodyn.runtime import CompiledDynamics
 from robodyn.runtime import compile as compile_robot
 
-__all__ = ["DEFAULT_CHUNK", "SweepResult", "grid", "one_at_a_time", "sweep"]
+__all__ = ["DEFAULT_CHUNK", "SweepResult", "UniformStates", "grid", "one_at_a_time", "sweep", "uniform_states"]
 
 #: States per task.
 DEFAULT_CHUNK = 10**6
@@ -117,7 +122,8 @@ def _dynamics(key: str, robot: Manipulator, keys: tuple[str, ...]) -> CompiledDy
 
 def _evaluate(key: str, robot: Manipulator, keys: tuple[str, ...], values: Mapping[str, float] | None,
               names: tuple[str, ...], *chunks: np.ndarray) -> tuple[np.ndarray, ...]:
-    """One task: every output of ``keys`` on one chunk of states (the arrays of ``names``) with ``values``."""
+    """One task: every output of ``keys`` on one chunk of states (the arrays of ``names``) with ``values``, then the
+    largest magnitude of each output's entries over the chunk (computed here: no temporary of the chunk's size)."""
     dyn = _dynamics(key, robot, keys)
     states = dict(zip(names, chunks, strict=True))
     results = []
@@ -126,7 +132,42 @@ def _evaluate(key: str, robot: Manipulator, keys: tuple[str, ...], values: Mappi
         out = np.empty((states[kind.inputs[0]].shape[0], *output_shape(kind.output, dyn.n)))
         getattr(dyn, kind.name)(*(states[name] for name in kind.inputs), params=values, out=out)
         results.append(out)
-    return tuple(results)
+    return (*results, *(np.maximum(out.max(axis=0), -out.min(axis=0)) for out in results))
+
+
+@dataclass(frozen=True)
+class UniformStates:
+    """States drawn on the workers (nothing shipped): ``count`` states, each input (``q``, ``qd``...) uniform in
+    [``low``, ``high``). The chunk ``c`` of input ``name`` comes from ``np.random.default_rng([seed, crc32(name),
+    c])``: the same numbers whatever the worker, the samples or a worker lost (for the same ``chunk``);
+    :meth:`draw` makes them here, to compare with."""
+
+    count: int
+    low: float = -np.pi
+    high: float = np.pi
+    seed: int = 0
+
+    def chunk(self, name: str, index: int, length: int, n: int) -> np.ndarray:
+        """Chunk ``index`` (``length`` states of ``n`` joints) of input ``name``."""
+        rng = np.random.default_rng([self.seed, zlib.crc32(name.encode()), index])
+        return rng.uniform(self.low, self.high, (length, n))
+
+    def draw(self, names: Sequence[str], n: int, chunk: int = DEFAULT_CHUNK) -> dict[str, np.ndarray]:
+        """The whole arrays of ``names``, as a sweep of ``chunk`` states per task draws them."""
+        lengths = _lengths(self.count, chunk)
+        return {name: np.concatenate([self.chunk(name, c, length, n) for c, length in enumerate(lengths)])
+                for name in names}
+
+
+def uniform_states(count: int, low: float = -np.pi, high: float = np.pi, seed: int = 0) -> UniformStates:
+    """``states=`` for :func:`sweep`: ``count`` states drawn on the workers (see :class:`UniformStates`)."""
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    return UniformStates(int(count), float(low), float(high), int(seed))
+
+
+def _lengths(count: int, chunk: int) -> tuple[int, ...]:
+    return tuple(min(chunk, count - start) for start in range(0, count, chunk))
 
 
 def _samples(robot: Manipulator | Sequence[Manipulator], parameters: Any) -> tuple[list[Manipulator], list[Any]]:
@@ -153,6 +194,17 @@ def _samples(robot: Manipulator | Sequence[Manipulator], parameters: Any) -> tup
     return robots, [None] * len(robots)
 
 
+def _state_blocks(states: Mapping[str, Any] | UniformStates, needed: Sequence[str], n: int,
+                  chunk: int) -> tuple[list[list[Any]], tuple[int, ...]]:
+    """(per input of ``needed``, its chunks: delayed NumPy arrays; the chunks' lengths)."""
+    if isinstance(states, UniformStates):
+        lengths = _lengths(states.count, chunk)
+        return [[dask.delayed(states.chunk, pure=True)(name, c, length, n) for c, length in enumerate(lengths)]
+                for name in needed], lengths
+    arrays = _state_arrays(states, needed, n, chunk)
+    return [array.to_delayed().ravel().tolist() for array in arrays.values()], arrays[needed[0]].chunks[0]
+
+
 def _state_arrays(states: Mapping[str, Any], needed: Sequence[str], n: int, chunk: int) -> dict[str, da.Array]:
     missing = [name for name in needed if name not in states]
     if missing:
@@ -176,7 +228,7 @@ def _state_arrays(states: Mapping[str, Any], needed: Sequence[str], n: int, chun
 def sweep(
     robot: Manipulator | Sequence[Manipulator],
     parameters: Any = None,
-    states: Mapping[str, Any] | None = None,
+    states: Mapping[str, Any] | UniformStates | None = None,
     outputs: Sequence[str] = ("tau",),
     chunk: int = DEFAULT_CHUNK,
     client: Client | None = None,
@@ -210,7 +262,7 @@ def sweep(
     if any(r.nv != n for r in robots):
         raise ValueError("the robots of a family must have the same number of joints")
     needed = tuple(dict.fromkeys(name for key in keys for name in KEYS[key].inputs))
-    arrays = _state_arrays(states or {}, needed, n, chunk)
+    blocks, lengths = _state_blocks(states or {}, needed, n, chunk)
     if len({id(r) for r in robots}) == 1:
         dyn = compile_robot(robots[0], outputs=keys)  # here first: errors early, and the workers here find it cached
         order = dyn.parameters
@@ -218,21 +270,23 @@ def sweep(
         order = ()
     model_keys = {id(r): _model_key(r, keys) for r in robots}
     shipped = {id(r): dask.delayed(r, pure=True) for r in robots}
-    blocks = [array.to_delayed().ravel() for array in arrays.values()]
-    lengths = arrays[needed[0]].chunks[0]
     per_sample: dict[str, list[da.Array]] = {key: [] for key in keys}
+    peak_per_sample: dict[str, list[da.Array]] = {key: [] for key in keys}
     for r, value in zip(robots, values, strict=True):
         pieces: dict[str, list[da.Array]] = {key: [] for key in keys}
+        peaks_of: dict[str, list[da.Array]] = {key: [] for key in keys}
         for c, length in enumerate(lengths):
-            task = dask.delayed(_evaluate, pure=True, nout=len(keys))(
+            task = dask.delayed(_evaluate, pure=True, nout=2 * len(keys))(
                 model_keys[id(r)], shipped[id(r)], keys, value, needed, *(b[c] for b in blocks))
             for i, key in enumerate(keys):
                 tail = output_shape(KEYS[key].output, n)
                 pieces[key].append(da.from_delayed(task[i], shape=(length, *tail), dtype=float))
+                peaks_of[key].append(da.from_delayed(task[len(keys) + i], shape=tail, dtype=float))
         for key in keys:
             per_sample[key].append(da.concatenate(pieces[key], axis=0))
+            peak_per_sample[key].append(da.stack(peaks_of[key], axis=0).max(axis=0))
     lazy = {key: da.stack(per_sample[key], axis=0) for key in keys}
-    peaks = {key: abs(array).max(axis=1) for key, array in lazy.items()}
+    peaks = {key: da.stack(peak_per_sample[key], axis=0) for key in keys}
     with connect(client, scheduler, workers=workers) as used:
         embedded = client is None and scheduler is None
         if out_dir is not None:
@@ -246,8 +300,9 @@ def sweep(
             computed = {key: da.from_array(done[i], chunks=(1, chunk, *done[i].shape[2:]))
                         for i, key in enumerate(keys)}
         else:
-            computed = dict(zip(keys, used.persist(list(lazy.values())), strict=True))
-            futures = used.compute([abs(array).max(axis=1) for array in computed.values()])
+            persisted = used.persist([*lazy.values(), *peaks.values()])
+            computed = dict(zip(keys, persisted[: len(keys)], strict=True))
+            futures = used.compute(persisted[len(keys):])
             if progress is not None:
                 progress(futures)
             done = [None] * len(keys) + used.gather(futures)

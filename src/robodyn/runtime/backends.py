@@ -19,8 +19,9 @@ arrays out).
 The CUDA backend (``backend="cuda"``, :mod:`robodyn.runtime.cuda`) keeps the kernels ``NAME.cu``
 (:mod:`robodyn.codegen.cuda`, fp64) and their PTX ``NAME.ptx``, built by NVRTC for the GPU's compute capability
 (the NVRTC version and the architecture are the command part of the key); the PTX's checked bytes are loaded by
-CuPy. Its :attr:`Backend.command` refuses, in one line and before anything is generated, where CuPy, a GPU or
-NVRTC is missing.
+CuPy. ``precision="fp32"`` is its own record, ``cuda-fp32`` (``NAME_fp32.cu``, ``NAME_fp32.ptx``; the precision is
+part of the command, so of the key). Its :attr:`Backend.command` refuses, in one line and before anything is
+generated, where CuPy, a GPU or NVRTC is missing.
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ from typing import Any
 import numpy as np
 
 from robodyn.codegen import exec_python, generate, python_file
-from robodyn.codegen.cuda import generate_cuda
+from robodyn.codegen.cuda import cuda_file, generate_cuda
 from robodyn.codegen.spec import ModuleSpec
 from robodyn.runtime import cuda
 from robodyn.runtime.compiled import CompiledDynamics, load_library
 from robodyn.runtime.toolchain import compile_library
 
-__all__ = ["BACKENDS", "RECORDS", "Backend"]
+__all__ = ["BACKENDS", "RECORDS", "Backend", "cuda_record"]
 
 
 @dataclass(frozen=True)
@@ -120,32 +121,55 @@ def _python(language: str) -> Backend:
                    load=_python_load(language), unloadable=(SyntaxError, UnicodeDecodeError), compiled=False)
 
 
-def _cuda_command() -> list[str]:
-    _, arch = cuda.require_gpu()
-    return [f"nvrtc-{cuda.nvrtc_version()}", f"--gpu-architecture={arch}", *cuda.NVRTC_OPTIONS]
+def _cuda_command(precision: str) -> Callable[[], list[str]]:
+    def command() -> list[str]:
+        _, arch = cuda.require_gpu()
+        chosen = [] if precision == "fp64" else [f"precision={precision}"]  # (the fp64 key as it was)
+        return [f"nvrtc-{cuda.nvrtc_version()}", f"--gpu-architecture={arch}", *cuda.NVRTC_OPTIONS, *chosen]
+
+    return command
 
 
-def _cuda_build(work: Path, spec: ModuleSpec, command: list[str]) -> list[str]:
-    arch = next(option.split("=", 1)[1] for option in command if option.startswith("--gpu-architecture="))
-    source = work / f"{spec.name}.cu"
-    (work / f"{spec.name}.ptx").write_text(cuda.ptx(source.read_text(encoding="utf-8"), source.name, arch=arch),
-                                           encoding="utf-8")
-    return [f"{spec.name}.ptx"]
+def _cuda_build(precision: str) -> Callable[[Path, ModuleSpec, list[str]], list[str]]:
+    def build(work: Path, spec: ModuleSpec, command: list[str]) -> list[str]:
+        arch = next(option.split("=", 1)[1] for option in command if option.startswith("--gpu-architecture="))
+        source = work / cuda_file(spec.name, precision)
+        target = source.with_suffix(".ptx")
+        target.write_text(cuda.ptx(source.read_text(encoding="utf-8"), source.name, arch=arch), encoding="utf-8")
+        return [target.name]
+
+    return build
 
 
-def _cuda_load(entry: Path, spec: ModuleSpec, fd: int | None, module: bytes | None) -> CompiledDynamics:
-    return cuda.load_ptx(module or b"", spec)
+def _cuda(precision: str) -> Backend:
+    """The CUDA kernels in ``precision``: record ``cuda`` (fp64) or ``cuda-fp32``."""
+
+    def files(name: str) -> list[str]:
+        source = cuda_file(name, precision)
+        return [source, source.removesuffix(".cu") + ".ptx"]
+
+    def load(entry: Path, spec: ModuleSpec, fd: int | None, module: bytes | None) -> CompiledDynamics:
+        return cuda.load_ptx(module or b"", spec, precision)
+
+    return Backend(name=cuda_record(precision), files=files, generate=lambda spec: generate_cuda(spec, precision),
+                   build=_cuda_build(precision), load=load, unloadable=(RuntimeError, OSError), compiled=False,
+                   command=_cuda_command(precision))
+
+
+def cuda_record(precision: str) -> str:
+    """The record of the CUDA kernels in ``precision``: ``cuda`` (fp64), ``cuda-fp32``."""
+    return "cuda" if precision == "fp64" else f"cuda-{precision}"
 
 
 C = Backend(name="c", files=_c_files, generate=lambda spec: generate(None, "c", spec=spec), build=_c_build,
             load=_c_load, unloadable=(OSError, AttributeError), compiled=True)
 NUMPY = _python("numpy")
 JAX = _python("jax")
-CUDA = Backend(name="cuda", files=lambda name: [f"{name}.cu", f"{name}.ptx"], generate=generate_cuda,
-               build=_cuda_build, load=_cuda_load, unloadable=(RuntimeError, OSError), compiled=False,
-               command=_cuda_command)
+CUDA = _cuda("fp64")
+CUDA_FP32 = _cuda("fp32")
 
 #: The backends by name.
-RECORDS: dict[str, Backend] = {backend.name: backend for backend in (C, NUMPY, JAX, CUDA)}
-#: What :func:`robodyn.compile` can build: the compiled C, the generated NumPy or JAX module, the CUDA kernels.
-BACKENDS = tuple(RECORDS)
+RECORDS: dict[str, Backend] = {backend.name: backend for backend in (C, NUMPY, JAX, CUDA, CUDA_FP32)}
+#: What :func:`robodyn.compile` can build: the compiled C, the generated NumPy or JAX module, the CUDA kernels
+#: (``backend="cuda"``; its fp32 record is ``precision="fp32"``).
+BACKENDS = ("c", "numpy", "jax", "cuda")

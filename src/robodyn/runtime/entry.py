@@ -26,10 +26,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from robodyn.codegen.cuda import PRECISIONS
 from robodyn.codegen.spec import DEFAULT_KEYS, KEYS, KINDS, ModuleSpec, module_spec, sanitize
 from robodyn.runtime import cache as _cache
 from robodyn.runtime import compiled
-from robodyn.runtime.backends import BACKENDS, RECORDS
+from robodyn.runtime.backends import BACKENDS, RECORDS, cuda_record
 from robodyn.runtime.cache import CACHE_ENV, Expected, cache_dir
 from robodyn.runtime.compiled import CompiledDynamics, load_library
 from robodyn.runtime.toolchain import C_FLAGS, FALLBACK, CompileError, find_compiler, host_fingerprint, native_flags
@@ -47,6 +48,7 @@ def compile(
     compiler: Sequence[str] | None = None,
     spec: ModuleSpec | None = None,
     base: bool = False,
+    precision: str = "fp64",
 ) -> CompiledDynamics:
     """Generate, compile (or find in the cache) and load the dynamics routines of ``robot``.
 
@@ -56,8 +58,10 @@ def compile(
     parameters (:func:`robodyn.identification.base_parameters`: pass identified values) and any
     geometry symbols;
     ``backend``: ``"c"`` (compiled), ``"numpy"`` or ``"jax"`` (the generated NumPy or JAX module, nothing
-    compiled; cached like the library, see :mod:`robodyn.runtime.backends`), ``"cuda"`` (the CUDA kernels, fp64, on
-    an NVIDIA GPU through CuPy: :mod:`robodyn.runtime.cuda`);
+    compiled; cached like the library, see :mod:`robodyn.runtime.backends`), ``"cuda"`` (the CUDA kernels on an
+    NVIDIA GPU through CuPy, whose methods also take CuPy arrays and DLPack producers on the GPU, and then give
+    CuPy arrays: :mod:`robodyn.runtime.cuda`); ``precision``: ``"fp64"``, or ``"fp32"`` for the CUDA kernels in
+    float;
     ``cache``: the cache directory (default :func:`cache_dir`); ``compiler``: the command (default
     :func:`find_compiler`); ``spec``: the routines of ``robot`` if already generated
     (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again.
@@ -72,10 +76,15 @@ def compile(
         raise ValueError(f"spec has routines {spec.kinds}, not those of outputs {keys}")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose {', '.join(repr(b) for b in BACKENDS)}")
-    command_of = RECORDS[backend].command
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
+    if precision != "fp64" and backend != "cuda":
+        raise ValueError(f"precision={precision!r} is the CUDA kernels' only: backend='cuda'")
+    record = cuda_record(precision) if backend == "cuda" else backend
+    command_of = RECORDS[record].command
     if command_of is not None:  # (CUDA: NVRTC; CompileError where CuPy, a GPU or NVRTC is missing)
         command = command_of()
-    elif RECORDS[backend].compiled:
+    elif RECORDS[record].compiled:
         chosen = list(compiler) if compiler is not None else find_compiler()
         if not chosen:
             raise CompileError(f"no C compiler found (tried $CC, cc and gcc); {FALLBACK}")
@@ -85,7 +94,7 @@ def compile(
     name = sanitize(f"{robot.name}_base" if base else robot.name)
     key = _cache._cache_key(robot, keys, command, base)
     expected = Expected(name, robot.nv, tuple(kind.name for kind in KINDS if kind.key in keys),
-                        None if base else tuple(s.name for s in robot.parameters()), key, backend)
+                        None if base else tuple(s.name for s in robot.parameters()), key, record)
     entry = _cache._cache_root(cache) / f"{name}-{key}"
     replace = False
     try:
