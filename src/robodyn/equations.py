@@ -24,34 +24,68 @@ Internally the matrices are symengine expressions as the formulation built them.
 - *nested*: the expressions as the formulation built them, with their common subexpressions shared
   (:class:`~robodyn.algebra.NestedConverter`): seconds for any 7-joint numeric arm, the size of the recursion.
 
-``expand=None`` (the default of :func:`robodyn.derive`) takes the expanded form where it stays small, for arms of
-up to three joints and arms whose fixed angles are all multiples of pi/2 (:func:`robodyn.model.dh.right_angled`:
-the PUMA, the Stanford arm, most industrial arms), and the nested form otherwise; ``True`` or ``False`` asks for
-one. :meth:`Equations.canonical` always gives the expanded form (the community forms and the exact comparisons
-use it), at its cost.
+``expand=None`` (the default of :func:`robodyn.derive`) takes the expanded form where it stays small, and the
+nested form otherwise; ``True`` or ``False`` asks for one. "Small" is decided before anything is expanded, in two
+steps: the arm must have up to three joints or fixed angles that are all multiples of pi/2
+(:func:`robodyn.model.dh.right_angled`: the PUMA, the Stanford arm, most industrial arms) and at most
+:data:`EXPAND_AUTO_MAX_JOINTS` joints, and the estimate of
+:func:`expansion_work` must stay within :data:`EXPAND_BUDGET`: tau is expanded bottom-up, each shared subexpression
+once, and the estimate gives up as soon as the terms produced pass the budget (or one product's factors could
+give more), so it costs at most about a second or two whatever the arm (a right-angled numeric chain of 6 to 20
+joints, whose expanded form doubles with every joint, is caught there). :meth:`Equations.form_note` says which
+form was taken and how to force the other.
+
+Coefficient floor. Expanding a numeric arm multiplies out floating-point products that cancel in exact arithmetic
+and leave rounding noise (6e-17 times a mass, 1e-18 times a product of sines). In the expanded public form every
+term whose coefficient is a float of magnitude below :data:`COEFFICIENT_FLOOR` times the largest coefficient of
+the same part (the whole matrix M, the whole vector h, ...) is dropped (:func:`drop_float_noise`); exact
+coefficients (integers, rationals, symbols) are never dropped, so the equations of an exact or symbolic arm are
+unchanged. :meth:`Equations.canonical` (the exact comparisons and the generated programs use it) keeps every
+term, at its cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import symengine as se
 import sympy
 
-from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_sympy
+from robodyn.algebra import SeExpr, canonical, count_terms, matrix_to_sympy, to_se, to_sympy, trig_reduction
 from robodyn.errors import ModelError
 from robodyn.model.dh import right_angled
 from robodyn.model.expr import check_name, check_parameter_name, expression_text, read_expression
 from robodyn.model.manipulator import Manipulator
 from robodyn.symbols import JointSymbols, joint_symbols
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 PARTS = ("tau", "M", "h", "G", "damping", "load")
 FORMS = ("tau", "config-space", "fu", "christoffel", "emdeg")
 #: Elements with more operations than this are shown in canonical (expanded) form.
 DISPLAY_SIMPLIFY_LIMIT = 150
+#: ``expand=None`` takes the nested form above this many joints without estimating: the expanded torques of a
+#: right-angled chain double with every joint (cos(q1+...+qk) splits into 2**k terms). Measured with Newton-Euler
+#: and ``eqs.tau`` on a planar chain of float links (2 shared cores): 6 joints 0.5 s, 8 joints 8.8 s, 10 joints more
+#: than 60 s of CPU. Every built-in robot has at most 6 joints.
+EXPAND_AUTO_MAX_JOINTS = 7
+#: The default form is expanded only if expanding tau bottom-up (:func:`expansion_work`) produces at most this many
+#: terms in all. Measured with Newton-Euler (2 shared cores): the built-in right-angled arms take 5,111 (Stanford
+#: arm) to 35,406 (the symbolic PUMA) and expand in 0.1 to 5 s; a right-angled numeric 6-joint chain takes 103,499
+#: (its expanded torques have 17,652 terms, about 30 s and 2 MB of text) and is left nested; the estimate gives up
+#: after 1 to 3 s on 6- to 20-joint chains and the Panda.
+EXPAND_BUDGET = 50_000
+#: In the expanded public form, float coefficients below this fraction of the largest coefficient of the same part
+#: are rounding noise and dropped (see the module docstring); exact coefficients are always kept.
+COEFFICIENT_FLOOR = 1e-12
 
 
 @dataclass(frozen=True)
@@ -120,9 +154,116 @@ def _form_repr(kind: str, matrices: dict[str, Any]) -> str:
 
 
 def expands_cheaply(robot: Manipulator) -> bool:
-    """Whether the canonical (expanded) form of the equations stays small: up to three joints, or every fixed
-    angle a multiple of pi/2 (see the module docstring)."""
+    """The geometric half of the default rule (see the module docstring): up to three joints, or every fixed
+    angle a multiple of pi/2. Such arms are then expanded if :func:`expansion_work` stays within the budget."""
     return robot.n <= 3 or right_angled(robot)
+
+
+def _terms(expr: SeExpr) -> int:
+    return len(expr.args) if isinstance(expr, se.Add) else (0 if expr == 0 else 1)
+
+
+class BoundedExpansion:
+    """The canonical form (:func:`robodyn.algebra.canonical`) computed bottom-up: each distinct subexpression of a
+    nested expression is expanded once, from its expanded arguments, and its sines reduced; the results are kept
+    and shared between calls. A call gives up (returns None) once the terms it produced pass its budget, or
+    before a product whose factors' term counts multiply past it, so its cost is bounded whatever the
+    expression. Exact expressions give the same result as ``canonical``; floating-point ones the same up to
+    rounding (the floating-point operations are done in another order)."""
+
+    def __init__(self) -> None:
+        self.done: dict[Any, SeExpr] = {}
+        self.work = 0  # terms produced by the last call
+
+    def __call__(self, expr: Any, budget: int) -> SeExpr | None:
+        root = to_se(expr)
+        stack, done, self.work = [root], self.done, 0
+        while stack:  # post-order without recursion (see robodyn.algebra.NestedConverter)
+            node = stack[-1]
+            if node in done:
+                stack.pop()
+                continue
+            pending = [a for a in node.args if a not in done]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            result = self._node(node, [done[a] for a in node.args], budget)
+            if result is None:
+                return None
+            done[node] = result
+        return done[root]
+
+    def _node(self, node: SeExpr, args: list[SeExpr], budget: int) -> SeExpr | None:
+        if not args:
+            return node
+        if isinstance(node, se.Mul):
+            bound = math.prod(max(_terms(a), 1) for a in args)
+        elif isinstance(node, se.Pow) and args[1].is_integer and int(args[1]) > 0:
+            bound = max(_terms(args[0]), 1) ** int(args[1])
+        else:
+            bound = sum(_terms(a) for a in args)
+        if self.work + bound > budget:
+            return None
+        result = node.func(*args)
+        if isinstance(node, (se.Mul, se.Pow)):
+            result = se.expand(result)
+            reduction = trig_reduction(result)
+            if reduction:
+                result = se.expand(result.xreplace(reduction))
+        self.work += _terms(result)
+        return None if self.work > budget else result
+
+
+def expansion_work(exprs: Iterable[Any], budget: int = EXPAND_BUDGET) -> int | None:
+    """The estimate of the default rule: the terms produced in expanding ``exprs`` bottom-up
+    (:class:`BoundedExpansion`), or None once they pass ``budget``: computed before, and instead of, the
+    expansion itself, at a cost bounded by the budget."""
+    expand, total = BoundedExpansion(), 0
+    for expr in exprs:
+        if expand(expr, budget - total) is None:
+            return None
+        total += expand.work
+    return total
+
+
+def _coefficient(term: SeExpr) -> SeExpr:
+    """The numeric factor of one term of an expanded sum (1 if it has none)."""
+    if term.is_Number:
+        return term
+    if isinstance(term, se.Mul) and term.args[0].is_Number:
+        return term.args[0]
+    return se.Integer(1)
+
+
+def drop_float_noise(exprs: Iterable[Any], floor: float = COEFFICIENT_FLOOR) -> list[SeExpr]:
+    """Expanded expressions (the entries of one part) without the terms whose coefficient is a float of magnitude
+    below ``floor`` times the largest coefficient of them all (exact coefficients count for the largest and are
+    never dropped): rounding noise such as 6e-17 times a mass (see the module docstring)."""
+    values = [to_se(x) for x in exprs]
+    sums = [se.Add.make_args(x) if isinstance(x, se.Add) else (x,) for x in values]
+    sizes = [abs(float(_coefficient(t))) for terms in sums for t in terms if t != 0]
+    threshold = floor * max(sizes, default=0.0)
+    out = []
+    for value, terms in zip(values, sums, strict=True):
+        kept = [t for t in terms if not _noise(_coefficient(t), threshold)]
+        out.append(value if len(kept) == len(terms) else se.Add(*kept))
+    return out
+
+
+def _noise(coefficient: SeExpr, threshold: float) -> bool:
+    return isinstance(coefficient, se.Float) and abs(float(coefficient)) < threshold
+
+
+def _clocked(method: Callable[Concatenate[Equations, P], R]) -> Callable[Concatenate[Equations, P], R]:
+    """A method of :class:`Equations` whose time counts in :attr:`Equations.form_seconds`."""
+
+    @functools.wraps(method)
+    def clocked(self: Equations, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._clock():
+            return method(self, *args, **kwargs)
+
+    return clocked
 
 
 class Equations:
@@ -144,14 +285,68 @@ class Equations:
         expand: bool | None = None,
     ) -> None:
         self.robot = robot
-        #: True: the public attributes are in canonical (expanded) form; False: nested (see the module docstring).
-        self.expanded = expands_cheaply(robot) if expand is None else bool(expand)
+        self._expand = expand
+        self._default_note = ""
         self.method = method
+        #: Wall time of the derivation (building the expressions; expansion and conversion are done on first use).
         self.seconds = seconds
+        #: Wall time spent since on the public forms: the default rule's estimate, expansion, conversion to sympy,
+        #: shared parts and display (:attr:`total_seconds` adds the two).
+        self.form_seconds = 0.0
+        self._clock_running = False
         self._raw = {"tau": tau, "M": M, "h": h, "G": G, "damping": damping, "load": load}
         self.extra_names = tuple(extras or ())
         self._raw.update(extras or {})
         self._canonical: dict[str, se.DenseMatrix] = {}
+
+    # -- the form -------------------------------------------------------------------------
+    @cached_property
+    def expanded(self) -> bool:
+        """True: the public attributes are in canonical (expanded) form; False: nested. ``expand=None`` decides by
+        the default rule (see the module docstring) on first use, before expanding anything."""
+        if self._expand is not None:
+            return bool(self._expand)
+        with self._clock():
+            if not expands_cheaply(self.robot):
+                self._default_note = ("fixed angles that are not multiples of pi/2 and more than 3 joints (each "
+                                      "such angle splits every term it meets)")
+                return False
+            if self.robot.n > EXPAND_AUTO_MAX_JOINTS:
+                self._default_note = (f"more than {EXPAND_AUTO_MAX_JOINTS} joints (a right-angled chain's expanded "
+                                      "form doubles with every joint)")
+                return False
+            if expansion_work(self._raw["tau"]) is None:
+                self._default_note = (f"expanding tau would produce more than {EXPAND_BUDGET:,} terms (estimated "
+                                      "before expanding)")
+                return False
+            return True
+
+    def form_note(self, force: str = "expand=True") -> str:
+        """One line on the form of the public attributes: '' when expanded; when nested, why (if the default rule
+        decided) and that ``force`` (``--expand`` on the command line) asks for the expanded form."""
+        if self.expanded:
+            return ""
+        why = f": {self._default_note}" if self._default_note else ""
+        return f"nested form (shared parts x1, x2, ...){why}; {force} forces the expanded form, at its cost"
+
+    @property
+    def total_seconds(self) -> float:
+        """Wall time of the derivation and of every form computed since (:attr:`seconds` + :attr:`form_seconds`)."""
+        return self.seconds + self.form_seconds
+
+    @contextmanager
+    def _clock(self) -> Iterator[None]:
+        """Add the time of the enclosed work to :attr:`form_seconds` (once, when such blocks nest)."""
+        if self._clock_running:
+            yield
+            return
+        self._clock_running = True
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._clock_running = False
+            self.form_seconds += time.perf_counter() - start
 
     # -- basics -------------------------------------------------------------------------
     @property
@@ -182,9 +377,15 @@ class Equations:
         return self._canonical[part]
 
     def _sympy(self, part: str) -> sympy.ImmutableMatrix:
-        if self.expanded:
-            return matrix_to_sympy(self.canonical(part))
-        return matrix_to_sympy(self._raw[part], nested=True)
+        with self._clock():
+            if self.expanded:
+                full = self.canonical(part)
+                return matrix_to_sympy(se.DenseMatrix(full.rows, full.cols, drop_float_noise(full)))
+            raw = self._raw[part]
+            if part == "M":  # symmetric: the upper triangle mirrored (the lower one may be built far less shared)
+                raw = se.DenseMatrix(raw.rows, raw.cols, [raw[min(i, j), max(i, j)] for i in range(raw.rows)
+                                                          for j in range(raw.cols)])
+            return matrix_to_sympy(raw, nested=True)
 
     def extra(self, name: str) -> sympy.ImmutableMatrix:
         """A method-specific part (in the form of :attr:`expanded`), e.g. d'Alembert's ``D_rot``, ``D_tran``,
@@ -244,12 +445,13 @@ class Equations:
         return gamma
 
     def christoffel(self) -> sympy.ImmutableDenseNDimArray:
-        """Gamma[i, j, k] (0-based), Christoffel symbols of the first kind of M."""
+        """Gamma[i, j, k] (0-based), Christoffel symbols of the first kind of M (expanded; float noise below
+        :data:`COEFFICIENT_FLOOR` of the largest coefficient dropped)."""
         n = self.n
-        g = self._christoffel_se
-        return sympy.ImmutableDenseNDimArray(
-            [[[to_sympy(g[i][j][k]) for k in range(n)] for j in range(n)] for i in range(n)], (n, n, n)
-        )
+        with self._clock():
+            values = drop_float_noise(self._christoffel_se[i][j][k] for i in range(n) for j in range(n)
+                                      for k in range(n))
+            return sympy.ImmutableDenseNDimArray([to_sympy(x) for x in values], (n, n, n))
 
     def coriolis_matrix(self) -> sympy.ImmutableMatrix:
         """C(q, qd) with C_ij = sum_k Gamma_ijk qd_k, so h = C qd and dM/dt - 2C is skew."""
@@ -327,6 +529,7 @@ class Equations:
             return out
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
 
+    @_clocked
     def to_dict(self, form: str = "tau") -> dict[str, Any]:
         """JSON-ready: expressions as strings of the model-file expression language (floats exact); read them
         back with :func:`read_dict`, which takes every name as the symbol listed here (not sympy's ``I``,
@@ -349,6 +552,7 @@ class Equations:
             data[name] = _nested_strings(value)
         return data
 
+    @_clocked
     def shown_matrices(self, form: str = "tau") -> tuple[list[tuple[sympy.Symbol, sympy.Expr]], dict[str, Any]]:
         """What the text, LaTeX and JSON print: the matrices of :meth:`form_matrices` and, for nested equations,
         their shared subexpressions as definitions ``x1 = ...`` in order of use (sympy's ``cse``: printing a
@@ -360,6 +564,7 @@ class Equations:
         taken = {s.name for s in (*self.symbols.q, *self.symbols.qd, *self.symbols.qdd, *self.robot.parameters())}
         return _shared(matrices, taken)
 
+    @_clocked
     def to_latex(self, form: str = "tau") -> str:
         """LaTeX of every matrix of one form, one ``name = ...`` equation per line."""
         definitions, matrices = self.shown_matrices(form)
@@ -369,6 +574,7 @@ class Equations:
             lines.append(f"{_latex_name(name)} = {sympy.latex(shown)}")
         return " \\\\\n".join(lines)
 
+    @_clocked
     def to_text(self, form: str = "tau") -> str:
         """Plain text, one element per line (``M[1,2] = ...``), 1-based indices; nested equations start with their
         shared subexpressions (``x1 = ...``)."""

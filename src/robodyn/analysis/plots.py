@@ -2,7 +2,9 @@
 object-oriented :class:`~matplotlib.figure.Figure` (no pyplot state, no global backend switch).
 
 Every figure has labelled axes with units: t (s); q_i in degrees for a revolute joint, in metres for
-a prismatic one; energies in J. :func:`save` writes atomically; :func:`png_base64` embeds a figure in HTML.
+a prismatic one; energies in J. A panel whose data are constant to within a noise floor (:data:`RELATIVE_FLOOR`
+of their magnitude or :data:`ABSOLUTE_FLOOR`) is drawn flat and titled "constant". :func:`save` writes
+atomically; :func:`png_base64` embeds a figure in HTML.
 """
 
 from __future__ import annotations
@@ -59,6 +61,38 @@ def plain_suptitle(fig: Any, text: str) -> Any:
     return fig.suptitle(text, parse_math=False)
 
 
+#: A panel whose data vary by at most this fraction of their largest magnitude, or by at most
+#: :data:`ABSOLUTE_FLOOR`, is drawn flat and its title says "constant": autoscaling would otherwise blow rounding
+#: noise (a torque of 1e-16 N m on a joint that carries nothing, an energy drift of 1e-13 J) up into a curve.
+RELATIVE_FLOOR = 1e-9
+#: See :data:`RELATIVE_FLOOR` (in the panel's units).
+ABSOLUTE_FLOOR = 1e-12
+
+
+def constant_level(*series: Any) -> float | None:
+    """The level of data that vary by no more than the noise floor (:data:`RELATIVE_FLOOR`,
+    :data:`ABSOLUTE_FLOOR`), else None (also for no finite data)."""
+    values = np.concatenate([np.ravel(np.asarray(s, dtype=float)) for s in series]) if series else np.zeros(0)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None
+    low, high = float(values.min()), float(values.max())
+    if high - low > max(RELATIVE_FLOOR * max(abs(low), abs(high)), ABSOLUTE_FLOOR):
+        return None
+    return (low + high) / 2
+
+
+def _flat_if_noise(ax: Any, *series: Any) -> None:
+    """Limits of a wide band (10 % of the level, or 1 unit about zero) for a panel whose data are constant to
+    within the noise floor, and "(constant)" in its title."""
+    level = constant_level(*series)
+    if level is None:
+        return
+    half = max(abs(level) * 0.1, 1.0 if abs(level) < 1.0 else 0.0)
+    ax.set_ylim(level - half, level + half)
+    ax.set_title(f"{ax.get_title()} (constant)", fontsize=9)
+
+
 def _style(ax: Any, title: str, ylabel: str) -> None:
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("t (s)", fontsize=8)
@@ -88,6 +122,7 @@ def joint_figure(t: np.ndarray, q: np.ndarray, robot: Manipulator, title: str) -
     for k, (j, ax) in enumerate(zip(robot.independent, axes, strict=False)):
         ax.plot(t, shown[:, k], color="tab:blue" if robot.links[j].revolute else "tab:red")
         _style(ax, f"joint {j + 1}", labels[k])
+        _flat_if_noise(ax, shown[:, k])
     plain_suptitle(fig, title)
     fig.tight_layout()
     return fig
@@ -107,12 +142,14 @@ def simulation_figure(
     for k, j in enumerate(robot.independent):
         ax_q.plot(t, shown[:, k], label=f"joint {j + 1} ({'deg' if robot.links[j].revolute else 'm'})")
     _style(ax_q, "joint motion", "q (deg for R, m for P)")
+    _flat_if_noise(ax_q, shown)
     ax_q.legend(fontsize=7)
     energy = kinetic + potential
     ax_e.plot(t, kinetic, label="kinetic T")
     ax_e.plot(t, potential - potential[0], label="potential V - V(0)")
     ax_e.plot(t, energy - energy[0], label="T + V - E(0)", color="black", linewidth=1.2)
     _style(ax_e, "energy", "energy (J)")
+    _flat_if_noise(ax_e, kinetic, potential - potential[0], energy - energy[0])
     ax_e.legend(fontsize=7)
     plain_suptitle(fig, title)
     fig.tight_layout()
@@ -130,6 +167,7 @@ def torque_figure(history: Any) -> Any:
         ax.axhline(0.0, color="grey", linewidth=0.5)
         label = f"$\\tau_{{{j + 1}}}$ (N m)" if revolute else f"$f_{{{j + 1}}}$ (N)"
         _style(ax, f"joint {j + 1} ({'torque' if revolute else 'force'})", label)
+        _flat_if_noise(ax, history.tau[:, k])
     figure = {"angeles1": "fig. 5", "angeles2": "fig. 8"}.get(history.trajectory.name)
     plain_suptitle(fig, f"{robot.name}: joint torques and forces along {history.trajectory.name}"
                    + (f" (cf. Angeles, Ma and Rojas {figure})" if figure else ""))

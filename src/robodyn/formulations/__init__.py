@@ -13,6 +13,7 @@ from collections.abc import Callable
 import symengine as se
 
 from robodyn.algebra import SeExpr, to_se
+from robodyn.equations import EXPAND_AUTO_MAX_JOINTS as EXPAND_AUTO_MAX_JOINTS  # re-exported (its old home)
 from robodyn.equations import Equations
 from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import dalembert, emdeg, kane, lagrange_euler, newton_euler
@@ -40,13 +41,6 @@ AVAILABLE = ("newton-euler", "lagrange-euler", "dalembert", "kane", "emdeg")
 
 Progress = Callable[[str], None]
 
-#: ``expand=None`` takes the expanded form for right-angled arms (:func:`robodyn.equations.expands_cheaply`), but
-#: the expanded torques of a right-angled chain double with every joint (cos(q1+...+qk) splits into 2**k terms):
-#: above this many joints :func:`derive` takes the nested form unless ``expand=True`` is asked for. Measured with
-#: Newton-Euler and ``eqs.tau`` on a planar chain of float links (2 shared cores): 6 joints 0.5 s, 8 joints 8.8 s,
-#: 10 joints more than 60 s of CPU; the nested form of a 20-joint chain takes 13 s. Every built-in robot has at
-#: most 6 joints.
-EXPAND_AUTO_MAX_JOINTS = 7
 #: The most links :func:`derive` accepts (a robot may have up to :data:`robodyn.model.manipulator.MAX_LINKS` for
 #: loading, showing and the numeric routines): the symbolic recursion and what is done with it grow quickly with n.
 #: Measured on a chain of float links, nested form, 2 shared cores: Newton-Euler with ``eqs.tau`` 13 s at 20 links,
@@ -146,8 +140,11 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     ``progress``, if given, is called with a short description after each step. ``expand``: the form of
     ``eqs.tau``, ``eqs.M``, ... (:mod:`robodyn.equations`): ``True`` expanded (canonical), ``False`` nested
     (the recursion's expressions, common subexpressions shared: fast and small for any arm), ``None`` expanded
-    where that stays small (up to three joints, or every fixed angle a multiple of pi/2 and at most
-    :data:`EXPAND_AUTO_MAX_JOINTS` joints), else nested.
+    where that stays small (the default rule of :mod:`robodyn.equations`: up to three joints or every fixed angle
+    a multiple of pi/2, at most :data:`EXPAND_AUTO_MAX_JOINTS` joints, and an estimate made before expanding
+    within :data:`robodyn.equations.EXPAND_BUDGET`), else nested. Expanded, float coefficients below
+    :data:`robodyn.equations.COEFFICIENT_FLOOR` of the largest of their part are dropped as rounding noise (exact
+    ones never).
 
     Every method handles kinematic trees (``robot.parents``): each recursion runs over the parent
     array, and joints on different branches are uncoupled in M (M[i, k] = 0 unless one of i, k is an
@@ -161,8 +158,6 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     if robot.n > MAX_DERIVE_LINKS:
         raise ModelError(f"{robot.n} links: symbolic derivation is limited to {MAX_DERIVE_LINKS} (it grows quickly "
                          f"with n; the numeric routines take up to {MAX_LINKS})", field="links")
-    if expand is None and robot.n > EXPAND_AUTO_MAX_JOINTS:
-        expand = False  # a long right-angled chain: its expanded form grows as 2**n (see EXPAND_AUTO_MAX_JOINTS)
     start = time.perf_counter()
     parts = _BUILDERS[name](robot, progress)
     if robot.couplings:  # the tree's equations, in the independent coordinates and projected

@@ -8,8 +8,10 @@ Self-contained: no script, no stylesheet or font from the network, plots embedde
 equations are written in MathML (sympy's presentation printer), which browsers lay out natively (MathML
 Core: Chromium 109+, Firefox, Safari), so nothing renders them at view time; each formula keeps its
 LaTeX source in the ``alttext`` attribute. Large arms do not turn into megabytes of mathematics: an element
-with more than :data:`DISPLAY_TERMS` terms (in the canonical expanded form) is summarised by its term count.
-Floating-point numbers are shown to four significant digits.
+with more than :data:`DISPLAY_TERMS` terms (in the canonical expanded form) is listed with its term count, not
+printed; the elements of nested equations are expanded one by one within :data:`ELEMENT_BUDGET` terms each; the
+zero entries of M are not listed but drawn in its sparsity pattern (:func:`sparsity_svg`); the cross-check leaves
+out EMDEG where the expanded form is large. Floating-point numbers are shown to four significant digits.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 import time
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +30,13 @@ import numpy as np
 import sympy
 from sympy.printing.mathml import mathml
 
-from robodyn.algebra import count_terms, to_se
-from robodyn.analysis.check import MAX_CHECK_LINKS, check
+from robodyn.algebra import count_terms, to_se, to_sympy
+from robodyn.analysis.check import MAX_CHECK_LINKS, check, not_applicable
 from robodyn.analysis.plots import png_base64
 from robodyn.analysis.simulation import SYMBOLIC_MAX_JOINTS, bind_parameters, forward_dynamics_symbolic, simulate
 from robodyn.analysis.torques import torque_history
-from robodyn.equations import Equations
-from robodyn.formulations import derive
+from robodyn.equations import BoundedExpansion, Equations, drop_float_noise
+from robodyn.formulations import AVAILABLE, derive
 from robodyn.model import tables
 from robodyn.model.files import atomic_write
 from robodyn.model.manipulator import Manipulator
@@ -43,10 +46,15 @@ from robodyn.program.targets import count_summary
 
 #: Elements with more terms than this are summarised, not printed.
 DISPLAY_TERMS = 40
+#: Elements of nested equations are expanded one by one for the page, each giving up past this many terms
+#: (:class:`robodyn.equations.BoundedExpansion`): the page of any arm takes seconds.
+ELEMENT_BUDGET = 2_000
 #: Significant digits of floating-point numbers in formulas.
 DIGITS = 4
 #: Terms of a displayed sum below this fraction of the largest coefficient are rounding noise.
 NOISE = 1e-12
+#: Random states of the numeric cross-check.
+CHECK_SAMPLES = 20
 #: Seconds of free swing simulated for the plot.
 SWING_SECONDS = 3.0
 
@@ -62,7 +70,9 @@ th, td { border: 1px solid #cfd8e6; padding: .3em .7em; text-align: center; vert
 th { background: #eef2f8; }
 td.left, th.left { text-align: left; }
 .note { color: #555; font-size: .92em; }
-.eq { margin: .5em 0; padding: .15em 0; overflow-x: auto; overflow-y: hidden; }
+.eq { margin: .5em 0; padding: .15em 0; overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+p.eq { overflow-wrap: anywhere; }
+figure { margin: .8em 0; } svg.pattern { display: block; }
 .summary { color: #8a4b08; }
 nav a { margin-right: 1em; }
 img { max-width: 100%; border: 1px solid #e3e3e3; }
@@ -117,19 +127,109 @@ def _lhs_latex(lhs: str) -> str:
     return re.sub(r"<[^>]+>", "", lhs)
 
 
-def _indexed(name: str, *indices: int) -> str:
-    """MathML for name_{ij}."""
-    sub = "".join(str(i) for i in indices)
-    return f"<msub><mi>{name}</mi><mn>{sub}</mn></msub>"
+def _indexed(name: str, *indices: int, wide: bool = False) -> str:
+    """MathML for name_{ij}; ``wide`` (an arm of 10 or more coordinates): name_{i,j}, so that M_{1,10} is not
+    read as M_{11,0}."""
+    if wide and len(indices) > 1:
+        sub = "<mo>,</mo>".join(f"<mn>{i}</mn>" for i in indices)
+        return f"<msub><mi>{name}</mi><mrow>{sub}</mrow></msub>"
+    return f"<msub><mi>{name}</mi><mn>{''.join(str(i) for i in indices)}</mn></msub>"
 
 
-def _element(name: str, indices: tuple[int, ...], expr: Any) -> str:
-    """One element: the formula if small, else its term count."""
-    terms = count_terms(to_se(expr))
-    if terms <= DISPLAY_TERMS:
-        return f'<div class="eq">{math(expr, display=True, lhs=_indexed(name, *indices))}</div>'
-    return (f'<div class="eq summary"><math>{_indexed(name, *indices)}</math>: {terms} terms in expanded form '
-            f"(not printed; see <code>robodyn derive</code>)</div>")
+def _label(name: str, indices: tuple[int, ...], wide: bool) -> str:
+    """Plain text for name_{ij} (name_{i,j} when ``wide``)."""
+    return f"{name}_{','.join(map(str, indices)) if wide else ''.join(map(str, indices))}"
+
+
+@dataclass(frozen=True)
+class Element:
+    """One element of M, h, G or the load as the page shows it: ``expr`` (expanded, float noise dropped) when it
+    expanded within the page's budget, else None; ``terms`` its number of terms (None if not expanded)."""
+
+    indices: tuple[int, ...]
+    expr: sympy.Expr | None
+    terms: int | None
+
+    @property
+    def zero(self) -> bool:
+        return self.terms == 0
+
+
+def _elements(eqs: Equations, part: str) -> list[Element]:
+    """The upper triangle of M (row by row) or the entries of a vector part, each expanded if that stays small.
+
+    Expanded equations (:attr:`Equations.expanded`, within :data:`robodyn.equations.EXPAND_BUDGET` for the whole
+    arm): the public matrices. Nested ones: each element expanded bottom-up, giving up past
+    :data:`ELEMENT_BUDGET` terms (:class:`robodyn.equations.BoundedExpansion`), so the page costs seconds on any
+    arm; float noise is dropped as in :func:`robodyn.equations.drop_float_noise`, relative to the largest
+    coefficient of the elements of the part that expanded."""
+    n = eqs.n
+    cells = [(i, j) for i in range(n) for j in range(i, n)] if part == "M" else [(i, 0) for i in range(n)]
+    index = (lambda i, j: (i + 1, j + 1)) if part == "M" else (lambda i, j: (i + 1,))
+    if eqs.expanded:
+        matrix = getattr(eqs, part)
+        return [Element(index(i, j), matrix[i, j], len(sympy.Add.make_args(matrix[i, j])) if matrix[i, j] != 0
+                        else 0) for i, j in cells]
+    raw, expand = eqs.raw(part), BoundedExpansion()
+    values = [expand(raw[i, j], ELEMENT_BUDGET) for i, j in cells]
+    kept = iter(drop_float_noise(v for v in values if v is not None))
+    out = []
+    for (i, j), value in zip(cells, values, strict=True):
+        if value is None:
+            out.append(Element(index(i, j), None, None))
+            continue
+        value = next(kept)
+        terms = count_terms(value)
+        out.append(Element(index(i, j), to_sympy(value) if terms <= DISPLAY_TERMS else None, terms))
+    return out
+
+
+def _shown_elements(name: str, elements: list[Element], wide: bool) -> str:
+    """The formulas of the small non-zero elements, then one line naming the zero ones (vectors only: M's zeros are
+    in its sparsity picture) and one listing the large ones with their sizes."""
+    parts = [f'<div class="eq">{math(e.expr, display=True, lhs=_indexed(name, *e.indices, wide=wide))}</div>'
+             for e in elements if e.expr is not None and not e.zero and e.terms is not None
+             and e.terms <= DISPLAY_TERMS]
+    zeros = [_label(name, e.indices, wide) for e in elements if e.zero]
+    if zeros and name != "M":
+        parts.append(f'<p class="note">Zero: {html.escape(", ".join(zeros))}.</p>')
+    large = [f"{_label(name, e.indices, wide)} ({e.terms} terms)" for e in elements
+             if e.terms is not None and e.terms > DISPLAY_TERMS]
+    unexpanded = [_label(name, e.indices, wide) for e in elements if e.terms is None]
+    if large:
+        parts.append(f'<p class="eq summary">Not printed, more than {DISPLAY_TERMS} terms expanded: '
+                     f"{html.escape(', '.join(large))}.</p>")
+    if unexpanded:
+        parts.append(f'<p class="eq summary">Not expanded (expanding each would pass {ELEMENT_BUDGET:,} terms): '
+                     f"{html.escape(', '.join(unexpanded))}.</p>")
+    return "\n".join(parts)
+
+
+def sparsity_svg(elements: list[Element], n: int) -> str:
+    """The pattern of M as an inline SVG: a dark square for each entry that is not zero, white for each zero
+    entry, light for an entry too large to expand here (not shown to be zero, nor printed); M is symmetric,
+    so each upper entry is drawn on both sides."""
+    cell = max(8, min(28, 336 // max(n, 1)))
+    size = cell * n
+    fill = {}
+    for e in elements:
+        colour = "#ffffff" if e.zero else "#9fb3d1" if e.terms is None else "#34568b"
+        i, j = e.indices[0] - 1, e.indices[1] - 1
+        fill[i, j] = fill[j, i] = colour
+    squares = "".join(f'<rect x="{j * cell}" y="{i * cell}" width="{cell}" height="{cell}" fill="{fill[i, j]}"/>'
+                      for i in range(n) for j in range(n))
+    zeros = sum(1 for e in elements if e.zero)
+    label = f"sparsity pattern of M: {zeros} of the {len(elements)} entries of the upper triangle are zero"
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="pattern" role="img" aria-label="{label}" '
+            f'width="{size + 2}" height="{size + 2}" viewBox="-1 -1 {size + 2} {size + 2}">'
+            f"<title>{label}</title>{squares}"
+            f'<rect x="0" y="0" width="{size}" height="{size}" fill="none" stroke="#1b1b1b" stroke-width="1"/>'
+            f'<path d="{_grid(n, cell)}" stroke="#cfd8e6" stroke-width="0.5" fill="none"/></svg>')
+
+
+def _grid(n: int, cell: int) -> str:
+    size = n * cell
+    return "".join(f"M{k * cell} 0V{size}M0 {k * cell}H{size}" for k in range(1, n))
 
 
 # -- sections ----------------------------------------------------------------------------------------
@@ -153,11 +253,22 @@ def _couplings_note(robot: Manipulator) -> str:
     """A coupled robot's couplings (q_joint = ratio q_leader + offset) and its independent coordinates."""
     if not robot.couplings:
         return ""
-    rules = "; ".join(f"joint {int(c.joint) + 1} = {c.ratio} x joint {int(c.leader) + 1} + {c.offset}"
+    rules = "; ".join(" + ".join([f"joint {int(c.joint) + 1} = {r} x joint {int(k) + 1}" if i == 0 else
+                                  f"{r} x joint {int(k) + 1}" for i, (k, r) in enumerate(c.leaders)]) + f" + {c.offset}"
                       for c in robot.couplings)
     free = ", ".join(str(j + 1) for j in robot.independent)
     return (f"<p>Coupled joints: {html.escape(rules)}. The equations, plots and counts are in the {robot.nv} "
             f"independent coordinates q1..q{robot.nv}, those of joints {html.escape(free)}.</p>")
+
+
+def _source(source: str) -> str:
+    """The model's source as the page shows it: a file by its name only (not the path it was read from on this
+    machine), anything else (a citation) as it is."""
+    try:
+        is_file = Path(source).is_file()
+    except (OSError, ValueError):
+        is_file = False
+    return Path(source).name if is_file else source
 
 
 def _header(robot: Manipulator) -> str:
@@ -166,7 +277,7 @@ def _header(robot: Manipulator) -> str:
     lines = [
         f"<h1>{_text(robot.name)}</h1>",
         f"<p>{_text(robot.description)}</p>" if robot.description else "",
-        f'<p class="note">Source: {_text(robot.source)}</p>' if robot.source else "",
+        f'<p class="note">Source: {_text(_source(robot.source))}</p>' if robot.source else "",
         f"<p>{robot.n} joints ({robot.joint_types}), {html.escape(tables.CONVENTION_TEXT[robot.convention])}.</p>",
         _couplings_note(robot),
         f"<p>Gravity (acceleration vector in the base frame): {math(gravity)}. Parameters: "
@@ -238,25 +349,38 @@ EQUATION = (
 
 
 def _equations_section(eqs: Equations) -> str:
-    n = eqs.n
-    parts = [
-        "<h2 id='equations'>Equations of motion</h2>",
-        f"<p>Derived by {html.escape(eqs.method)} in {eqs.seconds:.3f} s, in canonical form (expanded, each "
-        "sin of degree at most one; floating-point numbers to four digits, terms below 1e-12 of the largest "
-        "coefficient dropped). M includes the armature; B = diag(damping); the last term is the tip load.</p>",
+    n, wide = eqs.n, eqs.n >= 10
+    start = time.perf_counter()
+    M, h, G = _elements(eqs, "M"), _elements(eqs, "h"), _elements(eqs, "G")
+    load = _elements(eqs, "load") if any(x != 0 for x in eqs.raw("load")) else None
+    seconds = eqs.total_seconds + time.perf_counter() - start  # the elements' expansion, done here if nested
+    body = [
         f'<div class="eq">{EQUATION}</div>',
-        "<h3>Inertia matrix M (upper triangle; M is symmetric)</h3>",
+        "<h3>Inertia matrix M (M is symmetric)</h3>",
+        f'<figure>{sparsity_svg(M, n)}<figcaption class="note">Pattern of M: dark entries are not zero, white '
+        "entries are identically zero" + (", light ones were too large to expand here" if any(
+            e.terms is None for e in M) else "") + f" ({sum(e.zero for e in M)} of the {len(M)} entries of the "
+        "upper triangle are zero).</figcaption></figure>",
+        _shown_elements("M", M, wide),
+        "<h3>Coriolis and centrifugal torques h</h3>",
+        _shown_elements("h", h, wide),
+        "<h3>Gravity torques G</h3>",
+        _shown_elements("G", G, wide),
     ]
-    M = eqs.M
-    parts += [_element("M", (i + 1, j + 1), M[i, j]) for i in range(n) for j in range(i, n)]
-    parts.append("<h3>Coriolis and centrifugal torques h</h3>")
-    parts += [_element("h", (i + 1,), eqs.h[i]) for i in range(n)]
-    parts.append("<h3>Gravity torques G</h3>")
-    parts += [_element("G", (i + 1,), eqs.G[i]) for i in range(n)]
-    if any(x != 0 for x in eqs.load):
-        parts.append("<h3>Tip-load torques</h3>")
-        parts += [_element("L", (i + 1,), eqs.load[i]) for i in range(n)]
-    return "\n".join(parts)
+    if load is not None:
+        body += ["<h3>Tip-load torques</h3>", _shown_elements("L", load, wide)]
+    form = ("in canonical form (expanded, each sin of degree at most one)" if eqs.expanded else
+            f"in {html.escape(eqs.form_note('robodyn derive --expand'))}. Each element below is expanded on its "
+            f"own where that takes at most {ELEMENT_BUDGET:,} terms")
+    head = [
+        "<h2 id='equations'>Equations of motion</h2>",
+        f"<p>Derived by {html.escape(eqs.method)} in {seconds:.3f} s (derivation and expansion), {form}. "
+        "Floating-point numbers to four digits; float coefficients below 1e-12 of the largest of their part "
+        f"dropped as rounding noise; elements of more than {DISPLAY_TERMS} terms are counted, not printed (see "
+        "<code>robodyn derive</code>). M includes the armature; B = diag(damping); the last term is the tip "
+        "load.</p>",
+    ]
+    return "\n".join(head + body)
 
 
 def _forward_section(robot: Manipulator) -> str:
@@ -303,11 +427,28 @@ def _counts_section(robot: Manipulator) -> str:
     return "<h2 id='counts'>Operation counts</h2>" + table
 
 
-def _check_section(robot: Manipulator) -> str:
+#: Why the page's cross-check leaves EMDEG out of an arm whose expanded form is large.
+EMDEG_LARGE_NOTE = ("left out here: it expands every element, and this arm's expanded form is large "
+                    "(robodyn check -m newton-euler -m emdeg runs it)")
+
+
+def _check_section(robot: Manipulator, eqs: Equations) -> str:
+    """The cross-check of the formulations (:func:`robodyn.analysis.check.check`, :data:`CHECK_SAMPLES` states):
+    exact for small exact arms, numeric otherwise; EMDEG, which expands every element, only where the expanded form
+    is small (the default rule of :mod:`robodyn.equations`, as ``eqs`` took it), so that the page takes seconds on
+    any arm."""
     if robot.n > MAX_CHECK_LINKS:  # every method's derivation grows too quickly past this (robodyn.analysis.check)
         return (f"<h2 id='check'>Cross-check of the formulations</h2><p class=\"note\">Not run: {robot.n} links, "
                 f"and the cross-check of every method is limited to {MAX_CHECK_LINKS}.</p>")
-    result = check(robot, samples=20)
+    methods, left_out = [], {}
+    for name in AVAILABLE:
+        reason = not_applicable(robot, name) or (EMDEG_LARGE_NOTE if name == "emdeg" and not eqs.expanded else None)
+        if reason is None:
+            methods.append(name)
+        else:
+            left_out[name] = reason
+    result = check(robot, methods, samples=CHECK_SAMPLES)
+    result.skipped.update(left_out)
     rows = []
     for c in result.comparisons:
         diff = "0 (identical)" if c.mode == "exact" and c.agree else f"{c.max_relative_difference:.3g}"
@@ -319,7 +460,12 @@ def _check_section(robot: Manipulator) -> str:
     verdict = '<p class="ok">All methods agree.</p>' if result.agree else '<p class="bad">Methods disagree.</p>'
     return (f"<h2 id='check'>Cross-check of the formulations against {html.escape(result.reference)}</h2>"
             + _table(["method", "part", "mode", "max relative difference", "agree"], rows, raw=True)
-            + f'<p class="note">Derivation times: {html.escape(times)}.</p>' + skipped + verdict)
+            + f'<p class="note">{CHECK_MODES} Derivation times: {html.escape(times)}.</p>' + skipped + verdict)
+
+
+#: What the two modes of the cross-check do (printed under its table).
+CHECK_MODES = ("Exact: the difference of the two parts brought to canonical form is identically zero; numeric: "
+               f"both evaluated at {CHECK_SAMPLES} random states (and parameter values), relative tolerance 1e-10.")
 
 
 def _swing_start(robot: Manipulator) -> np.ndarray:
@@ -390,7 +536,7 @@ def build(
         sections.append(_counts_section(robot))
         if cross_check:
             step("cross-check")
-            sections.append(_check_section(robot))
+            sections.append(_check_section(robot, eqs))
         if plots:
             step("plots")
             sections.append(_plots_section(robot, {str(k): float(v) for k, v in (params or {}).items()}))
