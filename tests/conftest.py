@@ -119,6 +119,13 @@ def library_robots() -> dict[str, rd.Manipulator]:
         return {name: rd.load(name) for name in rd.library.names()}
 
 
+def without_loops(names: list[str]) -> list[str]:
+    """The built-in robots among ``names`` that are trees (read from their files): the closed chains
+    (``loops:``, coordinates q of their actuated joints, nv < n) have their own checks, tests/model/test_loops.py and
+    tests/analysis/test_closed_chains.py."""
+    return [name for name in names if "\nloops:" not in rd.library.text(name)[1]]
+
+
 def without_coulomb(names: list[str]) -> list[str]:
     """The built-in robots among ``names`` with no Coulomb friction (read from their files, without building them):
     the standard and base parameters of identification hold symmetric Coulomb friction only, in the FC column."""

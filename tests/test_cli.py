@@ -154,9 +154,9 @@ def test_real_process_prints_no_traceback(tmp_path):
         ["check", "puma560", "--rtol", "-1"],
         ["derive", "double_pendulum", "--no-such-option"],
         ["count", "double_pendulum", "--format", "latex"],  # count prints text or json only
-        ["count", "double_pendulum", "--method", "kane", "--outputs", "M"],  # kane counts tau only
-        ["count", "double_pendulum", "--method", "kane", "--route", "factored"],
-        ["count", "double_pendulum", "--method", "kane", "--base"],
+        ["count", "double_pendulum", "--counting", "kane", "--outputs", "M"],  # kane counts tau only
+        ["count", "double_pendulum", "--counting", "kane", "--route", "factored"],
+        ["count", "double_pendulum", "--counting", "kane", "--base"],
     ],
 )
 def test_usage_errors_are_one_line(args):
@@ -179,13 +179,13 @@ def test_symbolic_twist_checks_exactly():
 
 
 def test_count_formats_and_kane():
-    """count has its own formats (text, json), and --method kane counts tau with the defaults."""
-    result = run("count", "double_pendulum", "--method", "kane", "--format", "json")
+    """count has its own formats (text, json), and --counting kane counts tau with the defaults."""
+    result = run("count", "double_pendulum", "--counting", "kane", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["method"] == "kane"
-    result = run("count", "double_pendulum", "--method", "kane", "--outputs", "tau", "--route", "auto")
+    result = run("count", "double_pendulum", "--counting", "kane", "--outputs", "tau", "--route", "auto")
     assert result.exit_code == 0 and "Kane's algorithm" in result.output
-    bad = run("count", "double_pendulum", "--method", "kane", "--outputs", "h")
+    bad = run("count", "double_pendulum", "--counting", "kane", "--outputs", "h")
     assert bad.exit_code == 2 and "--outputs" in bad.output and "kane" in bad.output
 
 
@@ -209,7 +209,7 @@ def test_count_o_is_an_output_file_and_capital_o_what_to_count(tmp_path):
     assert set(written["forward_candidates"]) == {"LDL^T", "ABA"} and written["picked"] == "LDL^T"
     assert written == json.loads(run("count", "two_link_payload", "-O", "forward", "-f", "json").output)
     kane = tmp_path / "kane.txt"
-    assert run("count", "puma560", "--method", "kane", "-o", str(kane)).exit_code == 0
+    assert run("count", "puma560", "--counting", "kane", "-o", str(kane)).exit_code == 0
     assert kane.read_text().startswith("Kane's algorithm on puma560")
     missing = run("count", "two_link_payload", "-o", str(tmp_path / "nowhere" / "c.txt"))
     assert missing.exit_code == 2 and "does not exist" in missing.output
@@ -223,6 +223,10 @@ PENDULUM_PARAMS = ["--param", "L1=1", "--param", "L2=0.5", "--param", "g=9.81", 
 #: is then given on its own. Cheap on purpose: the small robot, a short simulation (--t-end 0.01, 3 samples), one
 #: routine generated, a report without the cross-check and the plots (both option-free paths, tested elsewhere).
 CHOICE_BASE = {
+    "show": ["double_pendulum"],
+    "check": ["double_pendulum", "--samples", "1"],
+    "torques": ["double_pendulum", *PENDULUM_PARAMS, "--samples", "3"],
+    "simplify-model": ["double_pendulum", *PENDULUM_PARAMS, "-o", "{tmp}/simplified"],
     "derive": ["double_pendulum"],
     "count": ["double_pendulum"],
     "codegen": ["double_pendulum", "--outputs", "tau", "-o", "{tmp}/code"],

@@ -45,7 +45,9 @@ warnings.simplefilter("ignore", DeprecationWarning)
 from robodyn.simulation import simulate
 from robodyn.interop import from_pinocchio, to_casadi
 from robodyn.compile import CompiledDynamics
-assert simulate is new.simulate and callable(rd.compile) and rd.compile.__name__ == "compile"
+import robodyn.runtime
+assert simulate is new.simulate and callable(rd.compile) and rd.compile.__wrapped__ is robodyn.runtime.compile
+assert CompiledDynamics is rd.compile.CompiledDynamics  # rd.compile is also the old module (tests/test_cli_options.py)
 print("ok")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)

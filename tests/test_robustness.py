@@ -347,7 +347,7 @@ ICUB_LIKE = """<?xml version="1.0"?>
 
 
 def test_urdf_with_icub_rounding_noise_loads_and_matches_the_same_model_without_it(tmp_path: Path) -> None:
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     noisy, clean = tmp_path / "noisy.urdf", tmp_path / "clean.urdf"
     noisy.write_text(_icub_like(hip_ixx="-5.42101e-20", hip_iyy="-5.42101e-20", head_ixz="2.40741e-35"))
     clean.write_text(_icub_like())
@@ -369,7 +369,7 @@ def _icub_like(**values: str) -> str:
 def test_urdf_violation_is_refused_naming_the_urdf_link(tmp_path: Path, link: str) -> None:
     """head is fixed to hip_2 and merged with it: its own -1e-3 is refused although the merged tensor (head's
     mass 10 cm away) would be positive definite."""
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     path = tmp_path / "bad.urdf"
     path.write_text(_icub_like(**{"hip_ixx" if link == "hip_2" else "head_ixx": "-1e-3"}))
     proc = _cli("derive", str(path))
@@ -389,7 +389,7 @@ def _icub_urdf() -> Path:
 
 def test_icub_right_leg_loads_and_matches_pinocchio() -> None:
     """The real iCub URDF (ixx = -5.4e-20 on r_hip_2...): its right leg, every other joint locked at 0."""
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     pin = pytest.importorskip("pinocchio")
     from robodyn.formats.urdf import read_urdf
     from tests.formats.test_urdf import _compare

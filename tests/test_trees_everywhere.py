@@ -46,7 +46,7 @@ def tree() -> rd.Manipulator:
         ["count", "--outputs", "forward"],
         ["torques", "--param", "g=9.81", "--samples", "20"],
         ["simulate", "--param", "g=9.81", "--t-end", "0.2", "--samples", "5", "--engine", "numpy"],
-        ["linearize", "--param", "g=9.81", "--output", "tool"],
+        ["linearize", "--param", "g=9.81", "--measure", "tool"],
     ],
     ids=lambda a: "-".join(a[:2]),
 )

@@ -61,14 +61,15 @@ _MODULES = {
 
 
 class _Face(types.ModuleType):
-    """The package face's module type: ``rd.compile`` is the function even after ``robodyn.compile`` (the old module
-    name)
-    is imported, which binds the module to this attribute (importing a submodule sets the package's attribute
-    of that name; the data descriptor below takes precedence and ignores it)."""
+    """The package face's module type: ``rd.compile`` is both the function and ``robodyn.compile``, the old name of
+    the module robodyn.runtime (:class:`robodyn._moved.CallableModule`): ``rd.compile(robot)`` compiles, and
+    ``import robodyn.compile as C``, which binds this attribute, gives a module (``C.compile(robot)``,
+    ``C.CompiledDynamics``). Importing the old name sets the package's attribute of that name; the data descriptor
+    below takes precedence and ignores it."""
 
     @property
     def compile(self) -> Any:
-        return importlib.import_module("robodyn.runtime").compile
+        return _moved.callable_module("robodyn.compile")
 
     @compile.setter
     def compile(self, value: Any) -> None:  # the import system binding the submodule: kept out of the face

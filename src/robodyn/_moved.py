@@ -10,6 +10,7 @@ The package face installs it (:mod:`robodyn`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -17,6 +18,7 @@ import sys
 import types
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 #: old module -> its new home (one module), or the modules whose public names it gathered.
 MOVED: dict[str, str | tuple[str, ...]] = {
@@ -40,6 +42,47 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "robodyn.opcount": "robodyn.program.opcount",
     "robodyn.kinematics": "robodyn.formulations.kinematics",
 }
+
+
+#: Old module names that are also a function of the package face, old name -> (its module, the function): the
+#: face's attribute of that name is a :class:`CallableModule`.
+CALLABLE = {"robodyn.compile": ("robodyn.runtime", "compile")}
+
+
+class CallableModule(types.ModuleType):
+    """An old module name that is also a function of the face: ``rd.compile(robot)`` calls
+    :func:`robodyn.runtime.compile`, and ``import robodyn.compile as C`` (which binds the package's attribute
+    ``compile``, this object) gives a module whose attributes are :mod:`robodyn.runtime`'s, read and written
+    through (``C.compile(robot)``, ``C.CompiledDynamics``). ``__wrapped__`` is the function (its signature and
+    help)."""
+
+    def __init__(self, old: str, module: str, function: str) -> None:
+        target = importlib.import_module(module)
+        entry = getattr(target, function)
+        super().__init__(old, entry.__doc__)
+        self.__dict__.update(_target=target, _function=function, __wrapped__=entry)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._target, self._function)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_target"], name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._target, name, value)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._target)
+
+    def __repr__(self) -> str:
+        target = self._target.__name__
+        return f"<module {self.__name__!r}: {target}, called as {target}.{self._function}>"
+
+
+@functools.cache
+def callable_module(old: str) -> CallableModule:
+    """The one :class:`CallableModule` of an old name of :data:`CALLABLE`."""
+    return CallableModule(old, *CALLABLE[old])
 
 
 def _message(old: str, new: str | tuple[str, ...]) -> str:

@@ -16,13 +16,15 @@ identical: this is the exact zero test used to show that formulations agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+import ctypes
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
 
 import symengine as se
 import sympy
 
 SeExpr = Any  # symengine.Basic; symengine ships no type stubs
+T = TypeVar("T")
 
 
 def to_se(value: Any) -> SeExpr:
@@ -35,10 +37,11 @@ def to_sympy(value: Any) -> sympy.Expr:
     return sympy.sympify(value)
 
 
-def matrix_to_sympy(matrix: Any, *, nested: bool = False) -> sympy.ImmutableMatrix:
+def matrix_to_sympy(matrix: Any, *, nested: bool | NestedConverter = False) -> sympy.ImmutableMatrix:
     """A symengine matrix as a sympy matrix; ``nested``: by :class:`NestedConverter` (one conversion per distinct
-    subexpression, shared between entries), for expressions built without expansion."""
-    convert = NestedConverter() if nested else to_sympy
+    subexpression, shared between entries), for expressions built without expansion; a converter: by that one
+    (shared with the matrices it converted before, too)."""
+    convert = nested if isinstance(nested, NestedConverter) else NestedConverter() if nested else to_sympy
     rows = [[convert(matrix[i, j]) for j in range(matrix.cols)] for i in range(matrix.rows)]
     return sympy.ImmutableMatrix(rows) if rows else sympy.ImmutableMatrix.zeros(matrix.rows, matrix.cols)
 
@@ -46,40 +49,154 @@ def matrix_to_sympy(matrix: Any, *, nested: bool = False) -> sympy.ImmutableMatr
 class NestedConverter:
     """symengine -> sympy for expressions as a recursion builds them (nested, their subexpressions shared): each
     distinct node is converted once and the sympy result shares it too, so the cost follows the number of
-    distinct subexpressions, not the size of the expanded tree (sympy's own conversion walks every path)."""
+    distinct subexpressions, not the size of the expanded tree (sympy's own conversion walks every path).
+    Nodes are told apart by identity (:class:`NodeMemo`), never by comparing expressions."""
 
     _ARGUMENT = se.Symbol("_robodyn_argument")
 
     def __init__(self) -> None:
-        self.done: dict[Any, sympy.Expr] = {}
+        self.done: NodeMemo[sympy.Expr] = NodeMemo()
+        self.built: dict[Any, sympy.Expr] = {}  # (operation, ids of the converted arguments) -> its conversion
+        self.shared: dict[Any, sympy.Expr] = {}  # (sympy class, ids of the arguments) -> the one such expression
+        self.seen: dict[int, tuple[sympy.Expr, sympy.Expr]] = {}  # id of one met -> (it, kept alive; its equal)
 
     def __call__(self, expr: Any) -> sympy.Expr:
-        stack, done = [to_se(expr)], self.done
-        while stack:  # post-order without recursion: the nesting may be deeper than Python's stack
-            node = stack[-1]
-            if node in done:
-                stack.pop()
-                continue
-            pending = [a for a in node.args if a not in done]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            done[node] = self._node(node, [done[a] for a in node.args])
-        return done[to_se(expr)]
+        result = bottom_up(to_se(expr), self.done, self._node)
+        assert result is not None  # _node always gives a result
+        return result
 
     def _node(self, node: Any, args: list[sympy.Expr]) -> sympy.Expr:
+        """The conversion of ``node``, one sympy object for equal nodes as far as their arguments' conversions are
+        one object each: the key is computed once, from the arguments' ids, and no expression is compared (sympy
+        too compares expressions whole, and equal ones built apart share nothing)."""
         if not args:
-            return to_sympy(node)
-        if isinstance(node, se.Add):
-            return sympy.Add(*args)
-        if isinstance(node, se.Mul):
-            return sympy.Mul(*args)
-        if isinstance(node, se.Pow):
-            return sympy.Pow(*args)
-        template = node.func(*([self._ARGUMENT] * len(args)))._sympy_()  # sin, cos, ...: sympy's class
-        return template.func(*args)
+            key: Any = node  # an atom: compared cheaply
+        else:
+            operation = self._operation(node, len(args))
+            ids = tuple(id(a) for a in args)
+            key = (operation, tuple(sorted(ids)) if operation in (sympy.Add, sympy.Mul) else ids)
+        if key not in self.built:
+            self.built[key] = self._share(to_sympy(node) if not args else operation(*args))
+        return self.built[key]
 
+    def _share(self, expr: sympy.Expr) -> sympy.Expr:
+        """``expr`` with each of its subexpressions replaced by the equal one met before, if any: sympy's
+        evaluation builds new ones (2.0*(x + y) as 2.0*x + 2.0*y, -(x - y) as y - x) equal to others, and cse and
+        printing compare those whole. Keyed by the arguments' ids, bottom-up, each object once."""
+        seen = self.seen
+        if id(expr) in seen:
+            return seen[id(expr)][1]
+        if expr.args:
+            args = [self._share(a) for a in expr.args]  # only the new part of a result is walked: shallow
+            key: Any = (expr.func, tuple(id(a) for a in args))
+            if key not in self.shared:
+                self.shared[key] = self._rebuilt(expr, args)
+        else:
+            key = (type(expr), expr)  # an atom: compared cheaply
+            self.shared.setdefault(key, expr)
+        one = self.shared[key]
+        seen[id(expr)] = (expr, one)
+        seen.setdefault(id(one), (one, one))
+        return one
+
+    @staticmethod
+    def _rebuilt(expr: sympy.Expr, args: list[sympy.Expr]) -> sympy.Expr:
+        """``expr`` on ``args`` (equal to its own, one by one) as they are: not evaluated again, which would build
+        new terms (a sum's coefficients are split off and put back); ``expr`` itself where that cannot be done."""
+        if all(a is b for a, b in zip(args, expr.args, strict=True)):
+            return expr
+        if isinstance(expr, (sympy.Add, sympy.Mul)):
+            return expr.func._from_args(args, expr.is_commutative)
+        again = expr.func(*args)
+        kept = len(again.args) == len(args) and all(a is b for a, b in zip(args, again.args, strict=True))
+        return again if kept else expr
+
+    def _operation(self, node: Any, arity: int) -> Any:
+        if isinstance(node, se.Add):
+            return sympy.Add
+        if isinstance(node, se.Mul):
+            return sympy.Mul
+        if isinstance(node, se.Pow):
+            return sympy.Pow
+        return node.func(*([self._ARGUMENT] * arity))._sympy_().func  # sin, cos, ...: sympy's class
+
+
+def _address(node: SeExpr) -> int:
+    """The address of the C++ node that a symengine wrapper holds: its first field after the object header, the
+    reference-counted pointer ``thisptr`` of symengine's ``cdef class Basic`` (every expression class derives
+    from it). Each access to ``.args`` makes new wrappers of the same C++ nodes, so ``id()`` cannot tell them."""
+    return _POINTER_AT(id(node) + _HEADER).value or 0
+
+
+_POINTER_AT, _HEADER = ctypes.c_void_p.from_address, object.__basicsize__
+
+
+def _addresses_work() -> bool:
+    """Whether :func:`_address` reads symengine's layout as assumed: ``Basic`` adds exactly one pointer to the
+    object header, the wrappers of one node agree, and distinct nodes differ."""
+    if se.Basic.__basicsize__ != object.__basicsize__ + ctypes.sizeof(ctypes.c_void_p):
+        return False
+    x, y = se.symbols("_robodyn_x _robodyn_y")
+    shared = se.sin(x) + y
+    expr = se.cos(shared) + se.sin(shared)
+    inner = {_address(f.args[0]) for f in expr.args}
+    return inner == {_address(shared)} and len({_address(f) for f in expr.args}) == 2 and 0 not in inner
+
+
+#: False where symengine's object layout is not the one :func:`_address` reads: :class:`NodeMemo` then keys by
+#: the expressions themselves (correct, but with symengine's hash collisions slow on heavily shared expressions).
+BY_ADDRESS = _addresses_work()
+
+
+class NodeMemo(Generic[T]):
+    """A memo of symengine nodes keyed by identity (the C++ node's address, :func:`_address`), each node kept
+    alive in it so that its address is not reused. Keying by the expressions (a dict) compares colliding keys
+    for equality, and symengine's hash collides often on the shared subexpressions of a recursion (1,446
+    distinct hashes for 1,790 nodes of a 10-joint inertia matrix) while its equality test walks both operands
+    whole: exponential on expressions that share their parts. Equal nodes built apart are two entries (each
+    done once): a walk with this memo visits each C++ node once."""
+
+    key: Callable[[SeExpr], Any] = staticmethod(_address if BY_ADDRESS else lambda node: node)
+
+    def __init__(self) -> None:
+        self.entries: dict[Any, tuple[SeExpr, T]] = {}  # key -> (node, value)
+
+    def __contains__(self, node: SeExpr) -> bool:
+        return self.key(node) in self.entries
+
+    def __getitem__(self, node: SeExpr) -> T:
+        return self.entries[self.key(node)][1]
+
+    def __setitem__(self, node: SeExpr, value: T) -> None:
+        self.entries[self.key(node)] = (node, value)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def bottom_up(root: SeExpr, memo: NodeMemo[T], visit: Callable[[SeExpr, list[T]], T | None]) -> T | None:
+    """``visit(node, results of its arguments)`` for each node of ``root`` not yet in ``memo``, arguments first,
+    each node once (results kept in ``memo``, shared between calls); the result for ``root``, or None as soon as
+    a visit gives None. Post-order without recursion: the nesting may be deeper than Python's stack. A node's
+    ``.args`` is read once: symengine builds some arguments anew on each access (a term 2*x*y of a sum, a power
+    of a product), and those are kept with their parent until it is visited."""
+    key, entries = memo.key, memo.entries
+    root_key = key(root)
+    stack: list[tuple[SeExpr, Any, list[tuple[SeExpr, Any]] | None]] = [(root, root_key, None)]
+    while stack:
+        node, node_key, args = stack.pop()
+        if node_key in entries:
+            continue
+        if args is None:
+            args = [(a, key(a)) for a in node.args]
+            stack.append((node, node_key, args))
+            stack.extend((a, a_key, None) for a, a_key in args if a_key not in entries)
+            continue
+        result = visit(node, [entries[a_key][1] for _, a_key in args])
+        if result is None:
+            return None
+        entries[node_key] = (node, result)
+    return entries[root_key][1]
 
 def vector(values: Iterable[Any]) -> se.DenseMatrix:
     """A symengine column vector."""

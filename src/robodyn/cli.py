@@ -43,7 +43,8 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-MODEL_HELP = "A built-in robot name (see `robodyn list`) or a .yaml/.json model file."
+MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json) or a URDF file (.urdf; "
+              "expand a .xacro first: xacro arm.urdf.xacro > arm.urdf).")
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
 
 
@@ -62,8 +63,18 @@ TRAJECTORY_HELP = ("A built-in trajectory (angeles1: Angeles, Ma and Rojas' exam
 
 
 class CountMethod(StrEnum):
+    """``count --counting``: the straight-line program, or Kane's operation count (Angeles, Ma and Rojas)."""
+
     program = "program"
     kane = "kane"
+
+
+class Mimic(StrEnum):
+    """``--mimic``: how a URDF model's mimic joints are read (robodyn.formats.urdf.MIMIC, tested equal)."""
+
+    couple = "couple"
+    independent = "independent"
+    refuse = "refuse"
 
 
 #: ``count --outputs`` names Burdick's distinct elements ``all``; every other choice is the output's own name.
@@ -210,16 +221,19 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
     def update(step: str) -> None:
         progress.update(task, description=_shown(f"{label}: {step}"))
 
+    from robodyn.program.progress import reporting
+
     try:
-        yield update
+        with reporting(update):  # the program builder's stages ("choosing the route of M", ...) shown
+            yield update
     finally:
         timer.cancel()
         if started.is_set():
             progress.stop()
 
 
-def _load(model: str, strict: bool, lock: list[str] | None = None) -> rd.Manipulator:
-    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []))
+def _load(model: str, strict: bool, lock: list[str] | None = None, mimic: Mimic = Mimic.couple) -> rd.Manipulator:
+    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []), mimic=mimic.value)
     if model not in library.names():  # a file: named in the errors that do not name it (see _located)
         _Model.file = _path(model)
     return robot
@@ -297,6 +311,15 @@ LockOption = Annotated[
     list[str] | None,
     typer.Option("--lock", metavar="NAME=VALUE", help="A URDF model: fix joint NAME at VALUE (rad or m); repeatable."),
 ]
+MimicOption = Annotated[
+    Mimic, typer.Option("--mimic", help="A URDF model's mimic joints: couple (coupled coordinates: q, tau are the "
+                        "independent joints', as Pinocchio's mimic=True), independent (ordinary joints) or refuse.")
+]
+
+
+def _deprecated(old: str, new: str, why: str) -> None:
+    """The warning line of an option spelling that was renamed (accepted for one release)."""
+    err.print(f"warning: {old} is now {new} ({why}); {old} goes in the next release", markup=False)
 
 
 @app.command("list")
@@ -319,24 +342,29 @@ def show(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Show a robot's DH table and inertial data, with the conventions they follow."""
 
     from robodyn.model import tables
 
     def body() -> None:
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         out.print(f"[bold]{_shown(robot.name)}[/bold]: {_shown(robot.description)}")
         if robot.source:
             out.print(f"[dim]source: {_shown(robot.source)}[/dim]")
         out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
+        for loop in robot.loops:  # closed chains: the tree plus closures, the passive joints coupled
+            ends = " and ".join(robot.label(k) if k >= 0 else "the base" for k in loop.links)
+            out.print(f"loop {loop.name}: a {loop.joint} joint closes {ends} (a parallelogram)", markup=False)
         for c in robot.couplings:  # q and tau at every command are the independent coordinates
-            out.print(f"coupled: joint {int(c.joint) + 1} = {c.ratio} x joint {int(c.leader) + 1} + {c.offset}",
-                      markup=False)
+            terms = " + ".join(f"{tables.text(r)} x joint {int(k) + 1}" for k, r in c.leaders)
+            out.print(f"coupled: joint {int(c.joint) + 1} = {terms} + {tables.text(c.offset)}"
+                      f"{f' (loop {c.loop})' if c.loop else ''}", markup=False)
         if robot.couplings:
             out.print(f"independent coordinates (q, qd, tau of every command): joints "
                       f"{', '.join(str(j + 1) for j in robot.independent)}", markup=False)
-        out.print("gravity: (" + ", ".join(str(x) for x in robot.gravity) + ")")
+        out.print("gravity: (" + ", ".join(tables.text(x) for x in robot.gravity) + ")")
         dh = Table(title="Denavit-Hartenberg parameters")
         extra = tables.topology(robot)  # names, parents (a tree), placements
         for header in [*tables.dh_headers(robot), *(header for header, _ in extra)]:
@@ -369,8 +397,9 @@ def _render(eqs: Equations, form: str, fmt: Format) -> str:
         return json.dumps(eqs.to_dict(form), indent=2)
     if fmt is Format.latex:
         return eqs.to_latex(form)
-    header = f"# {eqs.robot.name}: {eqs.method}, form {form}, derived in {eqs.seconds:.3f} s"
-    return header + "\n" + eqs.to_text(form)
+    text = eqs.to_text(form)  # first: the header's time includes the expansion and the shared parts it computes
+    header = f"# {eqs.robot.name}: {eqs.method}, form {form}, derived in {eqs.total_seconds:.3f} s"
+    return header + "\n" + text
 
 
 @app.command()
@@ -382,15 +411,17 @@ def derive(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     expand: Annotated[bool | None, typer.Option(
         "--expand/--nested",
-        help="Expanded canonical form, or nested with shared parts x1, x2, ... (default: expanded where it stays "
-             "small: up to 3 joints or right-angled geometry).")] = None,
+        help="Expanded canonical form (float coefficients below 1e-12 of a part's largest dropped), or nested with "
+             "shared parts x1, x2, ... (default: expanded where it stays small: up to 3 joints or right-angled "
+             "geometry, and an estimate made before expanding under 50,000 terms).")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Derive the equations of motion and print them in one of the community forms."""
 
     def body() -> None:
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         if method == "emdeg" and fmt is Format.text and form == "tau":
             from robodyn.program import emdeg_text
 
@@ -400,8 +431,11 @@ def derive(
             return
         with delayed_progress(f"deriving {robot.name}") as step:
             eqs = rd.derive(robot, method.value, progress=step, expand=expand)
-            step("expanding" if eqs.expanded else "sharing subexpressions")
+            step("estimating the expanded size" if expand is None else "expanding" if expand else "sharing")
+            step("expanding" if eqs.expanded else "sharing subexpressions")  # eqs.expanded: the estimate, if any
             text = _render(eqs, form.value, fmt)
+        if expand is None and not eqs.expanded:
+            err.print(f"note: {eqs.form_note('--expand')}", markup=False)
         _write(text, output)
 
     _guarded(body)
@@ -414,6 +448,7 @@ def check(
     rtol: Annotated[float, typer.Option(help="Relative tolerance of the numeric comparison, in (0, 1).")] = 1e-10,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Derive with every available method and compare them; exit 1 if any disagree."""
 
@@ -422,7 +457,7 @@ def check(
     def body() -> int:
         if not 0 < rtol < 1:
             raise UserError(f"--rtol must be in (0, 1), got {rtol}")
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
         table = Table(title=_shown(f"{robot.name}: every method against {result.reference}"))
@@ -450,13 +485,17 @@ class CountFormat(StrEnum):
 def count(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     what: Annotated[
-        CountOutput, typer.Option("--outputs", "-O", help="What to compute (all: every distinct M, c, b, g element; "
-                                  "dtau: dtau/dq and dtau/dqd; dqdd: dqdd/dq, dqdd/dqd and M^-1).")
-    ] = TAU_OUTPUT,
-    method: Annotated[
-        CountMethod, typer.Option("--method", "-m", help="program: the cheapest straight-line program; kane: "
+        list[str] | None, typer.Option(
+            "--outputs", "-O", metavar="NAME[,NAME...]",
+            help=f"What to count, each on its own (repeat the option, or comma-separated): {', '.join(CountOutput)} "
+            "(all: every distinct M, c, b, g element; dtau: dtau/dq and dtau/dqd; dqdd: dqdd/dq, dqdd/dqd and M^-1); "
+            "default tau. JSON: an object, a list of them for several.")
+    ] = None,
+    counting: Annotated[
+        CountMethod, typer.Option("--counting", help="program: the cheapest straight-line program; kane: "
                                   "Angeles, Ma and Rojas' algorithm beside their table 1.")
     ] = CountMethod.program,
+    old_method: Annotated[CountMethod | None, typer.Option("--method", "-m", hidden=True)] = None,
     route: Annotated[Route, typer.Option("--route", help="Route to the program (auto: the cheapest).")] = AUTO_ROUTE,
     base: Annotated[bool, typer.Option("--base", help="The model in base parameters (identification), each one an "
                                        "input.")] = False,
@@ -464,17 +503,23 @@ def count(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Count the multiplications and additions per evaluation, beside the published figures."""
 
     def body() -> None:
         _check_directory("--output", output)
+        method = counting
+        if old_method is not None:
+            _deprecated("count --method", "--counting", "--method names the formulation in derive and report")
+            method = old_method
+        counted = _listed("--outputs", what, [o.value for o in CountOutput]) or [TAU_OUTPUT.value]
         if method is CountMethod.kane:
-            for flag, given, default in (("--base", base, False), ("--outputs", what, "tau"),
+            for flag, given, default in (("--base", base, False), ("--outputs", counted, ["tau"]),
                                          ("--route", route, vocabulary.AUTO)):
                 if given != default:
-                    raise UserError(f"{flag} is for the straight-line program: leave out --method kane")
-        robot = _load(model, strict, lock)
+                    raise UserError(f"{flag} is for the straight-line program: leave out --counting kane")
+        robot = _load(model, strict, lock, mimic)
         if method is CountMethod.kane:
             _write(_count_kane(robot, fmt), output)
             return
@@ -482,13 +527,17 @@ def count(
         from robodyn.program.targets import count_summary, format_summary
 
         with delayed_progress(f"building the program for {robot.name}"):
+            names = {name: output for output, name in COUNT_NAMES.items()}
+            base_model = base_parameters(robot) if base else None
             try:
-                counted = {name: output for output, name in COUNT_NAMES.items()}.get(what.value, what.value)
-                summary = count_summary(robot, counted, route.value,
-                                        base=base_parameters(robot) if base else None)
+                summaries = [count_summary(robot, names.get(name, name), route.value, base=base_model)
+                             for name in counted]
             except ValueError as exc:
                 raise _refusal(exc) from None
-        _write(json.dumps(summary, indent=2) if fmt is CountFormat.json else format_summary(summary), output)
+        if fmt is CountFormat.json:
+            _write(json.dumps(summaries[0] if len(summaries) == 1 else summaries, indent=2), output)
+        else:
+            _write("\n\n".join(format_summary(summary) for summary in summaries), output)
 
     _guarded(body)
 
@@ -497,7 +546,7 @@ def _count_kane(robot: rd.Manipulator, fmt: CountFormat) -> str:
     from robodyn.model.couplings import refuse_coupled
     from robodyn.program import opcount
 
-    refuse_coupled(robot, "Kane's operation count (Angeles, Ma and Rojas)", "use --method program")
+    refuse_coupled(robot, "Kane's operation count (Angeles, Ma and Rojas)", "use --counting program")
     measured = opcount.count_operations(robot)
     rows = opcount.comparison_table(robot)
     if fmt is CountFormat.json:
@@ -534,6 +583,7 @@ def simplify_model(
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Fu's empirical simplified model: classify every D_ij and h_i along a trajectory, plot them,
     and report the simplified model's worst torque error."""
@@ -542,7 +592,7 @@ def simplify_model(
 
     def body() -> None:
         _check_output_directory(output)
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         params = _parse_params(param or [], robot)
         if not 0 <= threshold < 1:
             raise UserError(f"--threshold must be in [0, 1), got {threshold}")
@@ -573,13 +623,14 @@ def torques(
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Joint torques and forces along a trajectory (Angeles, Ma and Rojas' example 1 and fig. 5):
     print the peak per joint, optionally write a CSV and a PNG."""
     from robodyn.analysis.torques import torque_history
 
     def body() -> None:
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         params = _parse_params(param or [], robot)
         if samples < 3:
             raise UserError(f"--samples must be at least 3, got {samples}")
@@ -643,6 +694,12 @@ class TorqueLaw(StrEnum):
     gravity = "gravity"
 
 
+#: ``simulate --integrator``: solve_ivp's methods (robodyn.analysis.simulation.METHODS, tested equal; the module
+#: imports scipy, which ``robodyn --help`` does not wait for).
+Integrator = StrEnum("Integrator", {m: m for m in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")})  # type: ignore[misc]
+RK45 = Integrator("RK45")
+
+
 class Engine(StrEnum):
     lambdify = "lambdify"
     numpy = "numpy"
@@ -658,7 +715,8 @@ def simulate(
     ),
     q0: Annotated[str | None, typer.Option("--q0", help="Initial joint values, comma-separated (rad, m).")] = None,
     qd0: Annotated[str | None, typer.Option("--qd0", help="Initial joint rates, comma-separated.")] = None,
-    method: Annotated[str, typer.Option(help="solve_ivp method: RK45, DOP853, Radau, BDF, LSODA...")] = "RK45",
+    integrator: Annotated[Integrator, typer.Option("--integrator", help="solve_ivp's method.")] = RK45,
+    old_method: Annotated[str | None, typer.Option("--method", hidden=True)] = None,
     rtol: Annotated[float, typer.Option(help="Relative tolerance of the integrator.")] = 1e-8,
     atol: Annotated[float, typer.Option(help="Absolute tolerance of the integrator.")] = 1e-10,
     samples: Annotated[int, typer.Option(help="Output samples.")] = 501,
@@ -671,13 +729,14 @@ def simulate(
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Simulate the arm (forward dynamics integrated by scipy's solve_ivp): print the energy drift and the
     final state, optionally write a plot and a CSV."""
     from robodyn.analysis.simulation import simulate as run_simulation
 
     def body() -> None:
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         params = _parse_params(param or [], robot)
         if not 0 < t_end < math.inf:
             raise UserError(f"--t-end must be a positive, finite number of seconds, got {t_end}")
@@ -688,6 +747,10 @@ def simulate(
         start = _parse_vector("--q0", q0, robot.nv)
         rates = _parse_vector("--qd0", qd0, robot.nv)
         limit: dict[str, Any] = {} if max_evaluations is None else {"max_evaluations": max_evaluations}
+        method = integrator.value
+        if old_method is not None:
+            _deprecated("simulate --method", "--integrator", "--method names the formulation in derive and report")
+            method = old_method
         with delayed_progress(f"simulating {robot.name}"):
             result = run_simulation(robot, t_end, start, rates, torque.value, method=method, rtol=rtol, atol=atol,
                                     params=params, samples=samples, engine=engine.value, **limit)
@@ -745,7 +808,9 @@ def linearize(
     q0: Annotated[str | None, typer.Option("--q0", help="Operating point q0, comma-separated (default 0).")] = None,
     qd0: Annotated[str | None, typer.Option("--qd0", help="Operating point qd0 (default 0).")] = None,
     tau0: Annotated[str | None, typer.Option("--tau0", help="Operating torque (default G(q0): equilibrium).")] = None,
-    output: Annotated[LinearOutput, typer.Option("--output", help="What y is: C and D.")] = LinearOutput.state,
+    measure: Annotated[LinearOutput, typer.Option("--measure", help="What y is (C and D): the state x, q, qd or "
+                                                  "the tool's position.")] = LinearOutput.state,
+    old_output: Annotated[str | None, typer.Option("--output", hidden=True)] = None,
     dt: Annotated[float | None, typer.Option("--dt", help="Also give the discrete model for this step (s).")] = None,
     discrete: Annotated[Discrete, typer.Option("--discrete", help="Discretisation.")] = Discrete.zoh,
     symbolic: Annotated[bool, typer.Option("--symbolic", help="Symbolic A, B (arms of up to 3 joints).")] = False,
@@ -753,13 +818,17 @@ def linearize(
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for a symbolic parameter.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """The linearised state-space model x = (q, qd), u = tau: A, B, C, D (and the discrete-time Ad, Bd)."""
     from robodyn.analysis.linear import discretize
     from robodyn.analysis.linear import linearize as run_linearize
 
     def body() -> None:
-        robot = _load(model, strict, lock)
+        if old_output is not None:
+            raise UserError(f"linearize --output {old_output!r}: y is chosen with --measure now (state, q, qd or "
+                            "tool); --output names a file or directory in every command")
+        robot = _load(model, strict, lock, mimic)
         params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
@@ -767,7 +836,7 @@ def linearize(
         if symbolic and dt is not None:
             raise UserError("--dt needs a numeric model: leave out --symbolic")
         with delayed_progress(f"linearising {robot.name}"):
-            lin = run_linearize(robot, *point, output=output.value, symbolic=symbolic, params=params)
+            lin = run_linearize(robot, *point, output=measure.value, symbolic=symbolic, params=params)
             disc = discretize(lin, dt=dt, method=discrete.value) if dt is not None else None
         matrices = {"A": lin.A, "B": lin.B, "C": lin.C, "D": lin.D}
         if disc is not None:
@@ -806,13 +875,14 @@ def report(
     param: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE for the plots.")] = None,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Write one self-contained HTML page: DH and inertia tables, the equations (MathML, rendered offline),
     operation counts, the cross-check of the formulations and plots."""
     from robodyn.report import page as reporting
 
     def body() -> None:
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         params = _parse_params(param or [], robot)
         _check_directory("--output", output)
         with delayed_progress(f"report on {robot.name}") as step:
@@ -852,9 +922,12 @@ def codegen(
     model: Annotated[str, typer.Argument(help=MODEL_HELP)],
     lang: Annotated[Language, typer.Option("--lang", "-l", help="Language of the generated code.")] = C_LANGUAGE,
     outputs: Annotated[
-        str, typer.Option("--outputs", help=f"Routines, comma-separated: {', '.join(vocabulary.DEFAULT_KEYS)}, "
-                          "and the derivatives dtau (dtau/dq, dtau/dqd) and dqdd (dqdd/dq, dqdd/dqd, M^-1).")
-    ] = ",".join(vocabulary.DEFAULT_KEYS),
+        list[str] | None, typer.Option(
+            "--outputs", "-O", metavar="NAME[,NAME...]",
+            help=f"Routines (repeat the option, or comma-separated): {', '.join(vocabulary.KEYS)} "
+            "(dtau: dtau/dq, dtau/dqd; dqdd: dqdd/dq, dqdd/dqd, M^-1); default "
+            f"{', '.join(vocabulary.DEFAULT_KEYS)}.")
+    ] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the generated files.")] = Path(
         "robodyn-out/codegen"
     ),
@@ -862,19 +935,18 @@ def codegen(
                                        "parameter vector is the base parameters, for identified values.")] = False,
     strict: StrictOption = False,
     lock: LockOption = None,
+    mimic: MimicOption = Mimic.couple,
 ) -> None:
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
-    bias, G and forward dynamics, each with its operation count (see the guide, docs/guide/programs.md)."""
+    bias, G and forward dynamics, each with its operation count (the documentation's guide: "Efficient equations
+    and generated code")."""
     from robodyn import codegen as generator
     from robodyn.model.files import write_all
 
     def body() -> None:
-        keys = [key.strip() for key in outputs.split(",") if key.strip()]
-        unknown = [key for key in keys if key not in vocabulary.KEYS]
-        if unknown or not keys:
-            raise UserError(f"--outputs {outputs!r}: choose from {', '.join(vocabulary.KEYS)}")
+        keys = _listed("--outputs", outputs, vocabulary.KEYS) or list(vocabulary.DEFAULT_KEYS)
         _check_output_directory(output)
-        robot = _load(model, strict, lock)
+        robot = _load(model, strict, lock, mimic)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):
             try:
                 files = generator.generate(robot, lang.value, keys, base=base)
@@ -939,6 +1011,12 @@ def demo(
     _guarded(body)
 
 
+def usage_message(message: str) -> str:
+    """click's message of a usage error, in one line, without the ``Value error, `` that pydantic (typer's
+    coercion of enum choices) puts before the reason."""
+    return " ".join(message.replace("Value error, ", "").split())
+
+
 def main() -> None:
     """Entry point: usage errors (unknown option, bad choice) are one ``error:`` line and exit 2.
 
@@ -962,7 +1040,7 @@ def main() -> None:
             raise SystemExit(0) from None
         if getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message"):
             where = f"{ctx.command_path}: " if ctx is not None else ""
-            err.print(f"error: {bounded(where + exc.format_message())}", markup=False)
+            err.print(f"error: {bounded(where + usage_message(exc.format_message()))}", markup=False)
             raise SystemExit(2) from None
         if name == "Abort":
             err.print("interrupted", markup=False)
@@ -987,7 +1065,8 @@ def _listed(option: str, items: list[str] | None, allowed: Iterable[str]) -> lis
 def batch(
     models: Annotated[list[str], typer.Argument(help="Built-in robot names, model files or URDFs: one task each.")],
     outputs: Annotated[list[str] | None, typer.Option(
-        "--outputs", "-O", help=f"Routines (repeat the option, or comma-separated): {', '.join(vocabulary.KEYS)}; "
+        "--outputs", "-O", metavar="NAME[,NAME...]",
+        help=f"Routines (repeat the option, or comma-separated): {', '.join(vocabulary.KEYS)}; "
         f"default {', '.join(vocabulary.DEFAULT_KEYS)}.")] = None,
     lang: Annotated[list[str] | None, typer.Option(
         "--lang", "-l", help=f"Languages (repeat, or comma-separated): {', '.join(vocabulary.LANGUAGES)}, cuda; "

@@ -58,7 +58,16 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import symengine as se
 import sympy
 
-from robodyn.algebra import SeExpr, canonical, count_terms, matrix_to_sympy, to_se, to_sympy, trig_reduction
+from robodyn.algebra import (
+    NestedConverter,
+    SeExpr,
+    canonical,
+    count_terms,
+    matrix_to_sympy,
+    to_se,
+    to_sympy,
+    trig_reduction,
+)
 from robodyn.errors import ModelError
 from robodyn.model.dh import right_angled
 from robodyn.model.expr import check_name, check_parameter_name, expression_text, read_expression
@@ -298,6 +307,8 @@ class Equations:
         self.extra_names = tuple(extras or ())
         self._raw.update(extras or {})
         self._canonical: dict[str, se.DenseMatrix] = {}
+        #: The nested parts are converted by one converter: what they share stays one sympy object.
+        self._converter = NestedConverter()
 
     # -- the form -------------------------------------------------------------------------
     @cached_property
@@ -385,7 +396,7 @@ class Equations:
             if part == "M":  # symmetric: the upper triangle mirrored (the lower one may be built far less shared)
                 raw = se.DenseMatrix(raw.rows, raw.cols, [raw[min(i, j), max(i, j)] for i in range(raw.rows)
                                                           for j in range(raw.cols)])
-            return matrix_to_sympy(raw, nested=True)
+            return matrix_to_sympy(raw, nested=self._converter)
 
     def extra(self, name: str) -> sympy.ImmutableMatrix:
         """A method-specific part (in the form of :attr:`expanded`), e.g. d'Alembert's ``D_rot``, ``D_tran``,

@@ -145,7 +145,7 @@ def test_the_methods_agree_and_the_rest_refuses_in_one_line() -> None:
 
 
 COMMANDS = [
-    ["show"], ["derive"], ["check"], ["count"], ["count", "--base"], ["count", "--method", "kane"],
+    ["show"], ["derive"], ["check"], ["count"], ["count", "--base"], ["count", "--counting", "kane"],
     ["simplify-model"], ["torques"], ["simulate", "--t-end", "0.2"], ["linearize"], ["linearize", "--symbolic"],
     ["codegen", "-o", "{tmp}/gen"], ["codegen", "--base", "-o", "{tmp}/genb"], ["report", "-o", "{tmp}/r.html"],
 ]

@@ -32,14 +32,15 @@ from robodyn import codegen, numeric
 from robodyn.cli import app
 from robodyn.codegen.spec import ModuleSpec
 from robodyn.runtime.entry import CompiledDynamics, load_library
-from tests.conftest import load_quiet, random_robot
+from tests.conftest import load_quiet, random_robot, without_loops
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-12
 N = 6
 #: The six-joint arms take seconds to build: puma560 runs in the fast suite, the others are marked slow.
 BIG = {"industrial_6r", "puma560_symbolic", "stanford_arm"}
-LIBRARY = [pytest.param(name, marks=pytest.mark.slow) if name in BIG else name for name in rd.library.names()]
+LIBRARY = [pytest.param(name, marks=pytest.mark.slow) if name in BIG else name
+           for name in without_loops(rd.library.names())]  # closed chains: tests/analysis/test_closed_chains.py
 RANDOM = [(0, 2, "standard"), (1, 3, "modified"), (2, 4, "standard"), (3, 3, "modified")]
 GFORTRAN = shutil.which("gfortran")
 needs_gfortran = pytest.mark.skipif(GFORTRAN is None, reason="gfortran not installed (apt-get install gfortran)")

@@ -48,7 +48,7 @@ ODD_LINKS = ("l_arm_shoulder", "l_arm_wrist_1", "l_arm_wrist_2", "r_arm_shoulder
 
 @pytest.fixture
 def odd(tmp_path: Path) -> rd.Manipulator:
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     path = tmp_path / "odd.urdf"
     path.write_text(ODD)
     return rd.load(path)
@@ -133,7 +133,7 @@ def test_a_urdf_written_from_the_robot_keeps_the_joint_names(odd: rd.Manipulator
 # -- the order of Pinocchio --------------------------------------------------------------------------------------
 def test_the_small_tree_is_in_pinocchios_order(tmp_path: Path) -> None:
     pin = pytest.importorskip("pinocchio")
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     path = tmp_path / "odd.urdf"
     path.write_text(ODD)
     assert list(pin.buildModelFromUrdf(str(path)).names[1:]) == list(ODD_ORDER)
@@ -149,7 +149,7 @@ TREES = ("talos_data/robots/talos_reduced.urdf", "romeo_description/urdf/romeo_s
 @pytest.mark.parametrize("relative", TREES)
 def test_example_robot_data_trees_are_in_pinocchios_order(relative: str) -> None:
     pin = pytest.importorskip("pinocchio")
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     from benchmarks.urdf_survey import robots_directory
 
     directory = robots_directory()
@@ -216,7 +216,7 @@ def test_named_errors_are_one_line(odd: rd.Manipulator) -> None:
 
 def test_a_coupled_robots_q_holds_its_independent_joints() -> None:
     """The Panda's second finger mimics the first: q has 8 entries, the follower's name is accepted and not read."""
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     from benchmarks.urdf_survey import robots_directory
 
     directory = robots_directory()

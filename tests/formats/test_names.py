@@ -188,7 +188,7 @@ def hostile_urdf(path: Path, marker: Path) -> Path:
 
 @pytest.fixture
 def urdf_robot(tmp_path: Path) -> tuple[rd.Manipulator, Path]:
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     marker = tmp_path / "pwned"
     robot = rd.load(hostile_urdf(tmp_path / "arm.urdf", marker))
     return robot, marker

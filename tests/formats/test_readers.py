@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import robodyn as rd
 from robodyn.cli import app
 
-pytest.importorskip("yourdfpy")
+pytest.importorskip("lxml")
 
 ARM = """<robot name="arm">
   <link name="base"/>
@@ -139,11 +139,14 @@ def test_urdf_without_links_says_so(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["arm.xml", "arm.mjcf", "scene.XML"])
-def test_mjcf_is_one_line_not_a_yaml_error(tmp_path: Path, name: str) -> None:
+def test_mjcf_is_read_through_mujoco_not_as_yaml(tmp_path: Path, name: str) -> None:
     path = _write(tmp_path, name, MJCF)
-    message = _refused(path, "MJCF (MuJoCo) files are not supported yet")
+    pytest.importorskip("mujoco")  # robodyn.formats.mjcf; tests/formats/test_mjcf.py checks the numbers
+    assert rd.load(path).joint_names == ("j1",)
+    other = _write(tmp_path, "other" + Path(name).suffix, ARM)  # an XML file that is not MJCF: one line
+    message = _refused(other, "not MJCF", "<robot>")
     assert "YAML" not in message and "mapping values" not in message
-    _cli_refuses(path, "MJCF (MuJoCo) files are not supported yet")
+    _cli_refuses(other, "not MJCF")
 
 
 def test_mjcf_named_urdf_is_recognised(tmp_path: Path) -> None:

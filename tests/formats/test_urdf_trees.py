@@ -20,7 +20,7 @@ from robodyn.formats.urdf import read_urdf, write_urdf
 from robodyn.runtime.entry import CompileError, find_compiler
 from tests.conftest import load_quiet
 
-pytest.importorskip("yourdfpy")
+pytest.importorskip("lxml")
 pin = pytest.importorskip("pinocchio")
 
 TOL = 1e-9

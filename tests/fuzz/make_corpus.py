@@ -584,7 +584,9 @@ for key, extra in {"t_end_nan": ["--t-end", "nan"], "t_end_inf": ["--t-end", "in
                    "rtol_inf": ["--rtol", "inf"], "atol_nan": ["--atol", "nan"], "atol_negative": ["--atol", "-1"],
                    "samples_zero": ["--samples", "0"], "samples_negative": ["--samples", "-5"],
                    "samples_huge": ["--samples", "1000000000"], "samples_word": ["--samples", "many"],
-                   "method_unknown": ["--method", "Euler"], "method_injection": ["--method", "__import__('os')"],
+                   "integrator_unknown": ["--integrator", "Euler"],
+                   "integrator_injection": ["--integrator", "__import__('os')"],
+                   "method_renamed_unknown": ["--method", "Euler"],
                    "engine_unknown": ["--engine", "fast"], "torque_unknown": ["--torque", "max"],
                    "plot_unknown_format": ["--plot", "motion.txt"], "plot_missing_dir": ["--plot", "no/motion.png"],
                    "csv_missing_dir": ["--csv", "no/run.csv"], "csv_dev_full": ["--csv", "/dev/full"],
@@ -600,7 +602,8 @@ cli("simulate_fifo_csv", ["simulate", "arm.yaml", "--t-end", "0.1", "--csv", "ou
     mentions=("out.csv",), fifo=["out.csv"], outputs=["out.csv"], cost=2)
 for key, extra in {"dt_nan": ["--dt", "nan"], "dt_negative": ["--dt", "-1"], "dt_zero": ["--dt", "0"],
                    "tau0_nan": ["--tau0", "nan,0"], "q0_long": ["--q0", "0,0,0"], "qd0_inf": ["--qd0", "inf,0"],
-                   "output_unknown": ["--output", "everything"], "format_unknown": ["--format", "yaml"]}.items():
+                   "measure_unknown": ["--measure", "everything"], "output_renamed": ["--output", "q"],
+                   "format_unknown": ["--format", "yaml"]}.items():
     cli(f"linearize_{key}", ["linearize", "arm.yaml", *extra], mentions=(extra[0],))
 cli("linearize_ok", ["linearize", "arm.yaml", "--dt", "0.01", "--format", "json"], "ok", cost=1.5)
 for key, extra in {"format_unknown": ["--format", "pdf"], "method_unknown": ["--method", "magic"],
@@ -627,7 +630,8 @@ for key, extra in {"samples_zero": ["--samples", "0"], "samples_negative": ["--s
                    "rtol_zero": ["--rtol", "0"]}.items():
     cli(f"check_{key}", ["check", "arm.yaml", *extra], mentions=(extra[0],))
 for key, extra in {"outputs_unknown": ["--outputs", "everything"], "format_latex": ["--format", "latex"],
-                   "route_unknown": ["--route", "scenic"], "method_unknown": ["--method", "guess"]}.items():
+                   "route_unknown": ["--route", "scenic"], "counting_unknown": ["--counting", "guess"],
+                   "method_renamed_unknown": ["--method", "guess"]}.items():
     cli(f"count_{key}", ["count", "arm.yaml", *extra], mentions=(extra[0],))
 for key, extra in {"samples_zero": ["--samples", "0"], "samples_huge": ["--samples", "1000000000"],
                    "trajectory_unknown": ["--trajectory", "zigzag"], "trajectory_missing_csv": ["--trajectory",
@@ -820,8 +824,8 @@ for key, param in {"name": f"{'p' * LONG}=1", "own_value_digits": f"m1={'9' * LO
                    "own_value_word": f"m1={'z' * LONG}"}.items():
     cli(f"long_param_{key}", ["simulate", "one.yaml", "--t-end", "0.05", "--param", param], mentions=("param",),
         copy=((P_ONE, "one.yaml"),), max_line=300)
-cli("long_own_method", ["simulate", "arm.yaml", "--t-end", "0.05", "--method", "M" * LONG], mentions=("method",),
-    max_line=300)
+cli("long_own_integrator", ["simulate", "arm.yaml", "--t-end", "0.05", "--integrator", "M" * LONG],
+    mentions=("integrator",), max_line=300)
 cli("long_own_model_name", ["show", "w" * LONG], max_line=300, copy=())
 cli("long_own_lock", ["show", "arm.urdf", "--lock", f"{'j' * LONG}=0"], mentions=("lock",), max_line=300,
     copy=(("urdf/ok_one_joint.urdf", "arm.urdf"),))
@@ -874,6 +878,34 @@ urdf("mimic_own_undefined_torques", robot(MIMIC_J2.replace("{m}", '<mimic joint=
      command=["torques", "{f}"], cost=1)
 urdf("mimic_own_nan_multiplier", robot(MIMIC_J2.replace("{m}", '<mimic joint="j1" multiplier="nan"/>')),
      mentions=("j2", "mimic"))
+
+
+# -- issue 30: hostile loop closures (a parallelogram four-bar, then each field of its loop spoiled) -------------
+FOURBAR = ("name: fourbar\ngravity: [0, -9.81, 0]\nactuated: [crank1]\nlinks:\n"
+           "  - {name: crank1, joint: R, a: 2, mass: 2, com: [-1, 0, 0], inertia: [0, 0.6, 0.6]}\n"
+           "  - {name: coupler, parent: crank1, joint: R, a: 1.5, mass: 2, com: [-0.75, 0, 0],\n"
+           "     inertia: [0, 0.4, 0.4]}\n"
+           "  - {name: crank2, parent: 0, joint: R, a: 2, mass: 2, com: [-1, 0, 0], inertia: [0, 0.6, 0.6],\n"
+           "     placement: [[1, 0, 0, 1.5], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]}\nloops:\n  - ")
+model("loop_parallelogram_ok", FOURBAR + "{name: bar, links: [coupler, crank2]}\n", expect="ok")
+for key, loop in {"unknown_link": "{links: [coupler, nowhere]}", "itself": "{links: [coupler, coupler]}",
+                  "own_parent": "{links: [coupler, crank1]}", "one_link": "{links: [coupler]}",
+                  "joint_unknown": "{links: [coupler, crank2], joint: hinge}",
+                  "axis_zero": "{links: [coupler, crank2], axis: [0, 0, 0]}",
+                  "axis_text": "{links: [coupler, crank2], axis: [x, '__import__(1)', 0]}",
+                  "placement_scaled": "{links: [coupler, crank2], placements: [[[2,0,0,0],[0,1,0,0],[0,0,1,0],"
+                                      "[0,0,0,1]], null]}",
+                  "placement_rpy_nan": "{links: [coupler, crank2], placements: [{rpy: [nan, 0, 0]}, null]}",
+                  "not_parallelogram": "{links: [coupler, crank2], placements: [{xyz: [0.5, 0, 0]}, null]}",
+                  "spatial": "{links: [coupler, crank2], axis: [1, 0, 0]}",
+                  "weld": "{links: [coupler, crank2], joint: weld}",
+                  "number_huge": "{links: [coupler, 99999999999999999999]}",
+                  "key_unknown": "{links: [coupler, crank2], gear: 3}"}.items():
+    model(f"loop_{key}", FOURBAR + loop + "\n", mentions=("loops",))
+model("loop_not_actuated", FOURBAR.replace("actuated: [crank1]", "actuated: []") +
+      "{links: [coupler, crank2]}\n", mentions=("actuated",))
+model("loop_over_constrained", FOURBAR.replace("actuated: [crank1]", "actuated: [crank1, coupler, crank2]") +
+      "{links: [coupler, crank2]}\n", mentions=("over-constrained",))
 
 
 def files() -> dict[str, bytes]:

@@ -207,7 +207,7 @@ def mutated_urdf(draw: st.DrawFn) -> str:
 @FUZZ
 @given(mutated_urdf())
 def test_urdf_mutation_loads_or_is_refused(text: str) -> None:
-    pytest.importorskip("yourdfpy")
+    pytest.importorskip("lxml")
     from robodyn.formats.urdf import read_urdf
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,10 +22,10 @@ from robodyn.identification.regressor import symbolic_regressor
 from robodyn.model.params import geometry_symbols
 from robodyn.recursions import parameters as params_
 from robodyn.symbols import joint_symbols
-from tests.conftest import load_quiet, random_inertia, random_params, random_robot, without_coulomb
+from tests.conftest import load_quiet, random_inertia, random_params, random_robot, without_coulomb, without_loops
 
 # puma560_rtb's asymmetric Coulomb friction: tests/analysis/test_friction.py
-LIBRARY = without_coulomb(rd.library.names())
+LIBRARY = without_coulomb(without_loops(rd.library.names()))
 
 
 def _binding(robot: rd.Manipulator, seed: int) -> dict[sympy.Symbol, float]:

@@ -26,6 +26,8 @@ EXPECTED = {
     "puma560_rtb": ("RRRRRR", "standard", 0),
     "stanford_arm": ("RRPRRR", "modified", 0),
     "industrial_6r": ("RRRRRR", "modified", 0),
+    "palletizer_kr700pa": ("RRRRRRRR", "modified", 0),
+    "fourbar_parallelogram": ("RRR", "standard", 0),
 }
 
 
@@ -35,7 +37,7 @@ def test_every_robot_is_listed():
         assert entry.description and entry.source
         # each names the text its data come from, by its authors (or the Toolbox whose numbers it carries)
         cited = ("Horn and Linge", "Burdick", "Fu, Gonzalez and Lee", "Angeles, Ma and Rojas", "Macsyma",
-                 "Robotics Toolbox")
+                 "Robotics Toolbox", "HybrDyn", "RBDL")
         assert any(text in entry.source for text in cited), entry.name
 
 

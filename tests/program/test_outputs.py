@@ -66,8 +66,8 @@ def test_program_and_codegen_take_their_names_from_the_vocabulary():
         assert codegen.emitter(language) is not None
     for route in vocabulary.ROUTES:  # each route is a function of robodyn.program.routes, or aba (forward)
         assert callable(getattr(routes, route))
-    for kind in vocabulary.KINDS:
-        assert set(kind.parts) <= set(vocabulary.OUTPUTS), kind
+    for kind in vocabulary.KINDS:  # (a frame's routine: its Program output of each compiled frame, "pose:F")
+        assert set(kind.parts) <= {*vocabulary.OUTPUTS, *vocabulary.FRAME_OUTPUTS}, kind
     assert set(vocabulary.PARTS) <= set(vocabulary.OUTPUTS)
     assert set(vocabulary.COUNTABLE) == {*vocabulary.OUTPUTS, "dtau", "dqdd"}
 

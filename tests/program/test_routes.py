@@ -23,7 +23,7 @@ from robodyn.program.targets import count_summary
 from robodyn.recursions import composite, newton_euler
 from robodyn.recursions.arm import arm_data, inertials
 from robodyn.recursions.scalars import SymengineOps
-from tests.conftest import load_quiet, random_params, random_robot, without_coulomb
+from tests.conftest import load_quiet, random_params, random_robot, without_coulomb, without_loops
 
 
 def _reference(robot, output, q, qd, qdd, tau, params):
@@ -66,7 +66,7 @@ def _agree_all(program, robot, outputs, seed):
 DYNAMICS = [o for o in OUTPUTS if o != "elements" and o not in DERIVATIVES]  # derivatives: test_derivatives
 
 
-@pytest.mark.parametrize("name", library.names())
+@pytest.mark.parametrize("name", without_loops(library.names()))
 @pytest.mark.parametrize("output", DYNAMICS)
 def test_cheapest_program_is_the_dynamics(name, output):
     robot = load_quiet(name)
@@ -128,7 +128,7 @@ def test_right_angled():
     first link's twist (it only turns gravity) not looked at."""
     from robodyn.program import right_angled
 
-    assert all(right_angled(load_quiet(name)) for name in library.names())
+    assert all(right_angled(load_quiet(name)) for name in without_loops(library.names()))
     robot = random_robot(3, 4, "modified", right_angled=True)
     robot = robot.replace(links=tuple(link.replace(theta=0) for link in robot.links))
     assert right_angled(robot)
@@ -240,7 +240,8 @@ def _agree_in_base_parameters(robot, outputs, seed):
         assert np.max(np.abs(got[output] - ref)) / max(np.max(np.abs(ref)), 1e-300) < 1e-12, (robot.name, output)
 
 
-@pytest.mark.parametrize("name", without_coulomb(library.names()))  # (refused with it: tests/analysis/test_friction.py)
+# (Coulomb friction is refused here: tests/analysis/test_friction.py)
+@pytest.mark.parametrize("name", without_coulomb(without_loops(library.names())))
 def test_base_parameter_program_is_the_dynamics(name):
     _agree_in_base_parameters(load_quiet(name), ("tau", "M", "forward"), seed=5)
 

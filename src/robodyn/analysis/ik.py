@@ -92,9 +92,12 @@ def solve(
     tol: float = 1e-13,
     max_iterations: int = 200,
     max_step: float = 0.5,
+    frame: str | None = None,
 ) -> IKResult:
     """Joint values putting the tool frame at ``p_target`` (and orientation ``R_target``, if given) by
-    damped least squares from ``q_guess`` (zeros by default).
+    damped least squares from ``q_guess`` (zeros by default). ``frame``: a named frame to place instead
+    (:meth:`~robodyn.Manipulator.frame`: ``frame="panda_hand"``, a URDF link; None: the tool frame, link frame n
+    times ``robot.tool``, :func:`robodyn.numeric.kinematics.tool_pose`).
 
     Converged when the position error is below ``tol`` (m) and the orientation error below ``tol`` (rad);
     a step longer than ``max_step`` (in joint units) is shortened. ``converged`` is False where the target
@@ -105,13 +108,13 @@ def solve(
     rows = slice(0, 6) if R_target is not None else slice(0, 3)
     e = np.zeros(6)
     for iteration in range(max_iterations + 1):
-        R, p = tool_pose(robot, q, params)
+        R, p = tool_pose(robot, q, params, frame=frame)
         e = pose_error(R, p, R_target, p_target)
         if np.linalg.norm(e[:3]) < tol and np.linalg.norm(e[3:]) < tol:
             return IKResult(q, True, iteration, float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:])))
         if iteration == max_iterations:
             break
-        dq = dls_step(jacobian(robot, q, params)[rows], e[rows], damping)
+        dq = dls_step(jacobian(robot, q, params, frame=frame)[rows], e[rows], damping)
         size = np.linalg.norm(dq)
         if size > max_step:
             dq *= max_step / size

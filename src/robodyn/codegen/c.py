@@ -34,7 +34,11 @@ The pointers of the batch routines are ``restrict`` (inputs and outputs must not
 
 from __future__ import annotations
 
+import heapq
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import sympy as sp
@@ -50,6 +54,90 @@ CHUNK = 64
 #: of stack, the L1 data cache of current x86-64 cores: routines with many rows (derivatives, the mass
 #: matrix of a long arm) get chunks smaller than CHUNK (the Panda's derivatives 7% faster than with 128 KB).
 STACK_BYTES = 48 * 1024
+
+
+#: A batch routine of more than this many statements (assignments and output entries) is split into parts of at
+#: most PART_STATEMENTS, each a function of its own (``NAME_<routine>_part<i>``, never inlined) run on the whole
+#: chunk in turn, the values that later parts read passed in rows of a stack array ``live`` (:func:`split_program`):
+#: a C compiler's time and memory grow faster than linearly in the size of a function (the Panda's derivatives,
+#: 2,283 and 3,043 statements: 26 s and 1.2 GB of gcc -O3, 5 s and 0.3 GB split into parts; see
+#: benchmarks/compile_cost.py). Every program of the checksums listing (at most the PUMA's forward-dynamics
+#: derivatives, 1,006 statements) stays one function.
+SPLIT_STATEMENTS = 1024
+#: The statements of one part of a split routine, give or take a quarter (:func:`split_program`).
+PART_STATEMENTS = 384
+
+
+@dataclass(frozen=True)
+class Part:
+    """One function of a split routine: statements ``start`` to ``stop`` (exclusive) of its order, the values
+    defined by earlier parts that it reads (``live_in``) and those it defines that later parts read
+    (``live_out``), each in the order of their definitions."""
+
+    start: int
+    stop: int
+    live_in: tuple[str, ...]
+    live_out: tuple[str, ...]
+
+
+def crossing(statements: Sequence[tuple[str | None, frozenset[str]]]) -> list[int]:
+    """For each cut x (0 to len(statements)): how many values defined before statement x are read at or after it."""
+    where = {name: i for i, (name, _) in enumerate(statements) if name is not None}
+    last = {name: i for i, (_, reads) in enumerate(statements) for name in reads if name in where}
+    steps = [0] * (len(statements) + 2)
+    for name, i in last.items():
+        if i > where[name]:
+            steps[where[name] + 1] += 1
+            steps[i + 1] -= 1
+    return list(accumulate(steps))[:len(statements) + 1]
+
+
+def split_program(statements: Sequence[tuple[str | None, frozenset[str]]], size: int) -> list[Part]:
+    """A straight-line program cut into ceil(len / ``size``) parts, each with exactly the values that cross its
+    boundaries: ``statements`` are (name defined or None, names read). Each cut is the one that fewest values
+    cross within a quarter of ``size`` of the cut into equal parts (the nearest of those), so a part has at
+    most 1.5 ``size`` statements."""
+    count = len(statements)
+    pieces = max(1, -(-count // size))
+    values = crossing(statements)
+    window = size // 4
+    bounds = [0]
+    for i in range(1, pieces):
+        target = round(i * count / pieces)
+        low, high = max(bounds[-1] + 1, target - window), min(count - 1, target + window)
+        bounds.append(min(range(low, max(low, high) + 1), key=lambda x: (values[x], abs(x - target))))
+    bounds.append(count)
+    defined: dict[str, tuple[int, int]] = {}  # name -> (part, statement)
+    live_in: list[set[str]] = [set() for _ in range(pieces)]
+    for p in range(pieces):
+        for i in range(bounds[p], bounds[p + 1]):
+            name, reads = statements[i]
+            live_in[p].update(r for r in reads if r in defined and defined[r][0] < p)
+            if name is not None:
+                defined[name] = (p, i)
+    read_later = set().union(*live_in)
+    order = defined.__getitem__
+    return [Part(bounds[p], bounds[p + 1], tuple(sorted(live_in[p], key=order)),
+                 tuple(sorted((n for n in read_later if defined[n][0] == p), key=order))) for p in range(pieces)]
+
+
+def slots(parts: Sequence[Part]) -> dict[str, int]:
+    """A row of ``live`` for every value that crosses a boundary of ``parts``: a row is taken by the part that
+    defines the value and free again after the last part that reads it (the smallest free row first)."""
+    last = {name: p for p, part in enumerate(parts) for name in part.live_in}
+    taken: dict[str, int] = {}
+    free: list[int] = []
+    rows = 0
+    for p, part in enumerate(parts):
+        for name in part.live_out:
+            if free:
+                taken[name] = heapq.heappop(free)
+            else:
+                taken[name], rows = rows, rows + 1
+        for name in part.live_in:
+            if last[name] == p:
+                heapq.heappush(free, taken[name])
+    return taken
 
 
 def chunk_size(rows: int) -> int:
@@ -106,6 +194,15 @@ static inline void NAME_fence(int stream)
 #endif
     (void)stream;
 }
+"""
+
+#: The parts of a split routine are never inlined into it (GCC and Clang: the point is that the compiler sees
+#: them one at a time).
+NOINLINE = r"""#if defined(__GNUC__)
+#define NAME_NOINLINE __attribute__((noinline))
+#else
+#define NAME_NOINLINE
+#endif
 """
 
 #: Beyond this magnitude (or for inf and NaN) an angle's sine and cosine come from libm.
@@ -264,18 +361,28 @@ class CEmitter(Emitter):
         angles, sums = split_angles(trig_angles(routine))
         size = routine.output.size
         inputs = sum(1 for load in routine.loads if load.array != "k")
-        chunk = self._chunk = chunk_size(inputs + size + 3 * len(angles))
+        plan = split_plan(routine)
+        carried = len(set(plan.slots.values())) if plan else 0  # rows of live
+        chunk = self._chunk = chunk_size(inputs + size + 3 * len(angles) + carried)
+        functions: list[str] = []
         try:
             self.printer.angles = {angle: f"{chunk} * {t} + j" for t, angle in enumerate(angles)}
             self.printer.sums = {angle: (f"sa{i}", f"ca{i}") for i, angle in enumerate(sums)}
             self._rows = {}
-            body = [self.assign(name, expr) for name, expr in routine.assignments]
-            body += [self.store(routine, i, x) for i, x in enumerate(routine.stores)]
-            body = self.compose(sums, body) + body
-            reads = _used(routine.loads, body)
+            if plan is None:
+                body = [self.assign(name, expr) for name, expr in routine.assignments]
+                body += [self.store(routine, i, x) for i, x in enumerate(routine.stores)]
+                body = self.compose(sums, body) + body
+                reads = _used(routine.loads, body)
+            else:
+                texts = self.part_texts(routine, plan, sums)
+                reads = _used(routine.loads, [line for text in texts for line in text])
             rows = [load for load in reads if load.array != "k"]
             self._rows = {(load.array, load.index): r for r, load in enumerate(rows)}
-            body = [self.load(load) for load in reads] + body
+            if plan is None:
+                body = [self.load(load) for load in reads] + body
+            else:
+                functions = self.part_functions(spec, routine, plan, texts, reads, bool(angles))
             self.printer.angles, self.printer.sums = {}, {}
             self._rows = None
             gather = [f"x[{chunk} * {r} + j] = {load.local};" for r, load in enumerate(rows)]
@@ -292,6 +399,8 @@ class CEmitter(Emitter):
         if not routine.stores:
             unused.append(f"(void){out};")
         declarations = [f"double x[{chunk * max(len(rows), 1)}], y[{chunk * max(size, 1)}];"]
+        if plan is not None:
+            declarations.append(f"double live[{chunk * max(carried, 1)}];")
         if angles:
             width = chunk * len(angles)
             declarations.append(f"double ang[{width}], sn[{width}], cs[{width}];")
@@ -307,10 +416,15 @@ class CEmitter(Emitter):
         if angles:
             call = f"{spec.name}_sincos(ang + {chunk} * r, m, sn + {chunk} * r, cs + {chunk} * r);"
             loop += [f"for (r = 0; r < {len(angles)}; ++r) {{", self.indent + call, "}"]
-        loop += ["for (j = 0; j < m; ++j) {", *self.indented(body), "}"]
+        if plan is None:
+            loop += ["for (j = 0; j < m; ++j) {", *self.indented(body), "}"]
+        else:
+            names = _part_arguments(routine, bool(angles))
+            loop += [f"{_part_name(spec, routine, p)}({', '.join(names)}, m);" for p in range(len(plan.parts))]
         loop += ["for (j = 0; j < m; ++j) {", state, *self.indented(scatter), "}"]
         what = " (the sines and cosines first)" if angles else ""
         return [
+            *functions,
             *self.block_comment([f"{routine.name} for n_states states stored one after the other, in chunks of "
                                  f"{chunk} states{what}."]),
             self.signature(spec, routine, batch=True, restrict=True),
@@ -319,6 +433,46 @@ class CEmitter(Emitter):
                             *([f"{spec.name}_fence(stream);"] if scatter else [])]),
             "}",
         ]
+
+    def part_texts(self, routine: Routine, plan: SplitPlan, sums: dict[sp.Expr, list[tuple[int, sp.Expr]]]
+                   ) -> list[list[str]]:
+        """The statements of each part of a split routine, after the sines and cosines of the sum angles they
+        read (without the loads: those depend on the rows of ``x``)."""
+        lines = [self.assign(*routine.assignments[i]) if kind == "a" else self.store(routine, i, routine.stores[i])
+                 for kind, i in plan.order]
+        texts = []
+        for part in plan.parts:
+            text = lines[part.start:part.stop]
+            texts.append(self.compose(sums, text) + text)
+        return texts
+
+    def part_functions(self, spec: ModuleSpec, routine: Routine, plan: SplitPlan, texts: list[list[str]],
+                       reads: list[Load], angles: bool) -> list[str]:
+        """The functions of a split routine's parts: each runs its statements on the chunk's ``m`` states,
+        reading its inputs from the rows of ``x`` (and ``k``, ``sn``, ``cs``), the values of earlier parts from
+        rows of ``live``, and leaving there the values that later parts read."""
+        chunk = self._chunk
+        names = _part_arguments(routine, angles)
+        arguments = [f"{'const ' if name not in ('live', 'y') else ''}double *restrict {name}" for name in names]
+        lines = []
+        for p, (part, text) in enumerate(zip(plan.parts, texts, strict=True)):
+            body = [self.load(load) for load in _used(tuple(reads), text)]
+            body += [f"const double {name} = live[{chunk} * {plan.slots[name]} + j];" for name in part.live_in]
+            body += text
+            body += [f"live[{chunk} * {plan.slots[name]} + j] = {name};" for name in part.live_out]
+            used = "\n".join(body)
+            unused = [f"(void){name};" for name in names if not re.search(rf"\b{name}\[", used)]
+            lines += [
+                *self.block_comment([f"{routine.name}, part {p + 1} of {len(plan.parts)} (statements {part.start + 1} "
+                                     f"to {part.stop}): {len(part.live_in)} values in from live, {len(part.live_out)} "
+                                     "out to it."]),
+                f"static {spec.name}_NOINLINE void {_part_name(spec, routine, p)}({', '.join(arguments)}, size_t m)",
+                "{",
+                *self.indented(["size_t j;", *unused, "for (j = 0; j < m; ++j) {", *self.indented(body), "}"]),
+                "}",
+                "",
+            ]
+        return lines
 
     def compose(self, sums: dict[sp.Expr, list[tuple[int, sp.Expr]]], body: list[str]) -> list[str]:
         """The sines and cosines of the sum angles that ``body`` reads (``sa<i>``, ``ca<i>``), from those
@@ -383,6 +537,8 @@ class CEmitter(Emitter):
         lines += [f'#include "{spec.name}.h"', "", "#include <math.h>", ""]
         if any(r.batched for r in spec.routines):
             lines += [*STORES.replace("NAME", spec.name).replace("THRESHOLD", str(STREAM_BYTES)).splitlines(), ""]
+        if any(r.batched and _statements(r) > SPLIT_STATEMENTS > 0 for r in spec.routines):
+            lines += [*NOINLINE.replace("NAME", spec.name).splitlines(), ""]
         if any(trig_angles(r) for r in spec.routines if r.batched):
             lines += [*SINCOS.replace("NAME", spec.name).replace("LIMIT", REDUCTION_LIMIT).splitlines(), ""]
         for routine in spec.routines:
@@ -394,6 +550,53 @@ class CEmitter(Emitter):
 
     def files(self, spec: ModuleSpec) -> dict[str, str]:
         return {f"{spec.name}.h": self.header(spec), f"{spec.name}.c": self.source(spec)}
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """How a batch routine is split: its statements in the order printed (``("a", i)``: assignment i, ``("s", i)``:
+    output entry i, placed right after the last assignment it reads), the parts, the row of ``live`` of each value
+    that crosses a part boundary."""
+
+    order: tuple[tuple[str, int], ...]
+    parts: tuple[Part, ...]
+    slots: dict[str, int]
+
+
+def _statements(routine: Routine) -> int:
+    return len(routine.assignments) + len(routine.stores)
+
+
+def split_plan(routine: Routine) -> SplitPlan | None:
+    """The parts of a batch routine of more than SPLIT_STATEMENTS statements (None for a smaller one, or when
+    SPLIT_STATEMENTS is 0)."""
+    if SPLIT_STATEMENTS <= 0 or _statements(routine) <= SPLIT_STATEMENTS:
+        return None
+    index = {name: i for i, (name, _) in enumerate(routine.assignments)}
+
+    def reads(expr: Any) -> frozenset[str]:
+        return frozenset(s.name for s in getattr(expr, "free_symbols", ()) if s.name in index)
+
+    after: dict[int, list[int]] = {}
+    for e, expr in enumerate(routine.stores):
+        after.setdefault(max((index[name] for name in reads(expr)), default=-1), []).append(e)
+    order = [("s", e) for e in after.get(-1, [])]
+    for i in range(len(routine.assignments)):
+        order += [("a", i), *(("s", e) for e in after.get(i, []))]
+    statements = [(routine.assignments[i][0], reads(routine.assignments[i][1])) if kind == "a"
+                  else (None, reads(routine.stores[i])) for kind, i in order]
+    parts = split_program(statements, PART_STATEMENTS)
+    return SplitPlan(tuple(order), tuple(parts), slots(parts))
+
+
+def _part_arguments(routine: Routine, angles: bool) -> list[str]:
+    """The arrays a part of a split batch routine takes (then the chunk's state count)."""
+    constants = ["k"] if any(a.name == "k" for a in routine.inputs) else []
+    return [*constants, "x", *(["sn", "cs"] if angles else []), "live", "y"]
+
+
+def _part_name(spec: ModuleSpec, routine: Routine, p: int) -> str:
+    return f"{spec.name}_{routine.name}_part{p + 1}"
 
 
 def trig_angles(routine: Routine) -> list[sp.Expr]:

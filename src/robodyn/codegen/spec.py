@@ -44,8 +44,9 @@ from robodyn.algebra import SeExpr, to_sympy
 from robodyn.errors import ModelError, finite_constant
 from robodyn.identification import base_parameters
 from robodyn.model.expr import IDENTIFIER, check_name, check_parameter_name, shown, to_identifier
+from robodyn.model.frames import check_frame_name
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
-from robodyn.program.outputs import DEFAULT_KEYS, KEYS, KINDS, Kind
+from robodyn.program.outputs import DEFAULT_KEYS, FRAME_OUTPUTS, KEYS, KINDS, Kind, frame_output
 
 #: Bump when the generated code changes for the same Program (part of the compile cache key).
 GENERATOR_VERSION = "2"
@@ -63,11 +64,27 @@ POW_LIMIT = 8
 #: but the derivatives) come from the one vocabulary, :mod:`robodyn.program.outputs`, and are re-exported here.
 
 
-def output_shape(name: str, n: int) -> tuple[int, ...]:
+#: The output arrays of the frames' routines (:data:`~robodyn.program.outputs.FRAME_OUTPUTS`), and the shape of one
+#: frame's entry in them (the routine's array stacks one per compiled frame).
+FRAME_ARRAYS = {kind.output: kind for kind in KINDS if kind.key in FRAME_OUTPUTS}
+
+
+def output_shape(name: str, n: int, frames: int = 1) -> tuple[int, ...]:
     """The shape of a routine's output array: (n, n) for M, (2, n, n) and (3, n, n) for the stacked
-    derivatives (each n x n row-major: [i, j] = d out_i / d in_j), else (n,)."""
+    derivatives (each n x n row-major: [i, j] = d out_i / d in_j), (frames, 4, 4) for the frames' poses and
+    (frames, 6, n) for their Jacobians (one per compiled frame, :attr:`ModuleSpec.frames`), else (n,)."""
+    if name in FRAME_ARRAYS:
+        return (frames, 4, 4) if name == "pose" else (frames, 6, n)
     stacked = {"M": (), "dtau": (2,), "dqdd": (3,)}
     return (*stacked[name], n, n) if name in stacked else (n,)
+
+
+def kind_parts(kind: Kind, frames: Sequence[str] = ()) -> tuple[str, ...]:
+    """The Program outputs a routine stores, in order: its ``parts``, or for a frame's routine its output of each
+    frame of ``frames`` ("" the tool frame: :func:`~robodyn.program.outputs.frame_output`)."""
+    if kind.key in FRAME_OUTPUTS:
+        return tuple(frame_output(kind.key, frame) for frame in frames)
+    return kind.parts
 #: The summary of ``forward_dynamics`` when the Program's ``forward`` (articulated-body algorithm) is used.
 ABA_SUMMARY = "qdd solving M(q) qdd = tau - bias(q, qd), by Featherstone's articulated-body algorithm"
 #: Local-variable prefix and first index of each array's entries.
@@ -139,6 +156,9 @@ class ModuleSpec:
     n_constants: int
     routines: tuple[Routine, ...]
     version: str = GENERATOR_VERSION
+    #: The named frames of the frames' routines (:data:`~robodyn.program.outputs.FRAME_OUTPUTS`), in the order of
+    #: their arrays' first axis ("" the tool frame); () when there are none.
+    frames: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Only names of robodyn's grammar reach the emitters (a spec may come from a cache's spec.json): the
@@ -152,6 +172,9 @@ class ModuleSpec:
         for routine in self.routines:
             if not IDENTIFIER.fullmatch(routine.name):
                 raise ModelError(f"routine name {shown(routine.name)} is not an identifier", field="routines")
+        for frame in self.frames:  # data (the wrapper's names), never printed into code
+            if frame:
+                check_frame_name(frame, "frames")
 
     def routine(self, name: str) -> Routine:
         return next(r for r in self.routines if r.name == name)
@@ -247,18 +270,40 @@ def select(outputs: Iterable[str] | None) -> tuple[Kind, ...]:
 
 
 def module_spec(
-    robot: Any, outputs: Iterable[str] | None = None, *, name: str | None = None, base: bool = False
+    robot: Any, outputs: Iterable[str] | None = None, *, name: str | None = None, base: bool = False,
+    frames: Sequence[str] | None = None,
 ) -> ModuleSpec:
     """The routines for ``robot`` (a :class:`~robodyn.Manipulator`): ``outputs`` are ``--outputs`` keys.
 
     ``base=True``: the model in the robot's base parameters (:func:`robodyn.program.build`), whose
     parameter vector is the base parameters (then any geometry symbols), for identified values; the
-    module is named ``NAME_base``."""
+    module is named ``NAME_base``. ``frames``: the named frames (:meth:`~robodyn.Manipulator.frame`) of the frames'
+    routines (``pose``, ``jacobian``, ...; default the tool frame, "")."""
     kinds = select(outputs)
+    chosen = frames_of(robot, kinds, frames)
     parts = tuple(p for p in OUTPUTS if any(p in kind.parts for kind in kinds))
+    parts += tuple(part for kind in kinds if kind.key in FRAME_OUTPUTS for part in kind_parts(kind, chosen))
     program = build(robot, outputs=parts, base=base_parameters(robot) if base else None)
     default = f"{robot.name}_base" if base else robot.name
-    return spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name)
+    return spec_from_program(program, kinds, name=sanitize(name or default), robot=robot.name, frames=chosen)
+
+
+def frames_of(robot: Any, kinds: Sequence[Kind], frames: Sequence[str] | None) -> tuple[str, ...]:
+    """The frames of a module: () without a frame's routine among ``kinds``, else ``frames`` (checked: each a
+    name :meth:`~robodyn.Manipulator.frame` answers, or "" for the tool frame), by default the tool frame."""
+    if not any(kind.key in FRAME_OUTPUTS for kind in kinds):
+        if frames:
+            raise ValueError("frames= names the frames of the outputs pose, jacobian, ...: ask for one of them")
+        return ()
+    chosen = ("",) if frames is None else tuple(frames)
+    if isinstance(frames, str) or not chosen:
+        raise ValueError("frames= takes a sequence of frame names (\"\" for the tool frame)")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"frames= names a frame twice: {', '.join(map(repr, chosen))}")
+    for frame in chosen:
+        if frame:
+            robot.frame(frame)  # a ValueError listing the robot's frames
+    return chosen
 
 
 # -- renaming ------------------------------------------------------------------------------------
@@ -377,12 +422,12 @@ def _legalise(
 # -- routines ------------------------------------------------------------------------------------
 
 
-def _array(name: str, n: int, n_constants: int, n_params: int) -> Array:
+def _array(name: str, n: int, n_constants: int, n_params: int, frames: int = 1) -> Array:
     if name == "k":
         return Array("k", (n_constants,))
     if name == "params":
         return Array("params", (n_params,))
-    return Array(name, output_shape(name, n))
+    return Array(name, output_shape(name, n, frames))
 
 
 def _loads(arrays: Sequence[Array], used: set[SeExpr]) -> tuple[Load, ...]:
@@ -454,17 +499,20 @@ def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -
     return out
 
 
-def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol], aba: bool) -> Routine:
-    stores = [x for part in kind.parts for x in names.outputs[part]]
+def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol], aba: bool,
+              frames: Sequence[str] = ()) -> Routine:
+    stores = [x for part in kind_parts(kind, frames) for x in names.outputs[part]]
     summary = ABA_SUMMARY if kind.name == "forward_dynamics" and aba else kind.summary
     body = _needed(names.body, stores)
     inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0) for a in kind.inputs]
-    return _routine(kind.name, summary, inputs, _array(kind.output, n, n_constants, 0), body, stores,
+    return _routine(kind.name, summary, inputs, _array(kind.output, n, n_constants, 0, len(frames)), body, stores,
                     _Temps(len(names.body)), angles, True)
 
 
-def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, robot: str) -> ModuleSpec:
-    """The constants routine and one run-time routine per kind, over ``program``."""
+def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, robot: str,
+                      frames: Sequence[str] = ()) -> ModuleSpec:
+    """The constants routine and one run-time routine per kind, over ``program`` (the frames' routines over its
+    outputs of each of ``frames``, :func:`kind_parts`)."""
     names = _Names(program)
     n = len(program.inputs["q"])
     params = tuple(str(p) for p in names.params)
@@ -482,9 +530,9 @@ def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, rob
         False,
     )
     aba = "aba" in (program.route or "")  # forward dynamics by the articulated-body algorithm
-    routines = [constants] + [_run_time(kind, names, n, n_constants, angles, aba) for kind in kinds]
+    routines = [constants] + [_run_time(kind, names, n, n_constants, angles, aba, frames) for kind in kinds]
     return ModuleSpec(name=name, robot=robot, n=n, parameters=params, n_constants=n_constants,
-                      routines=tuple(routines))
+                      routines=tuple(routines), frames=tuple(frames))
 
 
 # -- to sympy, structure kept ----------------------------------------------------------------------

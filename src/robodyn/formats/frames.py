@@ -115,6 +115,12 @@ def _placement(P: np.ndarray, snap: bool) -> list[list[sympy.Expr]]:
     return [*rows, [0, 0, 0, 1]]
 
 
+def frame_placement(P: np.ndarray, snap: bool = True) -> list[list[sympy.Expr]]:
+    """A fixed transform (a named frame's placement, :mod:`robodyn.model.frames`) as exact as a link's
+    ``placement``: rotation entries within :data:`SNAP` of -1, 0 or 1 and lengths below 1e-12 exact (``snap``)."""
+    return _placement(P, snap)
+
+
 def distinct_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
     """Each of ``names`` (URDF joint names, any text) as a name of robodyn's grammar
     (:func:`~robodyn.model.expr.to_identifier`, prefix ``joint``), made unique by :func:`unique_names`."""
@@ -187,4 +193,5 @@ def _link(frame: JointFrame, P: np.ndarray, body: Body, name: str, snap: bool, s
         raise ModelError(exc.problem, file=shown, link=frame.where, field=exc.field) from None
 
 
-__all__ = ["Body", "JointFrame", "axis_rotation", "dh_row", "distinct_names", "manipulator_from_frames", "unique_names"]
+__all__ = ["Body", "JointFrame", "axis_rotation", "dh_row", "distinct_names", "frame_placement",
+           "manipulator_from_frames", "unique_names"]

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from robodyn import library
 from robodyn.errors import ModelError, ModelWarning
+from robodyn.formats.mjcf import read_mjcf, root_element
 from robodyn.formats.model_file import build_located, parse_text, read_model_file
-from robodyn.formats.urdf import read_urdf, xacro_message
+from robodyn.formats.urdf import read_urdf
+from robodyn.formats.urdf_xml import xacro_message
 from robodyn.model.files import path_exists
 from robodyn.model.manipulator import Manipulator
 
@@ -19,9 +21,10 @@ MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] | None = None,
          mimic: str = "couple") -> Manipulator:
     """Load a manipulator: a built-in name (``"puma560"``), a ``.yaml``/``.yml``/``.json`` model file, or a
-    ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.formats.urdf`). The suffix chooses the reader;
-    a ``.xacro`` file (expand it first: ``xacro arm.urdf.xacro > arm.urdf``) and MuJoCo's MJCF (``.xml``,
-    ``.mjcf``) are refused in one line.
+    ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.formats.urdf`), or MuJoCo's MJCF (an ``.xml`` or
+    ``.mjcf`` file whose root element is ``<mujoco>``, read through MuJoCo's compiler, the optional ``mujoco``
+    package: see :mod:`robodyn.formats.mjcf`). The suffix chooses the reader; a ``.xacro`` file (expand it first:
+    ``xacro arm.urdf.xacro > arm.urdf``) is refused in one line.
 
     ``strict=True`` turns physically doubtful inertia (triangle inequality) into an error. ``lock`` (URDF files
     only) fixes the named joints at the given positions (rad or m), e.g. ``lock={"finger_joint": 0.0}``;
@@ -38,7 +41,7 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     if lock and path.suffix.lower() != ".urdf":
         raise ModelError(f"a lock (lock= or --lock) applies to URDF files only, and {text!r} is not a .urdf file")
     if mimic != "couple" and path.suffix.lower() != ".urdf":
-        raise ModelError(f"mimic= applies to URDF files only, and {text!r} is not a .urdf file")
+        raise ModelError(f"mimic (mimic= or --mimic) applies to URDF files only, and {text!r} is not a .urdf file")
     exists = path_exists(path, text)  # a path that cannot be looked up: one ModelError
     if isinstance(model, str) and text in library.names():
         if exists:
@@ -49,18 +52,54 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     suffix = path.suffix.lower()
     if suffix in (".urdf", ".xacro", ".xml", ".mjcf"):
         if not exists:
-            raise ModelError("no such file", file=text)
+            raise ModelError(f"no such file{_nearby(path)}", file=text)
         if suffix == ".xacro":
             raise ModelError(xacro_message(path), file=text)
-        if suffix != ".urdf":  # MuJoCo's XML, which a YAML reader would misread (one line, not a YAML error)
-            raise ModelError(f"MJCF (MuJoCo) files are not supported yet ({suffix} file; robodyn reads URDF from "
-                             ".urdf files and model files from .yaml, .yml, .json)", file=text)
+        if suffix != ".urdf":  # MuJoCo's MJCF (root <mujoco>); any other XML is refused in one line
+            root = root_element(path)
+            if root != "mujoco":
+                raise ModelError(f"not MJCF (the root element is {f'<{root}>' if root else 'not found'}, not "
+                                 "<mujoco>): robodyn reads MJCF from .xml and .mjcf files, URDF from .urdf files",
+                                 file=text)
+            return read_mjcf(path, strict=strict)
         return read_urdf(path, strict=strict, lock=lock, mimic=mimic)
     if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or exists:
         if not exists:
-            raise ModelError("no such file", file=text)
+            raise ModelError(f"no such file{_nearby(path)}", file=text)
         return read_model_file(path, strict=strict)
     raise ModelError(
         f"{text!r} is neither a built-in robot ({', '.join(library.names())}) nor a model file path"
+        f"{_did_you_mean(text, library.names()) or _nearby(path)}"
     )
+
+
+#: The most directory entries :func:`_nearby` reads (a huge directory is not listed for a suggestion).
+MAX_LISTED = 2000
+
+
+def _did_you_mean(name: str, candidates: list[str], where: str = "") -> str:
+    """``"; did you mean 'puma560'?"`` for the closest of ``candidates`` to ``name`` (difflib's ratio at least
+    0.6), followed by ``where``; "" when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(name, candidates, n=1)
+    return f"; did you mean {close[0]!r}{where}?" if close else ""
+
+
+def _nearby(path: Path) -> str:
+    """:func:`_did_you_mean` over the files beside ``path`` (a file that does not exist): a misspelt name in a
+    directory that exists; "" when the directory cannot be listed or has more than :data:`MAX_LISTED` entries."""
+    import itertools
+    import os
+
+    directory = path.parent
+    try:
+        with os.scandir(directory) as entries:
+            listed = list(itertools.islice(entries, MAX_LISTED + 1))
+            files = [entry.name for entry in listed if entry.is_file()]
+    except (OSError, ValueError):
+        return ""
+    if len(listed) > MAX_LISTED:
+        return ""
+    return _did_you_mean(path.name, files, "" if str(directory) == "." else ", in the same directory")
 

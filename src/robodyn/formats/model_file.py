@@ -36,6 +36,26 @@ Optional top-level keys: ``description``, ``source``, ``notes``, ``tip_load`` (`
 
     couplings:
       - {joint: finger2, leader: finger1, ratio: 1, offset: 0}   # joint, leader: link names or numbers from 1
+      - {joint: q3p, leaders: {q2: -1, q3: 1}, offset: 0}        # several leaders: q3p = -q2 + q3
+
+``loops`` (loop closures, :mod:`robodyn.model.loops`: the tree plus closing joints) with ``actuated`` (the
+robot's coordinates; every other joint of a loop is passive, fixed by the closures)::
+
+    actuated: [q1, q2, q3, q4]                 # link names or numbers from 1
+    loops:
+      - name: lower                            # optional (default loop1, loop2, ...)
+        links: [crank, rod]                    # the two links it closes: names or numbers from 1 (0: the base)
+        joint: revolute                        # revolute, prismatic, spherical or weld
+        axis: [0, 0, 1]                        # in the closing frame (revolute, prismatic); default z
+        placements: [{xyz: [0.5, 0, 0], rpy: [0, 0, 0]}, {xyz: [1, 0, 0]}]   # the closing joint's frame on each
+                                               # link (xyz, rpy as URDF's origin; or a 4x4); default: the link's
+
+and ``frames`` (named frames, :mod:`robodyn.model.frames`: a frame fixed to a link, at a placement in its frame;
+``tool_pose``, the Jacobians, generated kinematics and ``ik.solve`` take them by name)::
+
+    frames:
+      - {name: flange, link: wrist3, placement: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0.1], [0, 0, 0, 1]]}
+      - {name: camera, link: 0}                 # link: a link name or number from 1 (0 or base: the base)
 
 Reading never runs code: YAML through ``yaml.safe_load`` (no object tags) and every
 expression string through the whitelist parser of :mod:`robodyn.model.expr`.
@@ -75,9 +95,10 @@ MAX_FILE_BYTES = 2_000_000
 
 TOP_KEYS = {
     "name", "convention", "gravity", "links", "description", "source", "notes",
-    "tip_load", "payload", "tool", "couplings",
+    "tip_load", "payload", "tool", "couplings", "frames", "loops", "actuated",
 }
-COUPLING_KEYS = {"joint", "leader", "ratio", "offset"}
+COUPLING_KEYS = {"joint", "leader", "ratio", "offset", "leaders"}
+LOOP_KEYS = {"name", "links", "placements", "joint", "axis"}
 LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement",
              "name", "parent", "coulomb", "inertia_note", "joint_name"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
@@ -373,25 +394,106 @@ def _joint_name(value: Any, k: int) -> str:
     return value
 
 
+def _coupling_end(end: Any, key: str) -> int | str:
+    """A coupling's joint or leader: a link name, or a number from 1 (made 0-based)."""
+    if isinstance(end, bool) or not isinstance(end, int | str):
+        raise ModelError(f"{key}: expected a link name or number from 1, got {end!r:.40}", field="couplings")
+    if isinstance(end, int) and end < 1:
+        raise ModelError(f"{key}: {end} is not a link number (from 1)", field="couplings")
+    return end if isinstance(end, str) else end - 1
+
+
 def _file_couplings(value: Any) -> list[Coupling]:
-    """A model file's ``couplings``: joint and leader as link names, or numbers from 1 (made 0-based)."""
+    """A model file's ``couplings``: joint and leader as link names, or numbers from 1 (made 0-based); several
+    leaders as ``leaders: {q2: -1, q3: 1}`` (leader: ratio) instead of ``leader`` and ``ratio``."""
     if not isinstance(value, list):
-        raise ModelError("expected a list of couplings ({joint, leader, ratio, offset})", field="couplings")
+        raise ModelError("expected a list of couplings ({joint, leader, ratio, offset} or {joint, leaders, "
+                         "offset})", field="couplings")
     out = []
     for entry in value:
         entry = _require_mapping(entry, "couplings")
         _check_keys(entry, COUPLING_KEYS, link=None, what="coupling")
-        ends = []
-        for key in ("joint", "leader"):
-            if key not in entry:
-                raise ModelError(f"a coupling without {key!r}", field="couplings")
-            end = entry[key]
-            if isinstance(end, bool) or not isinstance(end, int | str):
-                raise ModelError(f"{key}: expected a link name or number from 1, got {end!r:.40}", field="couplings")
-            if isinstance(end, int) and end < 1:
-                raise ModelError(f"{key}: {end} is not a link number (from 1)", field="couplings")
-            ends.append(end if isinstance(end, str) else end - 1)
-        out.append(Coupling(ends[0], ends[1], entry.get("ratio", 1), entry.get("offset", 0)))
+        if "joint" not in entry:
+            raise ModelError("a coupling without 'joint'", field="couplings")
+        joint = _coupling_end(entry["joint"], "joint")
+        if "leaders" in entry:
+            if "leader" in entry or "ratio" in entry:
+                raise ModelError("a coupling with leaders has no leader or ratio (each leader maps to its ratio)",
+                                 field="couplings")
+            leaders = entry["leaders"]
+            if not isinstance(leaders, Mapping) or not leaders:
+                raise ModelError("leaders: expected a mapping of leader (a link name or number from 1) to ratio",
+                                 field="couplings")
+            terms = [(_coupling_end(k, "leaders"), r) for k, r in leaders.items()]
+            out.append(Coupling(joint, leaders=terms, offset=entry.get("offset", 0)))
+            continue
+        if "leader" not in entry:
+            raise ModelError("a coupling without 'leader' (or 'leaders')", field="couplings")
+        out.append(Coupling(joint, _coupling_end(entry["leader"], "leader"), entry.get("ratio", 1),
+                            entry.get("offset", 0)))
+    return out
+
+
+def _loop_end(end: Any, name: str, n: int) -> int | str:
+    """One of a loop's links: a name ("base": the base), or a number from 1 (0: the base) made 0-based."""
+    if isinstance(end, bool) or not isinstance(end, int | str):
+        raise ModelError(f"loop {name}: links: expected a link name or number (0: the base), got {end!r:.40}",
+                         field="loops")
+    if isinstance(end, int) and not 0 <= end <= n:
+        raise ModelError(f"loop {name}: links: {end} is not a link number (1 to {n}; 0: the base)", field="loops")
+    return end if isinstance(end, str) else end - 1
+
+
+def _file_loops(value: Any, n: int) -> list[dict[str, Any]]:
+    """A model file's ``loops``: each {name, links: [a, b], placements: [P_a, P_b], joint, axis}, its links made
+    0-based (-1: the base); the rest is checked by the Manipulator (:mod:`robodyn.model.loops`)."""
+    if not isinstance(value, list):
+        raise ModelError("expected a list of loops ({name, links, placements, joint, axis})", field="loops")
+    out = []
+    for k, entry in enumerate(value, start=1):
+        entry = _require_mapping(entry, "loops")
+        name = repr(entry["name"])[:40] if isinstance(entry.get("name"), str) else str(k)
+        unknown = sorted(set(entry) - LOOP_KEYS)
+        if unknown:
+            raise ModelError(f"loop {name}: unknown field {unknown[0]!r:.40} (allowed: "
+                             f"{', '.join(sorted(LOOP_KEYS))})", field="loops")
+        if "links" not in entry:
+            raise ModelError(f"loop {name}: links: missing (the two links it closes)", field="loops")
+        links = entry["links"]
+        if not isinstance(links, list) or len(links) != 2:
+            raise ModelError(f"loop {name}: links: expected two links (names, or numbers from 1; 0: the base)",
+                             field="loops")
+        out.append({**entry, "links": [_loop_end(end, name, n) for end in links]})
+    return out
+
+
+def _file_actuated(value: Any) -> list[int | str]:
+    """A model file's ``actuated``: link names or numbers from 1 (made 0-based)."""
+    if not isinstance(value, list):
+        raise ModelError("expected a list of joints (link names or numbers from 1)", field="actuated")
+    out: list[int | str] = []
+    for entry in value:
+        if isinstance(entry, bool) or not isinstance(entry, int | str) or (isinstance(entry, int) and entry < 1):
+            raise ModelError(f"expected a link name or number from 1, got {entry!r:.40}", field="actuated")
+        out.append(entry if isinstance(entry, str) else entry - 1)
+    return out
+
+
+def _file_frames(value: Any, n: int) -> Any:
+    """A model file's ``frames``: each ``link`` a link name, ``base``, or a number from 1 (0: the base) made
+    0-based (-1: the base), as :class:`~robodyn.model.Manipulator` takes it; the rest is checked there."""
+    if not isinstance(value, list):
+        raise ModelError("expected a list of frames ({name, link, placement})", field="frames")
+    out = []
+    for entry in value:
+        entry = _require_mapping(entry, "frames")
+        link = entry.get("link")
+        if isinstance(link, int) and not isinstance(link, bool):
+            if not 0 <= link <= n:
+                raise ModelError(f"frame {entry.get('name')!r:.60}: {link} is not a link number (1 to {n}; 0: the "
+                                 "base)", field="frames")
+            entry = {**entry, "link": link - 1}
+        out.append(entry)
     return out
 
 
@@ -446,10 +548,16 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
         kwargs["source_names"] = sources
     if data.get("couplings"):
         kwargs["couplings"] = _file_couplings(data["couplings"])
+    if data.get("loops"):  # loop closures (robodyn.model.loops): checked by the Manipulator
+        kwargs["loops"] = _file_loops(data["loops"], len(rows))
+    if data.get("actuated") is not None:
+        kwargs["actuated"] = _file_actuated(data["actuated"])
     if "gravity" in data:
         kwargs["gravity"] = data["gravity"]
     if "tool" in data:
         kwargs["tool"] = data["tool"]
+    if data.get("frames") is not None:  # named frames (robodyn.model.frames): checked by the Manipulator
+        kwargs["frames"] = _file_frames(data["frames"], len(links))
     if "tip_load" in data:
         load = _require_mapping(data["tip_load"], "tip_load")
         _check_keys(load, {"force", "moment"}, link=None, what="tip_load")

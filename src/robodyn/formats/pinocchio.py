@@ -44,6 +44,7 @@ import numpy as np
 from robodyn.errors import ModelError
 from robodyn.formats.frames import Body, JointFrame, manipulator_from_frames
 from robodyn.model.floats import bound_floats
+from robodyn.model.loops import open_tree
 from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.model.spatial import joint_screw, link_transforms
 
@@ -97,6 +98,36 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     model.armature = np.array(armature)
     model.damping = np.array(damping)
     return model
+
+
+def to_pinocchio_closed(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> tuple[Any, Any]:
+    """A closed chain (:attr:`~robodyn.Manipulator.loops`) in Pinocchio: (the model of its tree, without the
+    loops' couplings, as :func:`to_pinocchio` builds it; a ``StdVec_RigidConstraintModel`` with one constraint per
+    loop between the two closing frames, each given in its joint's frame as C_k P_k). A revolute or spherical
+    closing joint is a ``CONTACT_3D`` (the frames' origins coincide; a planar loop then has one redundant
+    constraint, which Pinocchio's proximal solver handles), a weld a ``CONTACT_6D``; a prismatic one is refused.
+    ``pinocchio.initConstraintDynamics`` and ``constraintDynamics`` take them, with the tree's q in Pinocchio's
+    order (:meth:`~robodyn.Manipulator.depth_first`: its q[k] is the tree's q[robot.depth_first()[k]])."""
+    pin = _pinocchio()
+    tree = open_tree(robot)
+    model = to_pinocchio(tree, params)
+    floats = bound_floats(tree, params)
+    joint = {k: i + 1 for i, k in enumerate(tree.depth_first())}
+    joint[-1] = 0
+    constraints = pin.StdVec_RigidConstraintModel()
+    kinds = {"revolute": pin.ContactType.CONTACT_3D, "spherical": pin.ContactType.CONTACT_3D,
+             "weld": pin.ContactType.CONTACT_6D}
+    for loop in robot.loops:
+        if loop.joint not in kinds:
+            raise ModelError(f"loop {loop.name!r}: a {loop.joint} closing joint has no Pinocchio constraint",
+                             field="loops")
+        ends = []
+        for k, placement in zip(loop.links, loop.placements, strict=True):
+            C = link_transforms(floats, tree.convention, tree.links[k])[1] if k >= 0 else np.eye(4)
+            T = C @ floats.array(placement, (4, 4))
+            ends.extend([joint[k], pin.SE3(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))])
+        constraints.append(pin.RigidConstraintModel(kinds[loop.joint], model, *ends, pin.ReferenceFrame.LOCAL))
+    return model, constraints
 
 
 #: Pinocchio's joint kinds that robodyn reads: (prismatic, axis) of each, None for an axis the joint carries.

@@ -1,7 +1,7 @@
 """URDF import and export for serial chains and kinematic trees.
 
-``rd.load("arm.urdf")`` (or :func:`read_urdf`) reads a URDF file with `yourdfpy
-<https://github.com/clemense/yourdfpy>`_ (a maintained URDF library; meshes are never loaded) and builds a
+``rd.load("arm.urdf")`` (or :func:`read_urdf`) reads a URDF file (its XML with lxml, safely, into plain
+records: :mod:`robodyn.formats.urdf_xml`; meshes are never read) and builds a
 :class:`~robodyn.model.manipulator.Manipulator`:
 
 - joints ``revolute``, ``continuous`` (the same for dynamics; limits are ignored), ``prismatic`` and ``fixed``;
@@ -65,7 +65,6 @@ sibling joints are not in name order, in the order read here).
 
 from __future__ import annotations
 
-import io
 import math
 import warnings
 from collections.abc import Mapping
@@ -75,6 +74,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sympy
 
 from robodyn.errors import ModelError, ModelWarning, printable
 from robodyn.formats.frames import (
@@ -82,200 +82,25 @@ from robodyn.formats.frames import (
     JointFrame,
     axis_rotation,
     dh_row,
+    frame_placement,
     manipulator_from_frames,
     unique_names,
 )
+from robodyn.formats.urdf_xml import read_robot
 from robodyn.model.couplings import Coupling
 from robodyn.model.expr import MAX_MAGNITUDE, check_name
-from robodyn.model.files import atomic_write, read_limited
+from robodyn.model.files import atomic_write
 from robodyn.model.floats import bound_floats
+from robodyn.model.frames import Frame
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import MAX_LINKS, Manipulator
 from robodyn.model.spatial import homogeneous, joint_screw, link_transforms
 
-MAX_FILE_BYTES = 20_000_000
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 
 
 # -- reading ----------------------------------------------------------------------------------------
-
-
-def _prolog_declarations(data: bytes) -> tuple[int, list[tuple[int, int]]]:
-    """Where the prolog of an XML text starts (after a UTF-8 byte order mark) and the (start, end) of each XML
-    declaration ``<?xml ...?>`` in it, before the root element: the prolog is scanned over whitespace, comments
-    and processing instructions only, and stops at anything else (the root element, a DOCTYPE, text in an
-    encoding that is not ASCII-compatible), which is left to the XML parser."""
-    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-    found: list[tuple[int, int]] = []
-    pos = start
-    while True:
-        while pos < len(data) and data[pos] in b" \t\r\n":
-            pos += 1
-        if data.startswith(b"<!--", pos):
-            end = data.find(b"-->", pos + 4)
-            if end < 0:
-                break
-            pos = end + 3
-        elif data.startswith(b"<?", pos):
-            end = data.find(b"?>", pos + 2)
-            if end < 0:
-                break
-            target = data[pos + 2:pos + 6]
-            if target[:3].lower() == b"xml" and (len(target) < 4 or target[3:4] in b" \t\r\n?"):
-                found.append((pos, end + 2))
-            pos = end + 2
-        else:
-            break
-    return start, found
-
-
-def _normalised_declaration(data: bytes) -> bytes:
-    """The text with its XML declaration made one that libxml2 reads, as urdfdom (TinyXML2) and PyBullet are
-    tolerant of it: ``<?xml version="0.0"?>`` (PyBullet's minitaur files) becomes version 1.0, and a declaration
-    after a comment (diff_ring.urdf) moves to the start (its encoding kept). Line numbers stay the same: the
-    declaration's own text is replaced by its line breaks. Anything else is left to the parser unchanged."""
-    import re
-
-    start, found = _prolog_declarations(data)
-    if not found:
-        return data
-    first, end = found[0]
-    version = re.search(rb"""version\s*=\s*(["'])([^"']*)\1""", data[first:end])
-    if len(found) == 1 and first == start and version is not None and version.group(2) in (b"1.0", b"1.1"):
-        return data
-    encoding = re.search(rb"""encoding\s*=\s*(["'])([A-Za-z][A-Za-z0-9._-]*)\1""", data[first:end])
-    declaration = b'<?xml version="1.0"' + (b' encoding="' + encoding.group(2) + b'"' if encoding else b"") + b"?>"
-    out, previous = [data[:start], declaration], start
-    for begin, stop in found:
-        out += [data[previous:begin], b"\n" * data.count(b"\n", begin, stop)]
-        previous = stop
-    out.append(data[previous:])
-    return b"".join(out)
-
-
-def xacro_message(path: Path) -> str:
-    """The one line for a xacro file (macros not expanded): the command that expands it to URDF."""
-    name = path.name
-    target = name[:-6] if name.lower().endswith(".urdf.xacro") else f"{Path(name).stem}.urdf"
-    if target == name:  # a .urdf file holding xacro macros: never suggest writing over it
-        target = f"{Path(name).stem}_expanded.urdf"
-    return f"xacro macros must be expanded to URDF first: xacro {name} > {target}"
-
-
-def _parse(path: Path, shown: str) -> Any:
-    try:
-        import yourdfpy
-        from lxml import etree
-    except ImportError:
-        raise ModelError("reading URDF needs the 'yourdfpy' package: pip install 'robodyn[urdf]'", file=shown) from None
-    data = read_limited(path, MAX_FILE_BYTES, shown)  # a FIFO or a device is refused, not read
-    data = _normalised_declaration(data)  # as tolerant as urdfdom of the XML declaration; the checks below stay
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-    try:
-        tree = etree.fromstring(data, parser=parser, base_url=str(path)).getroottree()
-    except etree.XMLSyntaxError as exc:
-        raise ModelError(f"not valid XML ({' '.join(str(exc).split())})", file=shown) from None
-    except OSError as exc:
-        raise ModelError(f"cannot read the file ({exc})", file=shown) from None
-    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
-        raise ModelError("a DOCTYPE or entity declaration is not allowed in a URDF file", file=shown)
-    root = tree.getroot()
-    if root.tag == "mujoco":
-        raise ModelError("MJCF (MuJoCo) files are not supported yet (root element <mujoco>): robodyn reads URDF",
-                         file=shown)
-    if root.tag != "robot":
-        raise ModelError(f"the root element is <{root.tag}>, not <robot>", file=shown)
-    if any(isinstance(element.tag, str) and element.tag.startswith("{") and "xacro" in element.tag
-           for element in root.iter()):
-        raise ModelError(xacro_message(path), file=shown)
-    if "name" not in root.attrib:
-        raise ModelError("<robot> has no name attribute", file=shown)
-    if root.find("link") is None:
-        raise ModelError("no <link> element: a URDF robot needs at least one link", file=shown)
-    for kind in ("link", "joint"):
-        for element in root.findall(kind):
-            if "name" not in element.attrib:
-                raise ModelError(f"a <{kind}> has no name attribute (line {element.sourceline})", file=shown)
-    for element in root.findall("joint"):
-        where = f"joint '{element.attrib['name']}'"
-        for tag in ("parent", "child"):
-            sub = element.find(tag)
-            if sub is None or "link" not in sub.attrib:
-                raise ModelError(f"missing <{tag} link=...>", file=shown, link=where)
-        if element.find("parent").attrib["link"] == element.find("child").attrib["link"]:
-            raise ModelError(f"its parent and child are the same link {element.find('child').attrib['link']!r}",
-                             file=shown, link=where)
-        for tag, attributes in NUMBERS["joint"]:
-            _check_numbers(element.find(tag), tag, attributes, where, shown)
-    for element in root.findall("link"):
-        inertial = element.find("inertial")
-        if inertial is not None:
-            _check_inertial(inertial, f"link '{element.attrib['name']}'", shown)
-    import logging
-
-    logger = logging.getLogger("yourdfpy")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return yourdfpy.URDF.load(io.BytesIO(data), mesh_dir=str(path.parent), build_scene_graph=False,
-                                      build_collision_scene_graph=False, load_meshes=False,
-                                      load_collision_meshes=False).robot
-    except Exception as exc:  # yourdfpy raises ValueError, KeyError, TypeError... on malformed content
-        raise ModelError(f"malformed URDF ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})",
-                         file=shown) from None
-    finally:
-        logger.setLevel(level)
-
-
-#: The numeric attributes robodyn reads, checked in the XML before yourdfpy parses them: (element, attribute:
-#: how many numbers) per joint, and inside a link's <inertial>.
-NUMBERS = {
-    "joint": (("origin", {"xyz": 3, "rpy": 3}), ("axis", {"xyz": 3}), ("dynamics", {"damping": 1, "friction": 1})),
-    "inertial": (("origin", {"xyz": 3, "rpy": 3}), ("mass", {"value": 1}),
-                 ("inertia", dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), 1))),
-}
-INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-
-
-def _check_numbers(element: Any, tag: str, attributes: Mapping[str, int], where: str, shown: str) -> None:
-    """Each attribute of ``element`` present in ``attributes`` holds that many finite numbers."""
-    if element is None:
-        return
-    for name, count in attributes.items():
-        text = element.attrib.get(name)
-        if text is None:
-            continue
-        field = f"{tag} {name}"
-        words = text.split()
-        try:
-            values = [float(word) for word in words]
-        except ValueError:
-            raise ModelError(f"{text.strip()!r} is not {'a number' if count == 1 else f'{count} numbers'}",
-                             file=shown, link=where, field=field) from None
-        if len(values) != count:
-            raise ModelError(f"expected {count} number{'s' if count > 1 else ''}, got {len(values)}", file=shown,
-                             link=where, field=field)
-        bad = [word for word, value in zip(words, values, strict=True) if not math.isfinite(value)]
-        if bad:
-            raise ModelError(f"{bad[0]} is not a finite number", file=shown, link=where, field=field)
-
-
-def _check_inertial(inertial: Any, where: str, shown: str) -> None:
-    """An <inertial> has <mass value> and <inertia> with all six of ixx ixy ixz iyy iyz izz (as urdfdom requires;
-    yourdfpy would silently use its defaults), each a finite number."""
-    mass = inertial.find("mass")
-    if mass is None or "value" not in mass.attrib:
-        raise ModelError("<inertial> needs <mass value=...>", file=shown, link=where, field="mass")
-    inertia = inertial.find("inertia")
-    missing = [] if inertia is None else [name for name in INERTIA_ATTRIBUTES if name not in inertia.attrib]
-    if inertia is None or missing:
-        detail = "no <inertia>" if inertia is None else f"<inertia> has no {', '.join(missing)}"
-        raise ModelError(f"{detail} (<inertial> needs all six of {' '.join(INERTIA_ATTRIBUTES)})", file=shown,
-                         link=where, field="inertia")
-    for tag, attributes in NUMBERS["inertial"]:
-        _check_numbers(inertial.find(tag), f"inertial {tag}", attributes, where, shown)
+# The XML is read into plain records by robodyn.formats.urdf_xml (lxml only); from here on, the manipulator.
 
 
 def _floats(values: Any, count: int, where: str, shown: str, what: str) -> np.ndarray:
@@ -407,7 +232,8 @@ def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refus
         joint, parent = stack.pop()
         if getattr(joint, "mimic", None) is not None and mimic == "refuse":
             raise ModelError(f"a mimic joint (it follows joint {joint.mimic.joint!r}), refused (mimic='refuse'): "
-                             "lock it (lock=), or read it coupled (mimic='couple', the default) or independent",
+                             "lock it (lock=, --lock), or read it coupled (the default) or independent "
+                             "(mimic='independent', --mimic independent)",
                              file=shown, link=f"joint '{joint.name}'", field="mimic")
         tree.joints.append(joint)
         tree.parents.append(parent)
@@ -491,7 +317,7 @@ def read_urdf(
     if mimic not in MIMIC:
         raise ModelError(f"mimic={mimic!r}: expected one of {', '.join(map(repr, MIMIC))}", file=shown)
     locked = _lock_values(lock or {}, shown)
-    robot = _parse(path, shown)
+    robot = read_robot(path, shown)
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -537,14 +363,37 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
         frames, name=robot.name, gravity=gravity, snap=snap, strict=strict, shown=shown,
         description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
                     f"{', '.join(j.name for j in tree.joints)})")
-    if not couplings:
-        return built
+    named = _named_frames(robot, tree, built, shown, snap)
     with warnings.catch_warnings():  # the links were checked, and warned about, as the robot was built
         warnings.simplefilter("ignore", ModelWarning)
         try:
-            return built.replace(couplings=couplings)
+            return built.replace(couplings=couplings, frames=named)
         except ModelError as exc:
             raise exc.located(file=shown) from None
+
+
+def _named_frames(robot: Any, tree: _Tree, built: Manipulator, shown: str, snap: bool) -> tuple[Frame, ...]:
+    """Every URDF link as a named frame (:mod:`robodyn.model.frames`), fixed to the robodyn link whose group it
+    belongs to (the base for those fixed to the root): a link at T in its group's root link frame (the child link
+    of moving joint k) is at R_a^T T in robodyn's frame of link k (turned by R_a so that the joint moves about z),
+    exact where it has exact numbers (the placements' rule, ``snap``). A URDF link named like a robodyn link (a
+    joint's name) is left out: silently where it is that link's own frame (the files :func:`to_urdf` writes), else
+    with a warning (the name answers the link's own frame)."""
+    taken = {link.name: k for k, link in enumerate(built.links)}
+    out, clashes = [], []
+    for g, members in enumerate(tree.groups):
+        Ra = np.eye(4) if g == 0 else homogeneous(axis_rotation(_axis(tree.joints[g - 1], shown)).T, np.zeros(3))
+        for name, T in members:
+            placement = sympy.ImmutableMatrix(frame_placement(Ra @ T, snap))
+            if name in taken:  # the link's own frame already (as to_urdf writes them), or a clash
+                if taken[name] != g - 1 or placement != sympy.eye(4):
+                    clashes.append(name)
+                continue
+            out.append(Frame(name, g - 1, placement))
+    if clashes:
+        warnings.warn(f"{shown}: links named like a joint, not kept as named frames: "
+                      f"{printable(', '.join(map(repr, clashes[:5])))}", ModelWarning, stacklevel=5)
+    return tuple(out)
 
 
 def _mimic_couplings(tree: _Tree, shown: str, defined: set[str]) -> tuple[Coupling, ...]:
@@ -564,8 +413,8 @@ def _mimic_couplings(tree: _Tree, shown: str, defined: set[str]) -> tuple[Coupli
             continue
         if relation.joint not in index:
             raise ModelError(f"it mimics joint {relation.joint!r}, which is not a moving joint (fixed, locked or "
-                             "undefined): lock this one too, or read it with mimic='independent'", file=shown,
-                             link=where, field="mimic")
+                             "undefined): lock this one too, or read it with mimic='independent' (--mimic "
+                             "independent)", file=shown, link=where, field="mimic")
         multiplier = 1.0 if relation.multiplier is None else _floats(relation.multiplier, 1, where, shown, "mimic")[0]
         offset = 0.0 if relation.offset is None else _floats(relation.offset, 1, where, shown, "mimic")[0]
         out.append(Coupling(k, index[relation.joint], _exact(float(multiplier)), _exact(float(offset))))
@@ -600,6 +449,9 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
     from xml.etree import ElementTree as ET
 
+    if robot.loops or any(len(c.leaders) != 1 for c in robot.couplings):  # URDF: a tree and one-leader mimics
+        raise ModelError(f"{robot.name}: URDF has no loop closures nor couplings of several leaders (a mimic "
+                         "follows one joint): save a model file instead", field="loops")
     floats = bound_floats(robot, params)
     if any(floats.scalar(link.armature) != 0 for link in robot.links):
         warnings.warn(f"{robot.name}: URDF has no armature (reflected rotor inertia); not written", ModelWarning,
@@ -640,7 +492,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
         if not link.revolute:
             ET.SubElement(joint, "limit", lower="-1000.0", upper="1000.0", effort="0.0", velocity="0.0")
         for coupling in (c for c in robot.couplings if c.joint == i):  # a coupled joint: URDF's mimic
-            ET.SubElement(joint, "mimic", joint=joint_names[int(coupling.leader)],
+            ET.SubElement(joint, "mimic", joint=joint_names[int(coupling.leaders[0][0])],
                           multiplier=repr(floats.scalar(coupling.ratio)), offset=repr(floats.scalar(coupling.offset)))
         damping = floats.scalar(link.damping)
         if damping:

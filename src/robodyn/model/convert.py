@@ -85,6 +85,8 @@ def to_modified(robot: Manipulator) -> Manipulator:
         tip_force=f,
         tip_moment=moment,
         payload=payload,
+        frames=_moved_frames(robot, [(link.a, link.alpha) for link in robot.links], inverse=False),
+        loops=_moved_loops(robot, [(link.a, link.alpha) for link in robot.links], inverse=False),
     )
 
 
@@ -125,7 +127,42 @@ def to_standard(robot: Manipulator) -> Manipulator:
             placement = C_inverse * sympy.Matrix(link.placement) * sympy_homogeneous(*x_screw(*own))
             fields["placement"] = placement.applyfunc(sympy.expand)
         links.append(Link(**fields))
-    return dataclasses.replace(robot, links=tuple(links), convention="standard")
+    return dataclasses.replace(robot, links=tuple(links), convention="standard",
+                               frames=_moved_frames(robot, [(link.a, link.alpha) for link in links], inverse=True),
+                               loops=_moved_loops(robot, [(link.a, link.alpha) for link in links], inverse=True))
+
+
+def _moved_frames(robot: Manipulator, screws: list[tuple[Any, Any]], inverse: bool) -> tuple[Any, ...]:
+    """The named frames (:mod:`robodyn.model.frames`) in the other convention's link frames: standard link frame k
+    is modified link frame k times C_k = Trans(x, a_k) Rot(x, alpha_k) of the standard row k (``screws[k]``), so a
+    frame's placement becomes C_k P (to modified) or C_k^-1 P (``inverse``: to standard); the base's stay."""
+    out = []
+    for frame in robot.frames:
+        if frame.link < 0:
+            out.append(frame)
+            continue
+        R, p = x_screw(*screws[frame.link])
+        C = sympy_homogeneous(R.T, -(R.T * p)) if inverse else sympy_homogeneous(R, p)
+        out.append(dataclasses.replace(frame, placement=sympy.ImmutableMatrix(
+            (C * sympy.Matrix(frame.placement)).applyfunc(sympy.expand))))
+    return tuple(out)
+
+
+def _moved_loops(robot: Manipulator, screws: list[tuple[Any, Any]], inverse: bool) -> tuple[Any, ...]:
+    """The loop closures (:mod:`robodyn.model.loops`) with their placements in the other convention's link frames,
+    as :func:`_moved_frames` moves the named frames (C_k P to modified, C_k^-1 P to standard; the base's stay)."""
+    out = []
+    for loop in getattr(robot, "loops", ()):
+        placements = []
+        for k, placement in zip(loop.links, loop.placements, strict=True):
+            if k < 0:
+                placements.append(placement)
+                continue
+            R, p = x_screw(*screws[k])
+            C = sympy_homogeneous(R.T, -(R.T * p)) if inverse else sympy_homogeneous(R, p)
+            placements.append(sympy.ImmutableMatrix((C * sympy.Matrix(placement)).applyfunc(sympy.expand)))
+        out.append(dataclasses.replace(loop, placements=tuple(placements)))
+    return tuple(out)
 
 
 def to_convention(robot: Manipulator, convention: str) -> Manipulator:

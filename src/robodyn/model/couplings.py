@@ -1,51 +1,99 @@
-"""Linear couplings of joints: coupled coordinates (mimic joints, gears), the linear case of closed chains.
+"""Linear couplings of joints: coupled coordinates (mimic joints, gears, parallelograms), the linear case of closed
+chains.
 
-A :class:`Coupling` says that joint ``joint`` follows joint ``leader``: q_joint = ratio q_leader + offset
-(URDF's ``<mimic joint multiplier offset>``; a gear pair; a parallelogram's passive angle). The robot's links stay
-a tree, and every recursion runs on that tree; the couplings map the robot's *independent* coordinates q (the
-joints that follow none, in link order) to the tree's:
+A :class:`Coupling` says that joint ``joint`` follows one joint or several: q_joint = sum_k r_k q_{l_k} + offset.
+With one leader, ``Coupling(joint, leader, ratio, offset)``: q_joint = ratio q_leader + offset (URDF's ``<mimic
+joint multiplier offset>``; a gear pair); with several, ``Coupling(joint, leaders={l1: r1, l2: r2}, offset=c)``
+(a parallelogram's passive angle, +-q_i +-q_j + const). The robot's links stay a tree, and every recursion runs on
+that tree; the couplings map the robot's *independent* coordinates q (the joints that follow none, in link order)
+to the tree's:
 
     q_tree = G q + c,   qd_tree = G qd,   qdd_tree = G qdd,
 
-G of n x nv (a 1 per independent joint, the ratio at each coupled joint's row in its leader's column) and c the
+G of n x nv (a 1 per independent joint, the ratios at each coupled joint's row in its leaders' columns) and c the
 offsets. The generalised forces are projected with G^T (the principle of virtual work): tau = G^T tau_tree,
 M = G^T M_tree G, h, G(q), damping and load likewise, so that M qdd + bias = tau with the independent q
 (ARCHITECTURE.md, "Couplings and loops"). So does Pinocchio's mimic model (``buildModelFromUrdf(path,
 mimic=True)``); the same numbers, joints matched by name.
 
 :func:`resolve` checks a robot's couplings (one-line ModelErrors) and resolves chains: a joint that follows a
-joint that follows a third follows the third, with the ratios multiplied.
+joint that follows a third follows the third, the ratios multiplied and the terms of one leader added. A coupling
+derived from a loop closure (:mod:`robodyn.model.parallelograms`) carries the loop's name in ``loop``; model files
+write the loop, not its couplings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.model.expr import shown, to_expr
+from robodyn.model.expr import expression_text, shown, to_expr
 
 
 @dataclass(frozen=True)
 class Coupling:
-    """q_joint = ratio * q_leader + offset: ``joint`` and ``leader`` are links (0-based indices or link names;
-    a Manipulator stores the indices), ``ratio`` and ``offset`` numbers or expressions of the robot's
-    parameters (rad or m, as the joints' own coordinates)."""
+    """q_joint = sum ratio_k * q_leader_k + offset. ``joint`` and the leaders are links (0-based indices or link
+    names; a Manipulator stores the indices); the ratios and ``offset`` numbers or expressions of the robot's
+    parameters (rad or m, as the joints' own coordinates).
+
+    One leader: ``Coupling(joint, leader, ratio, offset)``. Several: ``Coupling(joint, leaders={leader: ratio,
+    ...}, offset=offset)`` (a mapping, or a sequence of (leader, ratio) pairs). ``leaders`` always holds every
+    term, as (leader, ratio) pairs; ``leader`` and ``ratio`` are the first term's (the only one for a mimic joint
+    or a gear; None and 0 for a joint the couplings hold constant). ``loop``: the loop closure the coupling was
+    derived from ("" for a coupling given as such)."""
 
     joint: int | str
-    leader: int | str
+    leader: int | str | None = None
     ratio: Any = 1
     offset: Any = 0
+    leaders: Any = None
+    loop: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ratio", to_expr(self.ratio, "ratio"))
+        if self.leaders is None:
+            if self.leader is None:
+                raise ModelError(f"joint {shown(self.joint)}: a coupling needs a leader (or leaders)",
+                                 field="couplings")
+            terms: tuple[tuple[Any, sympy.Expr], ...] = ((self.leader, to_expr(self.ratio, "ratio")),)
+        else:
+            if self.leader is not None:
+                raise ModelError(f"joint {shown(self.joint)}: give leader and ratio, or leaders, not both",
+                                 field="couplings")
+            terms = _terms(self.leaders, self.joint)
+        object.__setattr__(self, "leaders", terms)
+        object.__setattr__(self, "leader", terms[0][0] if terms else None)
+        object.__setattr__(self, "ratio", terms[0][1] if terms else sympy.Integer(0))
         object.__setattr__(self, "offset", to_expr(self.offset, "offset"))
 
     def subs(self, mapping: Any) -> Coupling:
-        return Coupling(self.joint, self.leader, self.ratio.subs(mapping), self.offset.subs(mapping))
+        return Coupling(self.joint, leaders=tuple((k, r.subs(mapping)) for k, r in self.leaders),
+                        offset=self.offset.subs(mapping), loop=self.loop)
+
+    def describe(self, label: Any = None) -> str:
+        """``joint 5 = -1 x joint 2 + 1 x joint 3 + pi/2`` (joints numbered from 1, or as ``label(k)`` names
+        them)."""
+        def name(k: Any) -> str:
+            return label(k) if label is not None else f"joint {int(k) + 1}"
+
+        terms = " + ".join(f"{expression_text(r)} x {name(k)}" for k, r in self.leaders)
+        return f"{name(self.joint)} = {terms + ' + ' if terms else ''}{expression_text(self.offset)}"
+
+
+def _terms(value: Any, joint: object) -> tuple[tuple[Any, sympy.Expr], ...]:
+    """``leaders`` as (leader, ratio) pairs, in the order given: from a mapping or a sequence of pairs."""
+    pairs = list(value.items()) if isinstance(value, Mapping) else value
+    if isinstance(pairs, str) or not isinstance(pairs, Iterable):
+        raise ModelError(f"joint {shown(joint)}: leaders must map each leader to its ratio", field="couplings")
+    out = []
+    for pair in pairs:
+        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ModelError(f"joint {shown(joint)}: leaders must map each leader to its ratio", field="couplings")
+        out.append((pair[0], to_expr(pair[1], "ratio")))
+    return tuple(out)
 
 
 def _index(entry: object, names: dict[str, int], n: int, what: str) -> int:
@@ -60,8 +108,9 @@ def _index(entry: object, names: dict[str, int], n: int, what: str) -> int:
 
 
 def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
-    """``couplings`` checked and resolved: Couplings (or mappings with keys joint, leader, ratio, offset) to
-    Couplings of link indices, sorted by joint, each leader an independent joint (chains resolved)."""
+    """``couplings`` checked and resolved: Couplings (or mappings with keys joint, leader, ratio, offset, leaders)
+    to Couplings of link indices, sorted by joint, every leader an independent joint (chains resolved), the leaders
+    of each in link order."""
     if value is None:
         return ()
     if isinstance(value, str | Coupling) or not isinstance(value, Iterable):
@@ -82,26 +131,56 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
         if not isinstance(entry, Coupling):
             raise ModelError(f"expected a Coupling, got {type(entry).__name__}", field="couplings")
         joint = _index(entry.joint, names, n, "joint")
-        leader = _index(entry.leader, names, n, "leader")
-        if joint == leader:
-            raise ModelError(f"joint {label(joint)} cannot follow itself", field="couplings")
+        terms: dict[int, sympy.Expr] = {}
+        for leader_entry, ratio in entry.leaders:
+            leader = _index(leader_entry, names, n, "leader")
+            if leader == joint:
+                raise ModelError(f"joint {label(joint)} cannot follow itself", field="couplings")
+            if leader in terms:
+                raise ModelError(f"joint {label(joint)}: leader {label(leader)} is given twice", field="couplings")
+            if ratio == 0 and not entry.loop:
+                raise ModelError(f"joint {label(joint)}: a ratio of 0 (lock the joint instead)", field="couplings")
+            terms[leader] = ratio
+        if not terms and not entry.loop:
+            raise ModelError(f"joint {label(joint)}: a coupling without a leader", field="couplings")
         if joint in direct:
             raise ModelError(f"joint {label(joint)} is coupled twice", field="couplings")
-        if entry.ratio == 0:
-            raise ModelError(f"joint {label(joint)}: a ratio of 0 (lock the joint instead)", field="couplings")
-        direct[joint] = Coupling(joint, leader, entry.ratio, entry.offset)
+        direct[joint] = Coupling(joint, leaders=tuple(terms.items()), offset=entry.offset, loop=entry.loop)
+    resolved: dict[int, tuple[dict[int, sympy.Expr], sympy.Expr]] = {}
+
+    def expand(joint: int, path: tuple[int, ...]) -> tuple[dict[int, sympy.Expr], sympy.Expr]:
+        """q_joint over independent joints: q_j = sum r_l (its own terms) + o_j, each leader expanded in turn."""
+        if joint in resolved:
+            return resolved[joint]
+        if joint in path:
+            cycle = " -> ".join(label(k) for k in (*path[path.index(joint):], joint))
+            raise ModelError(f"the couplings form a cycle: links {cycle}", field="couplings")
+        terms: dict[int, sympy.Expr] = {}
+        offset = direct[joint].offset
+        for leader, ratio in direct[joint].leaders:
+            if leader not in direct:
+                terms[leader] = terms.get(leader, 0) + ratio
+                continue
+            inner, inner_offset = expand(leader, (*path, joint))  # q_j = r (sum r_m q_m + o_l) + ...
+            for k, r in inner.items():
+                terms[k] = terms.get(k, 0) + ratio * r
+            offset = offset + ratio * inner_offset
+        single = len(direct[joint].leaders) == 1 and direct[joint].leaders[0][0] not in direct
+        if not single:  # a chain or several leaders: expanded (one direct leader stays exactly as given)
+            terms = {k: sympy.expand(r) for k, r in terms.items()}
+            terms = {k: r for k, r in terms.items() if r != 0}
+            offset = sympy.expand(offset)
+        resolved[joint] = (terms, offset)
+        return resolved[joint]
+
     out = []
     for joint in sorted(direct):
-        ratio, offset, leader, seen = direct[joint].ratio, direct[joint].offset, int(direct[joint].leader), [joint]
-        while leader in direct:  # a chain: q_j = r_j (r_l q_m + o_l) + o_j
-            if leader in seen:
-                cycle = " -> ".join(label(k) for k in (*seen, leader))
-                raise ModelError(f"the couplings form a cycle: links {cycle}", field="couplings")
-            seen.append(leader)
-            step = direct[leader]
-            ratio, offset, leader = sympy.expand(ratio * step.ratio), sympy.expand(ratio * step.offset + offset), \
-                int(step.leader)
-        out.append(Coupling(joint, leader, ratio, offset))
+        terms, offset = expand(joint, ())
+        leaders = tuple(sorted(terms.items()))
+        if len(leaders) == 1:
+            out.append(Coupling(joint, leaders[0][0], leaders[0][1], offset, loop=direct[joint].loop))
+        else:
+            out.append(Coupling(joint, leaders=leaders, offset=offset, loop=direct[joint].loop))
     return tuple(out)
 
 
@@ -120,7 +199,8 @@ def coupling_map(n: int, couplings: Sequence[Coupling]) -> tuple[sympy.Matrix, s
     for k in free:
         G[k, column[k]] = 1
     for coupling in couplings:
-        G[int(coupling.joint), column[int(coupling.leader)]] = coupling.ratio
+        for leader, ratio in coupling.leaders:
+            G[int(coupling.joint), column[int(leader)]] = ratio
         c[int(coupling.joint)] = coupling.offset
     return G, c
 

@@ -174,14 +174,45 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
         out["payload"] = _body(robot.payload)
     if robot.tool != sympy.eye(4):
         out["tool"] = _tensor(robot.tool)
-    if robot.couplings:  # joint and leader by name, else by number from 1 (as parent)
-        def end(k: int) -> int | str:
-            return robot.links[k].name or k + 1
-
-        out["couplings"] = [{"joint": end(int(c.joint)), "leader": end(int(c.leader)),
-                             "ratio": format_expression(c.ratio), "offset": format_expression(c.offset)}
-                            for c in robot.couplings]
+    given = [c for c in robot.couplings if not c.loop]  # those derived from loops: the loops are written
+    if given:  # joint and leader by name, else by number from 1 (as parent)
+        out["couplings"] = [_coupling(robot, c) for c in given]
+    out.update(_loops(robot))
+    if robot.frames:  # named frames: the link by name, else by number from 1 (as parent), "base" for the base
+        out["frames"] = [{"name": f.name, "link": "base" if f.link < 0 else robot.links[f.link].name or f.link + 1,
+                          **({"placement": _tensor(f.placement)} if f.placement != sympy.eye(4) else {})}
+                         for f in robot.frames]
     return out
+
+
+def _end(robot: Manipulator, k: int) -> int | str:
+    """A link in a model file: its name, else its number from 1 (0: the base)."""
+    return "base" if k < 0 else robot.links[k].name or k + 1
+
+
+def _coupling(robot: Manipulator, c: Any) -> dict[str, Any]:
+    """One coupling: ``{joint, leader, ratio, offset}``, or ``{joint, leaders: {leader: ratio}, offset}``."""
+    if len(c.leaders) == 1:
+        return {"joint": _end(robot, int(c.joint)), "leader": _end(robot, int(c.leader)),
+                "ratio": format_expression(c.ratio), "offset": format_expression(c.offset)}
+    return {"joint": _end(robot, int(c.joint)),
+            "leaders": {_end(robot, int(k)): format_expression(r) for k, r in c.leaders},
+            "offset": format_expression(c.offset)}
+
+
+def _loops(robot: Manipulator) -> dict[str, Any]:
+    """``actuated`` and ``loops`` of a robot with loop closures (:mod:`robodyn.model.loops`); {} without."""
+    if not getattr(robot, "loops", ()):
+        return {}
+    loops = []
+    for loop in robot.loops:
+        entry: dict[str, Any] = {"name": loop.name, "links": [_end(robot, k) for k in loop.links],
+                                 "joint": loop.joint}
+        if tuple(loop.axis) != (0, 0, 1):
+            entry["axis"] = _vector(loop.axis)
+        entry["placements"] = [_tensor(p) for p in loop.placements]
+        loops.append(entry)
+    return {"actuated": [_end(robot, k) for k in robot.actuated], "loops": loops}
 
 
 def dumps(robot: Manipulator, *, json_format: bool = False) -> str:

@@ -38,11 +38,14 @@ import sympy
 from robodyn.errors import ModelError, prefixed_warnings
 from robodyn.model import files
 from robodyn.model.convert import to_convention
-from robodyn.model.couplings import Coupling, coupling_map, independent, resolve
+from robodyn.model.couplings import Coupling, coupling_map, independent
 from robodyn.model.expr import check_name, check_text, shown, to_expr
+from robodyn.model.frames import Frame, check_frames, find_frame, frame_names
 from robodyn.model.inertia import as_vector3, check_inertia
 from robodyn.model.link import ZERO3, Link, Payload, RigidBody, _as_transform
+from robodyn.model.loops import Loop, check_actuated, check_loops
 from robodyn.model.names import check_source_names, joint_names, named, q_from
+from robodyn.model.parallelograms import close_loops
 from robodyn.model.tables import dh_table_latex
 from robodyn.symbols import g as gravity_symbol
 
@@ -180,6 +183,15 @@ class Manipulator:
     couplings: tuple[Coupling, ...] = ()
     #: The joints' names in the robot's source, any text (:attr:`joint_names`); () when none differs.
     source_names: Any = ()
+    #: Named frames fixed to links (:mod:`robodyn.model.frames`): a URDF's fixed links (``panda_hand``, ``tool0``)
+    #: and every URDF link's own frame, a model file's ``frames:``; :meth:`frame` answers them by name.
+    frames: Any = ()
+    #: Loop closures (:mod:`robodyn.model.loops`): a closed chain is the tree plus these; each passive joint of a
+    #: loop then follows the ``actuated`` ones through a coupling derived from the loop (parallelograms:
+    #: :mod:`robodyn.model.parallelograms`), and the robot's q are its actuated joints'.
+    loops: tuple[Loop, ...] = ()
+    #: The actuated joints (0-based link indices, or names) of a robot with loops; () without loops.
+    actuated: tuple[int, ...] = ()
     strict: InitVar[bool] = False
 
     def __post_init__(self, strict: bool) -> None:
@@ -195,12 +207,17 @@ class Manipulator:
         object.__setattr__(self, "parent", _parents(self.parent, links))
         object.__setattr__(self, "inertia_notes", _inertia_notes(self.inertia_notes, links))
         object.__setattr__(self, "source_names", check_source_names(self.source_names, links))
-        object.__setattr__(self, "couplings", resolve(self.couplings, [link.name for link in links]))
+        object.__setattr__(self, "frames", check_frames(self.frames, links))
         if self.convention not in CONVENTIONS:
             raise ModelError(
                 f"unknown convention {self.convention!r} (expected one of {', '.join(CONVENTIONS)})",
                 field="convention",
             )
+        link_names = [link.name for link in links]
+        object.__setattr__(self, "loops", check_loops(self.loops, link_names, self.parents))
+        object.__setattr__(self, "actuated", check_actuated(self.actuated, link_names))
+        object.__setattr__(self, "couplings", close_loops(links, self.convention, self.parents, self.loops,
+                                                          self.actuated, self.couplings))
         object.__setattr__(self, "name", check_name(self.name, "name"))
         object.__setattr__(self, "description", _text(self.description, "description"))
         object.__setattr__(self, "source", _text(self.source, "source"))
@@ -322,6 +339,17 @@ class Manipulator:
         """``q`` (the robot's order) as ``{joint name: value}``, the inverse of :meth:`q_from`."""
         return named(self, q)
 
+    def frame(self, name: str) -> Frame:
+        """The frame named ``name`` (:mod:`robodyn.model.frames`): one of :attr:`frames`, else a link's own frame
+        (by the link's ``name``; placement the identity), else the base frame (``"base"``); a ValueError listing the
+        names otherwise."""
+        return find_frame(self, name)
+
+    @property
+    def frame_names(self) -> tuple[str, ...]:
+        """Every name :meth:`frame` answers: the named frames, the links' names, ``base``."""
+        return frame_names(self)
+
     def label(self, k: int) -> str:
         """How messages name link k (0-based): its ``name``, else its number from 1."""
         return self.links[k].name or str(k + 1)
@@ -370,8 +398,13 @@ class Manipulator:
         yield from self.tip_force
         yield from self.tip_moment
         for coupling in self.couplings:
-            yield from (coupling.ratio, coupling.offset)
+            yield from (ratio for _, ratio in coupling.leaders)
+            yield coupling.offset
+        for loop in self.loops:
+            yield from loop.expressions()
         yield from self.tool
+        for frame in self.frames:
+            yield from frame.placement
         if self.payload is not None:
             yield self.payload.mass
             yield from self.payload.com
@@ -413,7 +446,9 @@ class Manipulator:
             tip_moment=sub(self.tip_moment),
             tool=sub(self.tool),
             payload=payload,
-            couplings=tuple(c.subs(mapping) for c in self.couplings),
+            couplings=tuple(c.subs(mapping) for c in self.couplings if not c.loop),
+            loops=tuple(loop.subs(mapping) for loop in self.loops),
+            frames=tuple(dataclasses.replace(f, placement=f.placement.subs(mapping)) for f in self.frames),
         )
 
     def replace(self, **changes: Any) -> Manipulator:

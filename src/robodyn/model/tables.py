@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from robodyn.model.expr import expression_text
+
 if TYPE_CHECKING:  # a robot is read through its attributes: Manipulator's LaTeX repr uses this module
     from robodyn.model.manipulator import Manipulator
 
@@ -27,8 +29,14 @@ def joint_value(robot: Manipulator, i: int, name: str) -> sympy.Expr:
     return value + sympy.Symbol(f"q{i + 1}") if is_variable else value
 
 
+def text(value: object) -> str:
+    """A value of the tables as text: numbers short (a float as Python writes it, 0.333, not sympy's
+    0.333000000000000; an exact rational as 1/3), expressions as sympy writes them."""
+    return expression_text(sympy.sympify(value))
+
+
 def _joint_variable(robot: Manipulator, i: int, name: str) -> str:
-    return str(joint_value(robot, i, name))
+    return text(joint_value(robot, i, name))
 
 
 def dh_rows(robot: Manipulator) -> list[list[str]]:
@@ -37,8 +45,8 @@ def dh_rows(robot: Manipulator) -> list[list[str]]:
         [
             str(i + 1),
             link.joint,
-            str(link.a),
-            str(link.alpha),
+            text(link.a),
+            text(link.alpha),
             _joint_variable(robot, i, "d"),
             _joint_variable(robot, i, "theta"),
         ]
@@ -68,8 +76,8 @@ def dh_headers(robot: Manipulator) -> list[str]:
 
 def _matrix_text(m: sympy.MatrixBase) -> str:
     if m.is_diagonal():
-        return "diag(" + ", ".join(str(m[k, k]) for k in range(3)) + ")"
-    return "[" + "; ".join(", ".join(str(m[r, c]) for c in range(3)) for r in range(3)) + "]"
+        return "diag(" + ", ".join(text(m[k, k]) for k in range(3)) + ")"
+    return "[" + "; ".join(", ".join(text(m[r, c]) for c in range(3)) for r in range(3)) + "]"
 
 
 def inertia_rows(robot: Manipulator) -> list[list[str]]:
@@ -77,18 +85,18 @@ def inertia_rows(robot: Manipulator) -> list[list[str]]:
     rows = [
         [
             str(i + 1),
-            str(link.mass),
-            "(" + ", ".join(str(c) for c in link.com) + ")",
+            text(link.mass),
+            "(" + ", ".join(text(c) for c in link.com) + ")",
             _matrix_text(link.inertia),
-            str(link.damping),
-            str(link.armature),
+            text(link.damping),
+            text(link.armature),
         ]
         for i, link in enumerate(robot.links)
     ]
     if robot.payload is not None:
         p = robot.payload
         rows.append(
-            ["payload", str(p.mass), "(" + ", ".join(str(c) for c in p.com) + ")", _matrix_text(p.inertia), "", ""]
+            ["payload", text(p.mass), "(" + ", ".join(text(c) for c in p.com) + ")", _matrix_text(p.inertia), "", ""]
         )
     return rows
 

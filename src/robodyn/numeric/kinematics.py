@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn.model.floats import Floats
+from robodyn.model.frames import joint_frame_offset
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import symbol_values
 from robodyn.model.spatial import rot_x
@@ -83,17 +84,53 @@ def tool_offset(robot: Manipulator, params: Params | None = None) -> np.ndarray:
     return link_offset(robot, robot.n - 1, params) @ Floats(symbol_values(params)).array(robot.tool, (4, 4))
 
 
+#: The frames a frame's Jacobian and its time derivative can be expressed in, named as Pinocchio names them
+#: (``pin.ReferenceFrame``): ``local_world_aligned`` (the default; rows (v; omega): the velocity of the frame's origin
+#: and the angular velocity, in the base frame: robodyn's geometric Jacobian), ``world`` (the spatial velocity: the
+#: velocity of the point of the frame's body at the base origin, and omega, in the base frame) and ``local`` (the
+#: frame's own velocity and omega in its own axes).
+REFERENCES = ("local_world_aligned", "world", "local")
+
+
+def frame_offset(robot: Manipulator, frame: str | None, params: Params | None = None) -> tuple[int, np.ndarray]:
+    """(k, T): the named frame ``frame`` (:meth:`~robodyn.Manipulator.frame`; None: the tool frame, link frame n
+    times ``robot.tool``) as its link k (-1: the base) and its placement T (4x4) in joint frame k
+    (:func:`robodyn.model.frames.joint_frame_offset`)."""
+    k, T = joint_frame_offset(robot, frame)
+    return k, Floats(symbol_values(params)).array(T, (4, 4))
+
+
+def _placed(frames: Frames, k: int, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, p) of the frame at T in joint frame k (the base for k = -1), (N, 3, 3) and (N, 3)."""
+    N = frames.R.shape[0]
+    if k < 0:
+        return np.broadcast_to(T[:3, :3], (N, 3, 3)).copy(), np.broadcast_to(T[:3, 3], (N, 3)).copy()
+    return frames.R[:, k] @ T[:3, :3], frames.o[:, k] + frames.R[:, k] @ T[:3, 3]
+
+
 def tool_pose(
-    robot: Manipulator, q: np.ndarray, params: Params | None = None
+    robot: Manipulator, q: np.ndarray, params: Params | None = None, *, frame: str | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(R, p) of the tool frame in the base frame: (3, 3) and (3,), or (N, 3, 3) and (N, 3)."""
+    """(R, p) of the tool frame in the base frame: (3, 3) and (3,), or (N, 3, 3) and (N, 3).
+
+    ``frame``: a named frame (:meth:`~robodyn.Manipulator.frame`: a URDF link such as ``"panda_hand"``, a model
+    file's frame, a link's ``name``). None: the tool frame, link frame n (the last link of the list) times
+    ``robot.tool``; for a URDF robot that is robodyn's frame of its last moving joint (the joint's child link frame
+    turned so that the joint axis is z), not a link of the file: name the frame you mean."""
     model = compile_model(robot, params)
     single, qb = _batch(couplings.position(model, q), model.n)
-    frames = joint_frames(model, qb)
-    T = tool_offset(robot, params)
-    R = frames.R[:, -1] @ T[:3, :3]
-    p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
+    R, p = _placed(joint_frames(model, qb), *frame_offset(robot, frame, params))
     return (R[0], p[0]) if single else (R, p)
+
+
+def frame_pose(robot: Manipulator, q: np.ndarray, frame: str | None = None,
+               params: Params | None = None) -> np.ndarray:
+    """The homogeneous transform (4x4, or (N, 4, 4)) of the named frame ``frame`` in the base frame
+    (:func:`tool_pose`; Pinocchio's ``data.oMf[frame_id]`` after ``framesForwardKinematics``)."""
+    R, p = tool_pose(robot, q, params, frame=frame)
+    T = np.zeros((*R.shape[:-2], 4, 4))
+    T[..., :3, :3], T[..., :3, 3], T[..., 3, 3] = R, p, 1.0
+    return T
 
 
 def _columns(model: NumericModel, frames: Frames, p: np.ndarray, k: int | None = None) -> np.ndarray:
@@ -111,7 +148,8 @@ def _columns(model: NumericModel, frames: Frames, p: np.ndarray, k: int | None =
 
 
 def _carrying(model: NumericModel, k: int | None = None) -> list[int]:
-    """The joints that move link k (the last link by default): it and its ancestors, base first."""
+    """The joints that move link k (the last link by default; none for the base, -1): it and its ancestors,
+    base first."""
     out, k = [], model.n - 1 if k is None else k
     while k >= 0:
         out.append(k)
@@ -119,17 +157,37 @@ def _carrying(model: NumericModel, k: int | None = None) -> list[int]:
     return out[::-1]
 
 
-def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
-    """Geometric Jacobian of the tool frame origin, rows (v; omega) in the base frame: (6, n) or (N, 6, n)."""
+def _reference(reference: str) -> str:
+    if reference not in REFERENCES:
+        raise ValueError(f"unknown reference {reference!r}; choose from {', '.join(REFERENCES)}")
+    return reference
+
+
+def _expressed(J: np.ndarray, R: np.ndarray, p: np.ndarray, reference: str) -> np.ndarray:
+    """The Jacobian (v; omega) of the frame at (R, p) (local_world_aligned, (N, 6, n)) in ``reference``: world
+    (v + p x omega; omega), local (R^T v; R^T omega)."""
+    if reference == "world":
+        return np.concatenate([J[:, :3] + np.cross(p[:, :, None], J[:, 3:], axis=1), J[:, 3:]], axis=1)
+    if reference == "local":
+        Rt = np.transpose(R, (0, 2, 1))
+        return np.concatenate([Rt @ J[:, :3], Rt @ J[:, 3:]], axis=1)
+    return J
+
+
+def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None, *, frame: str | None = None,
+             reference: str = "local_world_aligned") -> np.ndarray:
+    """Geometric Jacobian of the tool frame, (6, nv) or (N, 6, nv): rows (v; omega), v the velocity of the frame's
+    origin and omega the angular velocity, both in the base frame (``reference="local_world_aligned"``, the
+    default; ``"world"`` and ``"local"``: :data:`REFERENCES`, Pinocchio's ``computeFrameJacobian``). ``frame``: a
+    named frame, None the tool frame (:func:`tool_pose`). Columns over the independent coordinates (J_tree G)."""
+    reference = _reference(reference)
     model = compile_model(robot, params)
     single, qb = _batch(couplings.position(model, q), model.n)
     frames = joint_frames(model, qb)
-    T = tool_offset(robot, params)
-    p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
-    J = couplings.project_columns(model, _columns(model, frames, p))
+    k, T = frame_offset(robot, frame, params)
+    R, p = _placed(frames, k, T)
+    J = couplings.project_columns(model, _expressed(_columns(model, frames, p, k), R, p, reference))
     return J[0] if single else J
-
-
 def link_offset(robot: Manipulator, k: int, params: Params | None = None) -> np.ndarray:
     """C_k as a 4x4 array: link frame k in joint frame k (Trans(x, a_k) Rot(x, alpha_k) in standard DH, else I)."""
     floats = Floats(symbol_values(params))
@@ -179,27 +237,33 @@ def external_torques(robot: Manipulator, q: np.ndarray, fext: np.ndarray, link: 
     return tau[0] if single and w.ndim == 1 else tau
 
 
-def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Params | None = None) -> np.ndarray:
-    """dJ/dt at (q, qd), analytic: (6, n) or (N, 6, n).
+def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Params | None = None, *,
+                 frame: str | None = None, reference: str = "local_world_aligned") -> np.ndarray:
+    """dJ/dt at (q, qd), analytic: (6, nv) or (N, 6, nv), the time derivative of :func:`jacobian` of the same
+    ``frame`` and ``reference`` (dJ/dt qd is then the frame's acceleration at qdd = 0: the classical acceleration
+    of its origin and its angular acceleration for local_world_aligned; Pinocchio's
+    ``getFrameJacobianTimeVariation``).
 
     Joint axis i turns with its parent link, zdot_i = omega_lambda(i) x z_i (omega_k: the sum of z_j qd_j over
     the revolute joints j carrying link k); its origin moves with velocity odot_i = sum_{j carrying lambda(i)}
-    J_j(o_i) qd_j; the tool point with pdot = J qd. Differentiating the columns:
-    d/dt (z x (p - o)) = zdot x (p - o) + z x (pdot - odot).
+    J_j(o_i) qd_j; the frame's origin with pdot = J qd. Differentiating the columns:
+    d/dt (z x (p - o)) = zdot x (p - o) + z x (pdot - odot). In ``world``, d/dt (v + p x omega) adds
+    pdot x omega + p x omegadot; in ``local``, d/dt R^T x = R^T (xdot - omega_f x x) (omega_f: the frame's own).
     """
+    reference = _reference(reference)
     model = compile_model(robot, params)
     single, qb = _batch(couplings.position(model, q), model.n)
     _, qdb = _batch(couplings.rate(model, qd), model.n)
     frames = joint_frames(model, qb)
-    T = tool_offset(robot, params)
-    p = frames.o[:, -1] + frames.R[:, -1] @ T[:3, 3]
-    J = _columns(model, frames, p)
+    k, T = frame_offset(robot, frame, params)
+    R, p = _placed(frames, k, T)
+    J = _columns(model, frames, p, k)
     z, o = frames.axes, frames.o
     pdot = np.einsum("nij,nj->ni", J[:, :3], qdb)
     omega = np.zeros((model.n, *p.shape))  # angular velocity of each link
     odot = np.zeros((model.n, *p.shape))  # velocity of each joint origin o_i as a point of the parent link
     Jdot = np.zeros_like(J)
-    carrying = set(_carrying(model))
+    carrying = set(_carrying(model, k))
     for i in range(model.n):
         lam = model.parent[i]
         omega_parent = omega[lam] if lam >= 0 else np.zeros_like(p)
@@ -216,8 +280,24 @@ def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Para
             Jdot[:, 3:, i] = zdot
         else:
             Jdot[:, :3, i] = zdot
+    Jdot = _expressed_rate(J, Jdot, R, p, pdot, np.einsum("nij,nj->ni", J[:, 3:], qdb), reference)
     Jdot = couplings.project_columns(model, Jdot)
     return Jdot[0] if single else Jdot
+
+
+def _expressed_rate(J: np.ndarray, Jdot: np.ndarray, R: np.ndarray, p: np.ndarray, pdot: np.ndarray,
+                    omega: np.ndarray, reference: str) -> np.ndarray:
+    """d/dt of :func:`_expressed`'s Jacobian from J, dJ/dt (local_world_aligned), the frame's (R, p), pdot and
+    omega."""
+    if reference == "world":
+        v = Jdot[:, :3] + np.cross(pdot[:, :, None], J[:, 3:], axis=1) + np.cross(p[:, :, None], Jdot[:, 3:], axis=1)
+        return np.concatenate([v, Jdot[:, 3:]], axis=1)
+    if reference == "local":
+        Rt = np.transpose(R, (0, 2, 1))
+        w = omega[:, :, None]
+        return np.concatenate([Rt @ (Jdot[:, :3] - np.cross(w, J[:, :3], axis=1)),
+                               Rt @ (Jdot[:, 3:] - np.cross(w, J[:, 3:], axis=1))], axis=1)
+    return Jdot
 
 
 def potential_energy(robot: Manipulator | NumericModel, q: np.ndarray, params: Params | None = None) -> np.ndarray:

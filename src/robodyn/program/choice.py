@@ -12,7 +12,7 @@ from robodyn.errors import ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS
 from robodyn.program import coupled, routes
 from robodyn.program.core import Program
-from robodyn.program.outputs import ABA, AUTO, DERIVATIVES, LDLT, OUTPUTS, ROUTES
+from robodyn.program.outputs import ABA, AUTO, DERIVATIVES, FRAME_OUTPUTS, LDLT, OUTPUTS, ROUTES, is_frame_output
 from robodyn.program.progress import stage
 
 __all__ = ["ABA", "FACTORED_ESTIMATE", "FACTORED_LIMIT", "FACTORED_PARTS", "FACTORED_TERMS", "FACTORED_WORK",
@@ -81,9 +81,10 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     (no fill-in).
     """
     outputs = tuple(outputs)
-    unknown = [name for name in outputs if name not in OUTPUTS]
+    unknown = [name for name in outputs if name not in OUTPUTS and not is_frame_output(name)]
     if unknown:
-        raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}")
+        raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}, or a frame's "
+                         f"{', '.join(FRAME_OUTPUTS)} (of the frame F: 'pose:F')")
     if route not in (AUTO, *ROUTES):
         raise ValueError(f"unknown route {route!r}; choose from {AUTO}, {', '.join(ROUTES)}")
     if "elements" in outputs:

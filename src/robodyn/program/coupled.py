@@ -22,7 +22,8 @@ from robodyn.model.manipulator import Manipulator
 from robodyn.program import routes
 from robodyn.program.builder import Builder
 from robodyn.program.core import Program
-from robodyn.program.outputs import AUTO, DERIVATIVES
+from robodyn.program.frames import frame_outputs
+from robodyn.program.outputs import AUTO, DERIVATIVES, is_frame_output
 from robodyn.symbols import joint_symbols
 
 
@@ -89,8 +90,15 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str) -> Program:
             out[name] = [x for row in part("M") for x in row]
         elif name == "forward":
             out[name] = ldlt()[1]
-        elif name not in DERIVATIVES:
+        elif name not in DERIVATIVES and not is_frame_output(name):
             out[name] = part(name)
+    frames = [name for name in outputs if is_frame_output(name)]
+    if frames:  # the frames' kinematics on the tree, their Jacobians' columns J_tree G
+        def columns(J: list[list[Any]]) -> list[list[Any]]:
+            return [[ops.dot([g for _, g in column[a]], [row[j] for j, _ in column[a]]) for a in range(nv)]
+                    for row in J]
+
+        out.update(frame_outputs(ctx, ops, routes.BuilderOps(ops), frames, columns))
     wanted = [name for name in outputs if name in DERIVATIVES]
     if wanted:
         out.update(_derivatives(ctx, ops, wanted, spread_values, project, ldlt, nv))

@@ -41,6 +41,38 @@ DERIVATIVE_GROUPS: dict[str, tuple[str, ...]] = {"dtau": DERIVATIVES[:2], "dqdd"
 #: derivatives :data:`DERIVATIVES` (dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd, dqdd_dtau).
 OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements", *DERIVATIVES)
 
+#: The kinematics of a named frame (:mod:`robodyn.model.frames`; the tool frame by default): its pose (4x4, row-major),
+#: its Jacobian (6 x n row-major, rows (v; omega), columns the independent coordinates) in the three references of
+#: Pinocchio (``jacobian``: local_world_aligned, v the velocity of the frame's origin and omega, in the base frame;
+#: ``jacobian_world``: world, the spatial velocity; ``jacobian_local``: local, in the frame's own axes), and the
+#: time derivative of each (``jacobian_dot``, ...: dJ/dt at (q, qd)). A Program output of one of these for the frame
+#: ``F`` is named ``"pose:F"`` (:func:`frame_output`); the name alone is the tool frame's.
+FRAME_OUTPUTS = ("pose", "jacobian", "jacobian_world", "jacobian_local", "jacobian_dot", "jacobian_world_dot",
+                 "jacobian_local_dot")
+#: The reference frame of each Jacobian output (:data:`robodyn.numeric.kinematics.REFERENCES`).
+FRAME_REFERENCES = {"jacobian": "local_world_aligned", "jacobian_world": "world", "jacobian_local": "local"}
+#: Between an output of :data:`FRAME_OUTPUTS` and the frame's name in a Program output's name.
+FRAME_SEPARATOR = ":"
+
+
+def frame_output(output: str, frame: str | None) -> str:
+    """The Program output ``output`` (of :data:`FRAME_OUTPUTS`) of the named frame ``frame`` (None or "": the
+    tool frame): ``"jacobian:panda_hand"``, or ``"jacobian"``."""
+    return f"{output}{FRAME_SEPARATOR}{frame}" if frame else output
+
+
+def split_frame_output(name: str) -> tuple[str, str | None]:
+    """(output, frame) of a Program output's name: ``("jacobian", "panda_hand")`` for ``"jacobian:panda_hand"``,
+    ``("pose", None)`` for ``"pose"``; the frame None for any other name."""
+    output, separator, frame = name.partition(FRAME_SEPARATOR)
+    return (output, frame or None) if separator else (name, None)
+
+
+def is_frame_output(name: str) -> bool:
+    """Whether ``name`` is a frame's output (:data:`FRAME_OUTPUTS`, with or without a frame)."""
+    return split_frame_output(name)[0] in FRAME_OUTPUTS
+
+
 #: What :func:`robodyn.program.targets.count_summary` counts: every output of :data:`OUTPUTS` and the derivative
 #: groups of :data:`DERIVATIVE_GROUPS` (each built as one program).
 COUNTABLE = (*OUTPUTS, *DERIVATIVE_GROUPS)
@@ -91,11 +123,29 @@ KINDS: tuple[Kind, ...] = (
     Kind("forward_dynamics_derivatives", "dqdd", DERIVATIVE_GROUPS["dqdd"], ("q", "qd", "tau"), "dqdd",
          "dqdd[0] = dqdd/dq, dqdd[1] = dqdd/dqd, dqdd[2] = dqdd/dtau = M^-1, from the inverse dynamics' "
          "derivatives at qdd: dqdd/dx = -M^-1 dtau/dx"),
+    # the named frames' kinematics (FRAME_OUTPUTS): one routine per output, every compiled frame in it
+    Kind("frame_pose", "pose", ("pose",), ("q",), "pose",
+         "pose[f] (4 x 4): the homogeneous transform of frame f in the base frame"),
+    Kind("frame_jacobian", "jacobian", ("jacobian",), ("q",), "jac",
+         "jac[f] (6 x n): frame f's Jacobian, rows (v; omega), v the velocity of its origin and omega, in the base "
+         "frame (local_world_aligned)"),
+    Kind("frame_jacobian_world", "jacobian_world", ("jacobian_world",), ("q",), "jac_world",
+         "jac_world[f] (6 x n): frame f's spatial Jacobian, rows (v; omega) of its body at the base origin, in the "
+         "base frame (world)"),
+    Kind("frame_jacobian_local", "jacobian_local", ("jacobian_local",), ("q",), "jac_local",
+         "jac_local[f] (6 x n): frame f's Jacobian in its own axes (local)"),
+    Kind("frame_jacobian_dot", "jacobian_dot", ("jacobian_dot",), ("q", "qd"), "jacdot",
+         "jacdot[f] (6 x n): d/dt of frame f's local_world_aligned Jacobian at (q, qd)"),
+    Kind("frame_jacobian_world_dot", "jacobian_world_dot", ("jacobian_world_dot",), ("q", "qd"), "jacdot_world",
+         "jacdot_world[f] (6 x n): d/dt of frame f's world Jacobian at (q, qd)"),
+    Kind("frame_jacobian_local_dot", "jacobian_local_dot", ("jacobian_local_dot",), ("q", "qd"), "jacdot_local",
+         "jacdot_local[f] (6 x n): d/dt of frame f's local Jacobian at (q, qd)"),
 )
 #: ``--outputs`` key -> routine kind.
 KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
-#: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``).
-DEFAULT_KEYS = tuple(kind.key for kind in KINDS if kind.key not in DERIVATIVE_GROUPS)
+#: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``) and the
+#: frames' kinematics (ask for ``pose``, ``jacobian``, ...).
+DEFAULT_KEYS = tuple(kind.key for kind in KINDS if kind.key not in (*DERIVATIVE_GROUPS, *FRAME_OUTPUTS))
 
 
 # --- restated from the lower layers (asserted equal by tests/program/test_outputs.py) ----------------------------

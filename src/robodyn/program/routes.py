@@ -42,8 +42,9 @@ from robodyn.model.params import geometry_symbols
 from robodyn.program import factor
 from robodyn.program.builder import Builder, fresh_prefix
 from robodyn.program.core import Assignment, Program
+from robodyn.program.frames import frame_outputs
 from robodyn.program.outputs import DERIVATIVE_GROUPS as DERIVATIVE_GROUPS  # the one vocabulary's, re-exported
-from robodyn.program.outputs import DERIVATIVES, FORWARD_ROUTES, PARTS
+from robodyn.program.outputs import DERIVATIVES, FORWARD_ROUTES, PARTS, is_frame_output
 from robodyn.program.progress import stage
 from robodyn.recursions import aba as featherstone
 from robodyn.recursions import composite, newton_euler
@@ -64,7 +65,7 @@ def parts_of(output: str) -> tuple[str, ...]:
     by L D L^T), the inverse-dynamics derivatives of none (the recursion on duals), a part of itself."""
     if solves(output):
         return ("M", "bias")
-    return () if output.startswith("dtau_") else (output,)
+    return () if output.startswith("dtau_") or is_frame_output(output) else (output,)
 
 
 class Context:
@@ -284,7 +285,11 @@ def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str
     def ldlt() -> tuple[Callable[..., list[Any]], list[Any]]:  # made once, for forward and dqdd alike
         return _ldlt_forward(ctx, ops, part)
 
-    common = {name: part(name) for name in outputs if name != "forward" and name not in DERIVATIVES}
+    common = {name: part(name) for name in outputs
+              if name != "forward" and name not in DERIVATIVES and not is_frame_output(name)}
+    if any(is_frame_output(name) for name in outputs):  # the named frames' kinematics (robodyn.program.frames)
+        stage("building the frames' kinematics")
+        common.update(frame_outputs(ctx, ops, BuilderOps(ops), [o for o in outputs if is_frame_output(o)]))
     if any(name in DERIVATIVES for name in outputs):
         stage(f"building {', '.join(o for o in outputs if o in DERIVATIVES)} (forward-mode derivatives)")
         common.update(derivative_outputs(ctx, ops, [o for o in outputs if o in DERIVATIVES], ldlt))
@@ -531,9 +536,9 @@ def _related(parents: Sequence[int] | None, n: int) -> list[list[bool]]:
 
 def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
     """Common subexpressions of the canonical Newton-Euler parts (no factoring): the baseline."""
-    if "forward" in outputs or set(outputs) & set(DERIVATIVES):
+    if "forward" in outputs or set(outputs) & set(DERIVATIVES) or any(map(is_frame_output, outputs)):
         raise ValueError("the expanded route gives tau, M, h, G and bias; use the recursive route for forward "
-                         "dynamics and the derivatives")
+                         "dynamics, the derivatives and the frames' kinematics")
     eqs = derive(robot, "newton-euler")
     if "bias" in outputs:
         eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")

@@ -91,8 +91,9 @@ def _source_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: bool = False) -> str:
-    data = {
+def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: bool = False,
+               frames: tuple[str, ...] = ()) -> str:
+    data: dict[str, Any] = {
         "model": manipulator_to_dict(robot),
         "outputs": outputs,
         "base": base,
@@ -101,6 +102,8 @@ def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: b
         "command": command,
         "host": host_fingerprint() if NATIVE in command else None,
     }
+    if frames:  # the frames' routines (a key without them stays what it was)
+        data["frames"] = list(frames)
     text = json.dumps(data, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -147,6 +150,7 @@ class Expected:
     parameters: tuple[str, ...] | None
     key: str
     backend: str = "c"
+    frames: tuple[str, ...] = ()
 
     def problem(self, spec: ModuleSpec) -> str | None:
         """What ``spec`` gets wrong, or None: every array shape the wrapper allocates by must be the robot's."""
@@ -154,6 +158,8 @@ class Expected:
         if (spec.name, spec.n, routines) != (self.name, self.n, ("constants", *self.kinds)):
             return (f"module {spec.name!r} with {spec.n} joints and routines {', '.join(routines)}, not "
                     f"{self.name!r} with {self.n} joints and constants, {', '.join(self.kinds)}")
+        if spec.frames != self.frames:
+            return f"frames {spec.frames}, not {self.frames}"
         if self.parameters is not None and spec.parameters != self.parameters:
             return f"parameters {', '.join(spec.parameters) or 'none'}, not {', '.join(self.parameters) or 'none'}"
         for routine in spec.routines:
@@ -168,7 +174,8 @@ class Expected:
         if routine == "constants":
             return [("params", (len(spec.parameters),)), k]
         kind = next(kind for kind in KINDS if kind.name == routine)
-        return [k, *((name, (self.n,)) for name in kind.inputs), (kind.output, output_shape(kind.output, self.n))]
+        return [k, *((name, (self.n,)) for name in kind.inputs),
+                (kind.output, output_shape(kind.output, self.n, len(self.frames)))]
 
 
 def _cache_root(cache: str | Path | None) -> Path:
@@ -382,6 +389,8 @@ def _spec_to_json(spec: ModuleSpec, hashes: Mapping[str, str], key: str) -> str:
     ]
     data = {"name": spec.name, "robot": spec.robot, "n": spec.n, "parameters": list(spec.parameters),
             "n_constants": spec.n_constants, "version": spec.version, "routines": routines}
+    if spec.frames:  # (a manifest without frames stays what it was)
+        data["frames"] = list(spec.frames)
     manifest = {"format": MANIFEST_FORMAT, "key": key, "spec": data, "spec_sha256": _sha256(_canonical(data)),
                 "files": dict(sorted(hashes.items()))}
     return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
@@ -402,4 +411,5 @@ def _spec_from_json(data: Mapping[str, Any]) -> ModuleSpec:
         routines.append(Routine(name=r["name"], summary="", inputs=tuple(arrays[:-1]), output=arrays[-1], loads=(),
                                 assignments=(), stores=(), count=OperationCount(), batched=r["batched"]))
     return ModuleSpec(name=data["name"], robot=data["robot"], n=data["n"], parameters=tuple(data["parameters"]),
-                      n_constants=data["n_constants"], routines=tuple(routines), version=data["version"])
+                      n_constants=data["n_constants"], routines=tuple(routines), version=data["version"],
+                      frames=tuple(data.get("frames", ())))

@@ -78,6 +78,8 @@ class CompiledDynamics:
         self.n = spec.n
         self.parameters: tuple[str, ...] = spec.parameters
         self.routines: tuple[str, ...] = spec.kinds
+        #: The named frames of the frames' routines (``frame_pose``, ...), "" the tool frame; () without them.
+        self.frames: tuple[str, ...] = spec.frames
         self.backend = backend
         self.path = path
         self._spec = spec
@@ -241,6 +243,66 @@ class CompiledDynamics:
         (the results are views of it)."""
         three = self._run("forward_dynamics_derivatives", (q, qd, tau), params, out)
         return three[..., 0, :, :], three[..., 1, :, :], three[..., 2, :, :]
+
+    # -- the named frames' kinematics: every compiled frame in one call, one of them answered --------------------
+    def _frame(self, routine: str, arrays: Sequence[Any], frame: str | None, params: ParamValues | None,
+               out: np.ndarray | None) -> np.ndarray:
+        """The result of the frames' routine ``routine`` for ``frame`` (None: the first compiled, "" the tool
+        frame): a view of the routine's array, (..., F, rows, columns), at the frame's index."""
+        if frame is None:
+            index = 0
+        elif frame in self.frames:
+            index = self.frames.index(frame)
+        else:
+            listed = ", ".join(repr(f) if f else "'' (the tool frame)" for f in self.frames) or "none"
+            raise ValueError(f"frame {frame!r} was not compiled for {self.name!r} (frames: {listed}; "
+                             "rd.compile(..., frames=[...]))")
+        return self._run(routine, arrays, params, out)[..., index, :, :]
+
+    @_routine
+    def frame_pose(self, q: Any, *, frame: str | None = None, params: ParamValues | None = None,
+                   out: np.ndarray | None = None) -> np.ndarray:
+        """The homogeneous transform (4, 4) (or (N, 4, 4)) of the named frame ``frame`` in the base frame (one of
+        :attr:`frames`, compiled with ``outputs`` holding ``"pose"`` and ``frames=[...]``; None: the first).
+        ``out``: every compiled frame's, ([N,] F, 4, 4) (the result is a view of it)."""
+        return self._frame("frame_pose", (q,), frame, params, out)
+
+    @_routine
+    def frame_jacobian(self, q: Any, *, frame: str | None = None, params: ParamValues | None = None,
+                       out: np.ndarray | None = None) -> np.ndarray:
+        """The frame's Jacobian (6, n) (or (N, 6, n)): rows (v; omega), v the velocity of its origin and omega, in
+        the base frame (Pinocchio's LOCAL_WORLD_ALIGNED); ``frame`` and ``out`` as :meth:`frame_pose`."""
+        return self._frame("frame_jacobian", (q,), frame, params, out)
+
+    @_routine
+    def frame_jacobian_world(self, q: Any, *, frame: str | None = None, params: ParamValues | None = None,
+                             out: np.ndarray | None = None) -> np.ndarray:
+        """The frame's spatial Jacobian (6, n) in the base frame (Pinocchio's WORLD); as :meth:`frame_jacobian`."""
+        return self._frame("frame_jacobian_world", (q,), frame, params, out)
+
+    @_routine
+    def frame_jacobian_local(self, q: Any, *, frame: str | None = None, params: ParamValues | None = None,
+                             out: np.ndarray | None = None) -> np.ndarray:
+        """The frame's Jacobian (6, n) in its own axes (Pinocchio's LOCAL); as :meth:`frame_jacobian`."""
+        return self._frame("frame_jacobian_local", (q,), frame, params, out)
+
+    @_routine
+    def frame_jacobian_dot(self, q: Any, qd: Any, *, frame: str | None = None, params: ParamValues | None = None,
+                           out: np.ndarray | None = None) -> np.ndarray:
+        """d/dt of :meth:`frame_jacobian` at (q, qd) (Pinocchio's ``getFrameJacobianTimeVariation``)."""
+        return self._frame("frame_jacobian_dot", (q, qd), frame, params, out)
+
+    @_routine
+    def frame_jacobian_world_dot(self, q: Any, qd: Any, *, frame: str | None = None,
+                                 params: ParamValues | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """d/dt of :meth:`frame_jacobian_world` at (q, qd)."""
+        return self._frame("frame_jacobian_world_dot", (q, qd), frame, params, out)
+
+    @_routine
+    def frame_jacobian_local_dot(self, q: Any, qd: Any, *, frame: str | None = None,
+                                 params: ParamValues | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """d/dt of :meth:`frame_jacobian_local` at (q, qd)."""
+        return self._frame("frame_jacobian_local_dot", (q, qd), frame, params, out)
 
 
 def _out_array(out: Any, packed: tuple[int, ...], shape: tuple[int, ...], inputs: Sequence[np.ndarray]) -> np.ndarray:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from robodyn.codegen.cuda import PRECISIONS
-from robodyn.codegen.spec import DEFAULT_KEYS, KEYS, KINDS, ModuleSpec, module_spec, sanitize
+from robodyn.codegen.spec import DEFAULT_KEYS, KEYS, KINDS, ModuleSpec, frames_of, module_spec, sanitize
 from robodyn.runtime import cache as _cache
 from robodyn.runtime import compiled
 from robodyn.runtime.backends import BACKENDS, RECORDS, cuda_record
@@ -49,6 +49,7 @@ def compile(
     spec: ModuleSpec | None = None,
     base: bool = False,
     precision: str = "fp64",
+    frames: Sequence[str] | None = None,
 ) -> CompiledDynamics:
     """Generate, compile (or find in the cache) and load the dynamics routines of ``robot``.
 
@@ -64,7 +65,10 @@ def compile(
     float;
     ``cache``: the cache directory (default :func:`cache_dir`); ``compiler``: the command (default
     :func:`find_compiler`); ``spec``: the routines of ``robot`` if already generated
-    (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again.
+    (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again;
+    ``frames``: the named frames (:meth:`~robodyn.Manipulator.frame`) of the frames' routines, asked for by the
+    outputs ``pose``, ``jacobian``, ``jacobian_world``, ``jacobian_local`` and their ``_dot`` (default the tool
+    frame): ``dyn.frame_pose(q, frame="panda_hand")``.
     Raises :class:`CompileError` without a compiler or if compiling fails."""
     wanted = set(DEFAULT_KEYS if outputs is None else outputs)
     keys = tuple(kind.key for kind in KINDS if kind.key in wanted)
@@ -92,9 +96,12 @@ def compile(
     else:
         command = [f"robodyn-{backend}-module"]  # nothing is compiled: the key names the backend
     name = sanitize(f"{robot.name}_base" if base else robot.name)
-    key = _cache._cache_key(robot, keys, command, base)
+    named = frames_of(robot, [kind for kind in KINDS if kind.key in keys], frames)
+    if spec is not None and spec.frames != named:
+        raise ValueError(f"spec has frames {spec.frames}, not {named}")
+    key = _cache._cache_key(robot, keys, command, base, named)
     expected = Expected(name, robot.nv, tuple(kind.name for kind in KINDS if kind.key in keys),
-                        None if base else tuple(s.name for s in robot.parameters()), key, record)
+                        None if base else tuple(s.name for s in robot.parameters()), key, record, named)
     entry = _cache._cache_root(cache) / f"{name}-{key}"
     replace = False
     try:
@@ -103,7 +110,7 @@ def compile(
         found, replace = None, True
     if found is not None:
         return found
-    spec = spec or module_spec(robot, keys, base=base)
+    spec = spec or module_spec(robot, keys, base=base, frames=named or None)
     if spec.name != name:
         raise ValueError(f"spec is named {spec.name!r}, but the routines of this robot{' (base=True)' if base else ''} "
                          f"are named {name!r}: build it with module_spec(robot, outputs, base={base})")

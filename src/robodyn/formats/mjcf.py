@@ -1,0 +1,387 @@
+"""MuJoCo's MJCF, in and out, for fixed-base robots, through MuJoCo's own compiler (the optional ``mujoco`` package:
+``pip install 'robodyn[mjcf]'``).
+
+    robot = rd.load("arm.xml")                 # an .xml file whose root element is <mujoco>, or read_mjcf(path)
+    write_mjcf(robot, "arm_out.xml")           # to_mjcf(robot) gives the text
+
+:func:`read_mjcf` compiles the file with ``mujoco.MjModel.from_xml_path`` (so defaults and child classes,
+``<compiler angle>``, ``fullinertia``/``diaginertia``/inertia from geoms, ``quat``/``euler``/``axisangle``/
+``xyaxes``/``zaxis``, ``<include>`` and everything else MuJoCo resolves are MuJoCo's, not re-implemented) and reads
+the *compiled* model: per body its placement in its parent (``body_pos``, ``body_quat``), mass, centre of mass and
+principal inertia (``body_mass``, ``body_ipos``, ``body_iquat``, ``body_inertia``); per joint its type, axis and
+anchor (``jnt_type``, ``jnt_axis``, ``jnt_pos``), its reference position (``qpos0``, MJCF's ``ref``), and per degree
+of freedom the ``armature`` and ``damping``; the gravity ``opt.gravity`` (zero where ``<flag gravity="disable"/>``).
+The robot is built by the shared frames builder (:mod:`robodyn.formats.frames`, as URDF and Pinocchio models are):
+
+- ``hinge`` joints are revolute, ``slide`` joints prismatic; robodyn's q is MuJoCo's ``qpos`` (a joint with
+  ``ref`` r is at its modelled pose when q = r), qd is ``qvel``, and the joints come in MuJoCo's order (its dofs).
+- A body with several joints is a chain of links, one per joint, in the body's joint order (MuJoCo applies them
+  so), all but the last massless; each hinge turns about its anchor ``pos``.
+- A body without joints is welded to its parent: its inertia joins the nearest moving body above it (bodies
+  welded to the world are the base and carry no dynamics).
+- ``armature`` goes to each link's armature (MuJoCo, too, adds it to M's diagonal), ``damping`` to its viscous
+  damping: robodyn's tau contains + damping qd, MuJoCo's passive force is - damping qd.
+- ``frictionloss`` (dry friction, which MuJoCo solves as a constraint, not as a force of the state) has no
+  robodyn counterpart: a joint with one is refused in one line, unless ``frictionloss="ignore"`` (then it is
+  dropped with a :class:`~robodyn.errors.ModelWarning`; the dynamics are then MuJoCo's with constraints off).
+- ``<equality><joint joint1 joint2 polycoef="c0 c1 0 0 0">`` (q1 - q1_ref = c0 + c1 (q2 - q2_ref)) is a
+  :class:`~robodyn.model.couplings.Coupling` of joint1 to joint2 (ratio c1), as a URDF mimic joint is; MuJoCo's
+  URDF compiler writes a mimic joint so. A polynomial of higher degree, a joint equality without joint2, and
+  ``connect``, ``weld``, ``tendon`` and ``flex`` equalities are refused in one line (closed chains: a later step).
+  An equality inactive at start (``active="false"``) is left out.
+- Contacts, actuators, sensors, sites, cameras, lights and geometry beyond its inertia are not dynamics of the
+  tree and are not read.
+
+Refused in one line naming the file, the body or joint and the field: ``ball`` joints; a ``free`` joint (a
+floating base: not supported yet, ``floating=True`` is refused; ``floating=False`` fixes each free body where the
+file places it, at its ``qpos0``, with its free joint dropped; the default, ``floating=None``, refuses it and says
+so); joint springs (``stiffness``), gravity compensation (``gravcomp``), tendon springs, damping or friction, and
+fluid forces (``<option density viscosity>``), which are passive forces robodyn does not model. A file MuJoCo does
+not compile is refused with MuJoCo's message on one line.
+
+:func:`to_mjcf` writes a robot (numeric, or with ``params``): per link a body at the numeric engine's joint frame
+(z along the joint axis) with a ``hinge`` or ``slide`` joint about z, its inertia as ``fullinertia`` about its
+centre of mass, its ``armature`` and ``damping``; each coupling a joint equality (``polycoef="offset ratio 0 0
+0"``); the gravity in ``<option>``. A massless link with one child (a body with several joints, read back) puts its
+joint into its child's body, before the child's own (MuJoCo refuses a massless moving body). Every number is
+written in full (``repr``) and the text is checked by MuJoCo's compiler: MuJoCo's own writers (``MjSpec.to_xml``,
+``mj_saveLastXML``) write 6 significant digits, too few for a round trip. :func:`read_mjcf` of the file gives back
+the same dynamics (to rounding) and joint names. The tip load and the tool have no place in MJCF and are left out
+(a warning says so for a nonzero tip load).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robodyn.errors import ModelError, ModelWarning, printable
+from robodyn.formats.frames import Body, JointFrame, manipulator_from_frames
+from robodyn.model.couplings import Coupling
+from robodyn.model.files import atomic_write
+from robodyn.model.floats import bound_floats
+from robodyn.model.manipulator import Manipulator
+from robodyn.model.spatial import homogeneous, joint_screw, link_transforms
+
+#: What ``import mujoco`` failing says.
+MISSING = "reading MJCF needs the 'mujoco' package: pip install 'robodyn[mjcf]'"
+#: Entries of an inertia below this times its trace are rounding (of MuJoCo's principal axes), read as 0.
+INERTIA_NOISE = 1e-14
+#: MuJoCo's joint types (mjtJoint) by value.
+_FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
+#: MuJoCo's equality types (mjtEq) by value, named as MJCF's elements.
+_EQUALITY = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}
+#: The first element of an XML text: after the declaration, comments, processing instructions and a DOCTYPE.
+_FIRST_ELEMENT = re.compile(r"\A(?:\s|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)*<([A-Za-z_][\w.:-]*)", re.S)
+
+
+def _mujoco() -> Any:
+    try:
+        import mujoco  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:
+        raise ModelError(MISSING) from None
+    return mujoco
+
+
+def root_element(path: str | Path) -> str | None:
+    """The name of the first element of the XML file ``path`` (``"mujoco"`` for MJCF, ``"robot"`` for URDF), read
+    from its first 64 KiB; None if there is none there (not XML) or the file cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _FIRST_ELEMENT.match(head.lstrip("\ufeff"))
+    return match[1] if match else None
+
+
+def _compile(path: Path, shown: str) -> Any:
+    mujoco = _mujoco()
+    try:
+        return mujoco.MjModel.from_xml_path(str(path))
+    except ValueError as exc:  # MuJoCo's compiler (XML or model errors): its message on one line
+        raise ModelError(f"MuJoCo cannot compile it: {printable(str(exc))}", file=shown) from None
+
+
+def _rotation(quat: Any) -> np.ndarray:
+    """The rotation matrix of a unit quaternion (w, x, y, z), MuJoCo's order."""
+    w, x, y, z = (float(v) for v in quat)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
+
+
+def _name(model: Any, kind: str, index: int) -> str:
+    return str(getattr(model, kind)(index).name)
+
+
+def _where_joint(model: Any, j: int) -> str:
+    name = _name(model, "joint", j)
+    return f"joint '{name}'" if name else f"joint {j} of body '{_name(model, 'body', int(model.jnt_bodyid[j]))}'"
+
+
+def _check_passive(model: Any, shown: str, frictionloss: str) -> None:
+    """Refuse the passive forces robodyn does not model (one line each)."""
+    if float(model.opt.density) != 0 or float(model.opt.viscosity) != 0:
+        raise ModelError("fluid forces (<option density/viscosity> nonzero) are not modelled by robodyn",
+                         file=shown, field="option")
+    gravcomp = np.asarray(getattr(model, "body_gravcomp", np.zeros(model.nbody)))
+    for b in np.flatnonzero(gravcomp):
+        raise ModelError("gravity compensation is not modelled by robodyn", file=shown,
+                         link=f"body '{_name(model, 'body', int(b))}'", field="gravcomp")
+    for field in ("tendon_stiffness", "tendon_damping", "tendon_frictionloss") if model.ntendon else ():
+        values = np.asarray(getattr(model, field)).reshape(model.ntendon, -1)
+        for t in np.flatnonzero(np.any(values != 0, axis=1)):
+            raise ModelError("tendon passive forces are not modelled by robodyn", file=shown,
+                             link=f"tendon '{_name(model, 'tendon', int(t))}'", field=field.split("_", 1)[1])
+    for j in range(model.njnt):
+        if np.any(np.asarray(model.jnt_stiffness[j]) != 0):
+            raise ModelError("a joint spring is not modelled by robodyn", file=shown, link=_where_joint(model, j),
+                             field="stiffness")
+        if (model.jnt_type[j] in (_HINGE, _SLIDE) and model.dof_frictionloss[model.jnt_dofadr[j]] != 0
+                and frictionloss != "ignore"):
+            raise ModelError("dry friction (MuJoCo solves it as a constraint) has no robodyn counterpart: "
+                                 "read the file with frictionloss='ignore' to drop it", file=shown,
+                                 link=_where_joint(model, j), field="frictionloss")
+
+
+def _joint_kinds(model: Any, shown: str, floating: bool | None) -> None:
+    """Refuse ball joints, and free joints unless ``floating=False`` (then dropped: the body welded)."""
+    for j in range(model.njnt):
+        kind = int(model.jnt_type[j])
+        where = _where_joint(model, j)
+        if kind == _BALL:
+            raise ModelError("a ball joint: robodyn reads hinge and slide joints only (spherical joints are not "
+                             "supported yet)", file=shown, link=where, field="type")
+        if kind == _FREE and floating is not False:
+            body = _name(model, "body", int(model.jnt_bodyid[j]))
+            if floating:
+                problem = "floating=True (a free-floating base) is not supported yet"
+            else:
+                problem = "a free joint (floating base) is not supported yet"
+            raise ModelError(f"{problem}: fix the base with floating=False (the body stays where the file places "
+                             f"it) or remove the free joint of body '{body}'", file=shown, link=where, field="type")
+
+
+def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, frictionloss: str = "refuse",
+              floating: bool | None = None) -> Manipulator:
+    """A fixed-base manipulator (a chain or a tree) from an MJCF file, through MuJoCo's compiler (see the module
+    docstring). ``frictionloss``: ``"refuse"`` (the default) or ``"ignore"``; ``floating``: None (the default:
+    a free joint is refused), False (free joints dropped, their bodies fixed where the file places them) or True
+    (not supported yet: refused); ``snap`` and ``strict`` as :func:`robodyn.formats.urdf.read_urdf`."""
+    path = Path(path)
+    shown = str(path)
+    if frictionloss not in ("refuse", "ignore"):
+        raise ModelError(f"frictionloss={frictionloss!r}: expected 'refuse' or 'ignore'", file=shown)
+    model = _compile(path, shown)
+    _joint_kinds(model, shown, floating)
+    _check_passive(model, shown, frictionloss)
+    dropped = [_where_joint(model, j) for j in range(model.njnt) if model.jnt_type[j] in (_HINGE, _SLIDE)
+               and model.dof_frictionloss[model.jnt_dofadr[j]] != 0]
+    if dropped:
+        warnings.warn(f"{shown}: dry friction (frictionloss) dropped at {len(dropped)} joints, {dropped[0]} first",
+                      ModelWarning, stacklevel=2)
+    frames, index = _frames(model, snap)
+    if not frames:
+        raise ModelError("an MJCF model with no moving joint (hinge or slide)", file=shown)
+    gravity = [0.0, 0.0, 0.0] if model.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY else \
+        [float(g) for g in model.opt.gravity]
+    name = str(model.names[:model.names.index(b"\0")].decode()) if model.names else ""
+    built = manipulator_from_frames(
+        frames, name=name or path.stem, gravity=gravity, snap=snap, strict=strict, shown=shown,
+        description=f"imported from {path.name} (MJCF model {name!r}, {len(frames)} joints)")
+    couplings = _couplings(model, index, shown)
+    if not couplings:
+        return built
+    with warnings.catch_warnings():  # the links were checked, and warned about, as the robot was built
+        warnings.simplefilter("ignore", ModelWarning)
+        try:
+            return built.replace(couplings=couplings)
+        except ModelError as exc:
+            raise exc.located(file=shown) from None
+
+
+def _frames(model: Any, snap: bool) -> tuple[list[JointFrame], dict[int, int]]:
+    """The joint frames of the compiled model (MuJoCo's joint order) and, per hinge or slide joint, its link.
+
+    MuJoCo moves a body's frame C by each of its joints in turn: a hinge (axis a, anchor p, reference r) by
+    Trans(p) Rot(a, q - r) Trans(-p), a slide by Trans(a (q - r)). The joint's frame is C Trans(p) Rot(a, -r)
+    (C Trans(-a r) for a slide), moving by Rot(a, q) (Trans(a q)) about its own origin; the body's frame, and the
+    next joint's C, is then the moving frame times Trans(-p) (a slide: itself). MuJoCo keeps a body's inertia in
+    principal axes (``body_iquat``, ``body_inertia``); turned back, entries below :data:`INERTIA_NOISE` times its
+    trace are the rounding of that turn and are read as 0 (``snap=True``), so that a product of inertia that is
+    0 in the file stays 0 in the program."""
+    where_of: dict[int, tuple[int, np.ndarray]] = {0: (-1, np.eye(4))}  # body -> (link, its frame in the link's)
+    records: list[dict[str, Any]] = []
+    bodies: list[Body] = []
+    index: dict[int, int] = {}
+    for b in range(1, model.nbody):
+        link, C = where_of[int(model.body_parentid[b])]
+        C = C @ homogeneous(_rotation(model.body_quat[b]), np.array(model.body_pos[b], dtype=float))
+        for j in range(int(model.body_jntadr[b]), int(model.body_jntadr[b]) + int(model.body_jntnum[b])):
+            if model.jnt_type[j] == _FREE:  # floating=False: welded where the file places it (its qpos0)
+                continue
+            axis = np.array(model.jnt_axis[j], dtype=float)
+            axis /= np.linalg.norm(axis)
+            ref = float(model.qpos0[model.jnt_qposadr[j]])
+            dof = int(model.jnt_dofadr[j])
+            if model.jnt_type[j] == _HINGE:
+                anchor = np.array(model.jnt_pos[j], dtype=float)
+                origin = C @ homogeneous(_rotation_about(axis, -ref), anchor)
+                C = homogeneous(np.eye(3), -anchor)
+            else:
+                origin = C @ homogeneous(np.eye(3), -ref * axis)
+                C = np.eye(4)
+            index[j] = len(records)
+            records.append({"name": _name(model, "joint", j) or f"joint{j}", "prismatic": bool(model.jnt_type[j]
+                            == _SLIDE), "axis": axis, "parent": link, "origin": origin, "where": _where_joint(model, j),
+                            "damping": float(model.dof_damping[dof]), "armature": float(model.dof_armature[dof])})
+            bodies.append(Body())
+            link = len(records) - 1
+        where_of[b] = (link, C)
+        if link >= 0:
+            R = _rotation(model.body_iquat[b])
+            inertia = R @ np.diag(np.asarray(model.body_inertia[b], dtype=float)) @ R.T
+            if snap:
+                inertia[np.abs(inertia) <= INERTIA_NOISE * np.trace(inertia)] = 0.0
+            body = Body.from_com(float(model.body_mass[b]), np.array(model.body_ipos[b], dtype=float), inertia)
+            bodies[link] = bodies[link] + body.moved(C)
+    return [JointFrame(body=body, **record) for record, body in zip(records, bodies, strict=True)], index
+
+
+def _couplings(model: Any, index: dict[int, int], shown: str) -> tuple[Coupling, ...]:
+    """The active joint equalities as couplings; any other active equality refused in one line."""
+    out = []
+    for e in range(model.neq):
+        if not model.eq_active0[e]:
+            continue
+        kind = _EQUALITY.get(int(model.eq_type[e]), str(int(model.eq_type[e])))
+        label = _name(model, "equality", e)
+        where = f"equality '{label}'" if label else f"equality {e}"
+        if kind != "joint":
+            raise ModelError(f"a {kind} equality (a closed chain or a constraint) is not supported yet", file=shown,
+                             link=where, field=kind)
+        j1, j2 = int(model.eq_obj1id[e]), int(model.eq_obj2id[e])
+        poly = [float(c) for c in model.eq_data[e][:5]]
+        if j2 < 0:
+            raise ModelError("a joint equality without joint2 fixes the joint: lock it in the file instead",
+                             file=shown, link=where, field="joint2")
+        if any(c != 0 for c in poly[2:]) or poly[1] == 0:
+            raise ModelError(f"polycoef {' '.join(f'{c:g}' for c in poly)}: only a linear relation with a nonzero "
+                             "slope (polycoef c0 c1 0 0 0) is read as a coupling", file=shown, link=where,
+                             field="polycoef")
+        r1, r2 = (float(model.qpos0[model.jnt_qposadr[j]]) for j in (j1, j2))
+        ratio, offset = poly[1], r1 + poly[0] - poly[1] * r2
+        out.append(Coupling(index[j1], index[j2], _exact(ratio), _exact(offset)))
+    return tuple(out)
+
+
+def _exact(x: float) -> Any:
+    """1.0, -1.0 and 0.0 as integers (couplings of most mimic joints then fold away in programs)."""
+    return int(x) if x in (0.0, 1.0, -1.0) else x
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def _quaternion(R: np.ndarray) -> np.ndarray:
+    """The unit quaternion (w, x, y, z) of a rotation matrix (MuJoCo's mju_mat2Quat)."""
+    mujoco = _mujoco()
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, np.ascontiguousarray(R, dtype=float).ravel())
+    return quat
+
+
+def _fmt(values: Any) -> str:
+    return " ".join(repr(float(x)) for x in np.asarray(values, dtype=float).ravel())
+
+
+def to_mjcf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
+    """MJCF text for ``robot`` (numeric data, or symbols bound by ``params``), every number written in full
+    (``repr``) and the text checked by MuJoCo's compiler; see the module docstring."""
+    from xml.etree import ElementTree as ET
+
+    mujoco = _mujoco()
+    if not isinstance(robot, Manipulator):
+        raise TypeError(f"to_mjcf() expects a Manipulator, got {type(robot).__name__}")
+    floats = bound_floats(robot, params)
+    if any(floats.scalar(x) != 0 for x in (*robot.tip_force, *robot.tip_moment)):
+        warnings.warn(f"{robot.name}: MJCF has no tip load; not written", ModelWarning, stacklevel=2)
+    root = ET.Element("mujoco", model=robot.name)
+    root.append(ET.Comment(f" written by robodyn from {robot.name} ({robot.convention} DH) "))
+    ET.SubElement(root, "compiler", angle="radian", autolimits="true")
+    ET.SubElement(root, "option", gravity=_fmt([floats.scalar(g) for g in robot.gravity]))
+    names = list(robot.joint_names)
+    children = [[k for k, p in enumerate(robot.parents) if p == i] for i in range(robot.n)]
+    host: dict[int, Any] = {-1: ET.SubElement(root, "worldbody")}  # per link: the body carrying its frame
+    chain: dict[int, tuple[Any, list[tuple[int, np.ndarray]]]] = {}  # per link: the massless links merged into
+    # its body, each with its frame in the parent body's frame at q = 0, and that parent body
+    C_of: dict[int, np.ndarray] = {-1: np.eye(4)}  # per link: C_i, from the numeric engine's joint frame to frame i
+    for i, link in enumerate(robot.links):
+        p = robot.parents[i]
+        B, C_of[i] = link_transforms(floats, robot.convention, link)
+        parent, joints = chain.pop(i) if i in chain else (host[p], [])
+        above = joints[-1][1] if joints else np.eye(4)
+        joints = [*joints, (i, above @ C_of[p] @ B @ joint_screw(floats, link))]
+        body = Body()
+        for b in robot.bodies(i):
+            body = body + Body.from_com(floats.scalar(b.mass), floats.array(b.com, (3,)),
+                                        floats.array(b.inertia, (3, 3))).moved(C_of[i])
+        if body.m == 0 and not body.J.any() and len(children[i]) == 1:  # MuJoCo refuses a massless moving body:
+            chain[children[i][0]] = (parent, joints)  # its joint goes into its only child's body, applied first
+            continue
+        host[i] = _body(ET, parent, link.name or f"link{i + 1}", joints, body, robot, names, floats)
+    if robot.couplings:
+        equality = ET.SubElement(root, "equality")
+        for coupling in robot.couplings:
+            if len(coupling.leaders) != 1:  # MJCF's joint equality has one joint2
+                raise ModelError(f"a coupling of joint {names[int(coupling.joint)]!r} to {len(coupling.leaders)} "
+                                 "leaders has no MJCF joint equality (one leader each)", field="couplings")
+            (leader, ratio), = coupling.leaders
+            ET.SubElement(equality, "joint", joint1=names[int(coupling.joint)], joint2=names[int(leader)],
+                          polycoef=_fmt([floats.scalar(coupling.offset), floats.scalar(ratio), 0, 0, 0]))
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode") + "\n"
+    try:
+        mujoco.MjModel.from_xml_string(text)
+    except ValueError as exc:
+        raise ModelError(f"MuJoCo cannot compile the MJCF written: {printable(str(exc))}") from None
+    return text
+
+
+def _body(ET: Any, parent: Any, name: str, joints: list[tuple[int, np.ndarray]], body: Body,
+          robot: Manipulator, names: list[str], floats: Any) -> Any:
+    """A body at the frame of the last of ``joints`` ((link, its frame in the parent body's frame at q = 0)), with
+    a hinge or slide joint per link, each about its own frame's z, given in the body's frame."""
+    frame = joints[-1][1]
+    element = ET.SubElement(parent, "body", name=name, pos=_fmt(frame[:3, 3]), quat=_fmt(_quaternion(frame[:3, :3])))
+    mass, com, inertia = body.com_form()
+    if mass > 0:
+        ET.SubElement(element, "inertial", pos=_fmt(com), mass=repr(float(mass)), fullinertia=_fmt(
+            [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]))
+    inverse = np.linalg.inv(frame)
+    for k, F in joints:
+        link, relative = robot.links[k], inverse @ F
+        ET.SubElement(element, "joint", name=names[k], type="hinge" if link.revolute else "slide",
+                      pos=_fmt(relative[:3, 3]), axis=_fmt(relative[:3, 2]),
+                      armature=repr(floats.scalar(link.armature)), damping=repr(floats.scalar(link.damping)))
+    return element
+
+
+def write_mjcf(robot: Manipulator, path: str | Path, params: Mapping[Any, Any] | None = None) -> Path:
+    """Write :func:`to_mjcf` text to ``path`` atomically."""
+    return atomic_write(path, to_mjcf(robot, params))
+
+
+__all__ = ["MISSING", "read_mjcf", "root_element", "to_mjcf", "write_mjcf"]

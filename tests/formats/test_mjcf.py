@@ -1,0 +1,313 @@
+"""MJCF in and out (robodyn.formats.mjcf) against MuJoCo itself: inverse dynamics against ``mj_rne`` with the
+accelerations plus MuJoCo's armature and passive (damping) force, M against ``mj_fullM``, forward dynamics against
+``mj_forward`` with constraints, contacts and actuators off, to 1e-9 relative, at random states; on hand-written
+MJCF (Gymnasium's reacher and pusher, robosuite's UR5e: tests/data/mjcf, LICENSES.md) and on the MJCF MuJoCo saves
+from example-robot-data's URDFs. The same robot read from its URDF and through MuJoCo's compiler gives the same
+numbers and the same program structure. One-line refusals for what is not read."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import robodyn as rd
+from robodyn import numeric
+
+mujoco = pytest.importorskip("mujoco")
+pytest.importorskip("lxml")
+
+from robodyn.formats.mjcf import read_mjcf, to_mjcf, write_mjcf  # noqa: E402
+from robodyn.model.couplings import Coupling  # noqa: E402
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "mjcf"
+ROOT = Path(__file__).resolve().parents[2]
+VENDORED = {"reacher.xml": {}, "pusher.xml": {}, "ur5e.xml": {"frictionloss": "ignore"}}
+#: example-robot-data URDFs that MuJoCo compiles with a fixed base (chains, trees, a mimic joint, dry friction).
+URDFS = ("ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf",
+         "double_pendulum_description/urdf/double_pendulum.urdf", "kinova_description/robots/kinova.urdf",
+         "solo_description/robots/solo12.urdf", "z1_description/urdf/z1.urdf", "go2_description/urdf/go2.urdf")
+TOL = 1e-9
+
+
+def _read(path: Path, **options: Any) -> rd.Manipulator:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        return read_mjcf(path, **options)
+
+
+def _robots_directory() -> Path | None:
+    from benchmarks.urdf_survey import robots_directory
+
+    return robots_directory()
+
+
+def _stripped(relative: str, directory: Path) -> Path:
+    """example-robot-data's URDF without <visual>/<collision> (MuJoCo would load their meshes)."""
+    from lxml import etree
+
+    robots = _robots_directory()
+    if robots is None or not (robots / relative).is_file():
+        pytest.skip("example-robot-data is not installed")
+    tree = etree.parse(str(robots / relative))
+    for element in tree.getroot().xpath("//visual | //collision"):
+        element.getparent().remove(element)
+    out = directory / Path(relative).name
+    tree.write(str(out))
+    return out
+
+
+def _saved(urdf: Path) -> Path:
+    """The MJCF MuJoCo writes (mj_saveLastXML) after compiling ``urdf``."""
+    model = mujoco.MjModel.from_xml_path(str(urdf))
+    out = urdf.with_suffix(".xml")
+    mujoco.mj_saveLastXML(str(out), model)
+    return out
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / max(1.0, float(np.abs(b).max())))
+
+
+def _against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -> float:
+    """The largest relative difference of ID, M and FD between the robot (its tree, couplings off) and MuJoCo's
+    model of ``path`` at 3 random states."""
+    model = mujoco.MjModel.from_xml_path(str(path))
+    model.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_CONTACT
+                               | mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+    data = mujoco.MjData(model)
+    tree = robot.replace(couplings=()) if robot.couplings else robot
+    armature, damping = model.dof_armature, model.dof_damping
+    assert model.nv == tree.n and model.nq == tree.n
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for _ in range(3):
+        q, qd, qdd, tau = rng.uniform(-1, 1, (4, tree.n))
+        data.qpos[:], data.qvel[:], data.qfrc_applied[:] = q, qd, 0.0
+        mujoco.mj_forward(model, data)
+        data.qacc[:] = qdd
+        rne = np.zeros(model.nv)
+        mujoco.mj_rne(model, data, 1, rne)
+        assert np.allclose(-data.qfrc_damper, damping * qd, rtol=0, atol=1e-15)  # the sign: robodyn's + b qd
+        assert np.array_equal(data.qfrc_passive, data.qfrc_damper)  # no springs, gravcomp or fluid (refused)
+        tau_mj = rne + armature * qdd - data.qfrc_passive
+        M_mj = np.zeros((model.nv, model.nv))
+        mujoco.mj_fullM(model, data, M_mj)  # MuJoCo 4: (m, d, dst); armature on the diagonal
+        data.qfrc_applied[:] = tau
+        mujoco.mj_forward(model, data)
+        worst = max(worst, _relative(numeric.inverse_dynamics(tree, q, qd, qdd), tau_mj),
+                    _relative(numeric.mass_matrix(tree, q), M_mj),
+                    _relative(numeric.forward_dynamics(tree, q, qd, tau), data.qacc.copy()))
+    return worst
+
+
+# -- hand-written MJCF ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(VENDORED))
+def test_hand_written_mjcf_agrees_with_mujoco(name: str) -> None:
+    path = DATA / name
+    robot = _read(path, **VENDORED[name])
+    assert _against_mujoco(robot, path) < TOL
+
+
+def test_reacher_reads_refs_multi_joint_bodies_armature_and_damping() -> None:
+    robot = rd.load(DATA / "reacher.xml")
+    model = mujoco.MjModel.from_xml_path(str(DATA / "reacher.xml"))
+    assert robot.joint_names == ("joint0", "joint1", "target_x", "target_y")
+    assert robot.parents == (-1, 0, -1, 2)  # the target's two slides: a chain, the first link massless
+    assert float(robot.links[2].mass) == 0.0 and float(robot.links[3].mass) > 0
+    assert [float(link.armature) for link in robot.links] == [1.0, 1.0, 0.0, 0.0]
+    assert [float(link.damping) for link in robot.links] == [1.0, 1.0, 0.0, 0.0]
+    assert [float(g) for g in robot.gravity] == [0.0, 0.0, -9.81]
+    assert model.qpos0.tolist() == [0.0, 0.0, 0.1, -0.1]  # ref: robodyn's q is qpos, at the modelled pose here
+
+
+def test_ur5e_frictionloss_is_refused_unless_ignored() -> None:
+    with pytest.raises(rd.ModelError) as info:
+        rd.load(DATA / "ur5e.xml")
+    message = str(info.value)
+    assert "\n" not in message and "shoulder_pan_joint" in message and "frictionloss" in message
+    assert "frictionloss='ignore'" in message
+    with pytest.warns(rd.ModelWarning, match="frictionloss"):
+        robot = read_mjcf(DATA / "ur5e.xml", frictionloss="ignore")
+    assert robot.n == 6 and float(robot.links[0].damping) == 0.001
+
+
+# -- example-robot-data through MuJoCo ------------------------------------------------------------------------------
+@pytest.mark.parametrize("relative", URDFS)
+def test_mjcf_mujoco_saves_from_urdf_agrees_with_mujoco(relative: str, tmp_path: Path) -> None:
+    saved = _saved(_stripped(relative, tmp_path))
+    robot = _read(saved, frictionloss="ignore")
+    assert _against_mujoco(robot, saved, seed=1) < TOL
+
+
+def _permutation(a: rd.Manipulator, b: rd.Manipulator) -> list[int]:
+    return [list(b.joint_names).index(name) for name in a.joint_names]
+
+
+def _tau_difference(urdf_robot: rd.Manipulator, other: rd.Manipulator) -> float:
+    """Relative difference of the trees' tau at 3 random states, joints matched by name."""
+    a = urdf_robot.replace(couplings=()) if urdf_robot.couplings else urdf_robot
+    b = other.replace(couplings=()) if other.couplings else other
+    order = _permutation(a, b)
+    rng = np.random.default_rng(2)
+    worst = 0.0
+    for _ in range(3):
+        x = rng.uniform(-1, 1, (3, a.n))
+        y = np.empty_like(x)
+        y[:, order] = x
+        worst = max(worst, _relative(numeric.inverse_dynamics(b, *y)[order], numeric.inverse_dynamics(a, *x)))
+    return worst
+
+
+#: Robots whose program from MuJoCo's reading equals the URDF's but for the last digits of constants (kinova's
+#: URDF reading keeps a product of inertia of -6.8e-21, the residue of merging its rotated fixed links, where
+#: MuJoCo's reading has 0: 3 multiplications fewer).
+SAME_PROGRAM = (*URDFS[:3], "z1_description/urdf/z1.urdf")
+NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?:e[-+]?\d+)?")
+
+
+@pytest.mark.parametrize("relative", URDFS)
+def test_urdf_and_mujocos_reading_give_the_same_robot_and_program(relative: str, tmp_path: Path) -> None:
+    from robodyn import codegen
+
+    urdf = _stripped(relative, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        from_urdf = rd.load(urdf)
+    through_mujoco = _read(urdf, frictionloss="ignore")  # MuJoCo's compiler reads URDF too, in full precision
+    assert through_mujoco.joint_names == from_urdf.joint_names  # the same order (Pinocchio's, MuJoCo's)
+    assert [(c.joint, c.leader, c.ratio, c.offset) for c in through_mujoco.couplings] == \
+        [(c.joint, c.leader, c.ratio, c.offset) for c in from_urdf.couplings]
+    assert _tau_difference(from_urdf, through_mujoco) < 1e-12
+    assert _tau_difference(from_urdf, _read(_saved(urdf), frictionloss="ignore")) < 1e-5  # 6 digits written
+    if relative in SAME_PROGRAM:  # the same program up to the last digits of its constants (principal axes)
+        a, b = (codegen.generate(robot, "c", ("tau",)) for robot in (from_urdf, through_mujoco))
+        assert a.keys() == b.keys()
+        for filename in a:
+            assert NUMBER.sub("#", a[filename]) == NUMBER.sub("#", b[filename]), filename
+            x, y = (np.array([float(v) for v in NUMBER.findall(text[filename])]) for text in (a, b))
+            assert np.allclose(x, y, rtol=1e-12, atol=1e-15)
+
+
+# -- writing ---------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(VENDORED))
+def test_to_mjcf_round_trip_gives_the_same_numbers(name: str, tmp_path: Path) -> None:
+    robot = _read(DATA / name, **VENDORED[name])
+    path = write_mjcf(robot, tmp_path / "out.xml")
+    back = rd.load(path)
+    assert sorted(back.joint_names) == sorted(robot.joint_names)
+    assert _tau_difference(robot, back) < 1e-12
+    assert _against_mujoco(back, path) < TOL
+    order = _permutation(robot, back)
+    q = np.linspace(-1, 1, robot.n)
+    y = np.empty_like(q)
+    y[order] = q
+    M = numeric.mass_matrix(back, y)[np.ix_(order, order)]
+    assert _relative(M, numeric.mass_matrix(robot, q)) < 1e-12
+
+
+def test_to_mjcf_refuses_what_mujoco_refuses_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(rd.ModelError) as info:  # the PUMA's tabulated link 3 breaks the triangle inequality
+        to_mjcf(rd.load("puma560"))
+    assert "\n" not in str(info.value) and "A + B >= C" in str(info.value) and "link3" in str(info.value)
+
+
+def test_to_mjcf_writes_couplings_as_joint_equalities(tmp_path: Path) -> None:
+    robot = _read(DATA / "ur5e.xml", frictionloss="ignore")
+    coupled = robot.replace(couplings=[Coupling(5, 4, -2, 0.3)])
+    back = rd.load(write_mjcf(coupled, tmp_path / "coupled.xml"))
+    assert [(c.joint, c.leader, float(c.ratio), float(c.offset)) for c in back.couplings] == [(5, 4, -2.0, 0.3)]
+    q = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert np.allclose(numeric.inverse_dynamics(back, q, q, q), numeric.inverse_dynamics(coupled, q, q, q),
+                       rtol=1e-12, atol=1e-12)
+
+
+# -- refusals -------------------------------------------------------------------------------------------------------
+def _mjcf(tmp_path: Path, body: str, extra: str = "", name: str = "m.xml") -> Path:
+    path = tmp_path / name
+    path.write_text(f'<mujoco model="m">{extra}<worldbody>{body}</worldbody></mujoco>', encoding="utf-8")
+    return path
+
+
+LINK = '<geom type="sphere" size="0.1" mass="1"/>'
+
+
+def _refused(path: Path, *words: str, **options: Any) -> str:
+    with pytest.raises(rd.ModelError) as info:
+        read_mjcf(path, **options) if options else rd.load(path)
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message, message
+    for word in words:
+        assert word in message, message
+    return message
+
+
+def test_free_joint_is_refused_unless_the_base_is_fixed(tmp_path: Path) -> None:
+    path = _mjcf(tmp_path, f'<body name="torso" pos="0 0 1"><freejoint name="root"/>{LINK}'
+                           f'<body name="arm"><joint name="j1" axis="0 1 0"/>{LINK}</body></body>')
+    _refused(path, "joint 'root'", "free joint", "not supported yet", "floating=False", "body 'torso'")
+    _refused(path, "floating=True", "not supported yet", floating=True)
+    robot = read_mjcf(path, floating=False)  # the free body fixed where the file places it
+    assert robot.joint_names == ("j1",)
+    assert _against_mujoco(robot, _mjcf(tmp_path, f'<body name="torso" pos="0 0 1">{LINK}<body name="arm">'
+                                                  f'<joint name="j1" axis="0 1 0"/>{LINK}</body></body>',
+                                        name="fixed.xml")) < TOL
+
+
+def test_ball_joint_spring_and_connect_are_refused(tmp_path: Path) -> None:
+    _refused(_mjcf(tmp_path, f'<body><joint name="b" type="ball"/>{LINK}</body>'), "joint 'b'", "ball")
+    _refused(_mjcf(tmp_path, f'<body><joint name="s" stiffness="3"/>{LINK}</body>', name="s.xml"), "joint 's'",
+             "stiffness")
+    two = f'<body name="a"><joint name="j1"/>{LINK}<body name="b" pos="1 0 0"><joint name="j2"/>{LINK}</body></body>'
+    _refused(_mjcf(tmp_path, two, '<equality><connect name="loop" body1="a" body2="b" anchor="0 0 0"/></equality>',
+                   name="c.xml"), "equality 'loop'", "connect", "not supported yet")
+
+
+def test_joint_equalities_linear_are_couplings_nonlinear_refused(tmp_path: Path) -> None:
+    two = f'<body><joint name="j1" ref="0.2"/>{LINK}<body pos="1 0 0"><joint name="j2" ref="0.1"/>{LINK}</body></body>'
+    equality = '<equality><joint joint1="j2" joint2="j1" polycoef="0.5 -2 0 0 0"/></equality>'
+    for compiler, r1, r2 in (("radian", 0.2, 0.1), ("degree", np.radians(0.2), np.radians(0.1))):
+        robot = rd.load(_mjcf(tmp_path, two, f'<compiler angle="{compiler}"/>{equality}', name=f"{compiler}.xml"))
+        (coupling,) = robot.couplings
+        # q2 - r2 = 0.5 - 2 (q1 - r1) (refs in the compiler's angle unit, MJCF's default degrees)
+        assert (coupling.joint, coupling.leader, float(coupling.ratio)) == (1, 0, -2.0)
+        assert abs(float(coupling.offset) - (r2 + 0.5 + 2 * r1)) < 1e-15
+    nonlinear = _mjcf(tmp_path, two, '<equality><joint name="e" joint1="j2" joint2="j1" polycoef="0 1 0.5 0 0"/>'
+                                     '</equality>', name="n.xml")
+    _refused(nonlinear, "equality 'e'", "polycoef", "linear")
+
+
+def test_malformed_unknown_and_missing_files_are_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.xml"
+    broken.write_text('<mujoco model="m"><worldbody><body></worldbody></mujoco>', encoding="utf-8")
+    _refused(broken, "MuJoCo cannot compile it")
+    other = tmp_path / "other.xml"
+    other.write_text('<?xml version="1.0"?>\n<!-- c -->\n<robot name="r"/>', encoding="utf-8")
+    _refused(other, "not MJCF", "<robot>", ".urdf")
+    _refused(_mjcf(tmp_path, "", name="empty.mjcf"), "no moving joint")
+    with pytest.raises(rd.ModelError, match="no such file"):
+        rd.load(tmp_path / "gone.xml")
+
+
+def test_missing_mujoco_says_how_to_install_it(tmp_path: Path) -> None:
+    path = _mjcf(tmp_path, f'<body><joint name="j"/>{LINK}</body>')
+    code = ("import sys; sys.modules['mujoco'] = None\nimport robodyn as rd\n"
+            f"try:\n    rd.load({str(path)!r})\nexcept rd.ModelError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert "reading MJCF needs the 'mujoco' package: pip install 'robodyn[mjcf]'" in out.stdout
+
+
+def test_the_guide_example_runs(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "guide" / "trees.md").read_text(encoding="utf-8")
+    section = text[text.index("## MuJoCo's MJCF"):]
+    code = section[section.index("```python") + len("```python"):]
+    code = code[:code.index("```")]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "('shoulder', 'elbow') [0.01, 0.01]" in out.stdout
