@@ -15,7 +15,7 @@ import pytest
 import robodyn as rd
 from robodyn import codegen
 from robodyn.codegen import c
-from robodyn.codegen.c import Part, slots, split_program
+from robodyn.codegen.c import Part, crossing, slots, split_program
 from robodyn.codegen.spec import ModuleSpec
 from robodyn.runtime.compiled import load_library
 from robodyn.runtime.toolchain import C_FLAGS, compile_library, find_compiler, native_flags
@@ -48,6 +48,18 @@ def test_split_program_passes_exactly_the_live_values() -> None:
     assert slots(split_program(chain, 1)) == {"a": 0, "b": 1, "c": 0}
     # one part: nothing crosses
     assert split_program(chain, 8) == [Part(0, 4, (), ())]
+
+
+
+def test_split_program_cuts_where_fewest_values_cross() -> None:
+    """a; out(a); b; c; out(b, c); d; out(d); out(d) in parts of about 4: the equal cut (before statement 4)
+    would pass b and c, the one a statement later (within a quarter of 4) passes nothing."""
+    statements: list[tuple[str | None, frozenset[str]]] = [
+        ("a", frozenset()), (None, frozenset("a")), ("b", frozenset()), ("c", frozenset()),
+        (None, frozenset("bc")), ("d", frozenset()), (None, frozenset("d")), (None, frozenset("d")),
+    ]
+    assert crossing(statements) == [0, 1, 0, 1, 2, 0, 1, 1, 0]
+    assert split_program(statements, 4) == [Part(0, 5, (), ()), Part(5, 8, (), ())]
 
 
 def test_below_the_threshold_nothing_is_split() -> None:
@@ -98,11 +110,10 @@ def test_split_c_agrees_with_the_whole(puma_split: tuple[ModuleSpec, dict[str, s
     spec, whole, split = puma_split
     assert split["puma560.h"] == whole["puma560.h"]
     source = split["puma560.c"]
-    for routine in spec.routines:
-        if routine.batched:
-            parts = re.findall(rf"void puma560_{routine.name}_part(\d+)\(", source)
-            statements = len(routine.assignments) + len(routine.stores)
-            assert parts == [str(p + 1) for p in range(-(-statements // 16))], routine.name
+    for batched in (r for r in spec.routines if r.batched):
+        parts = re.findall(rf"void puma560_{batched.name}_part(\d+)\(", source)
+        statements = len(batched.assignments) + len(batched.stores)
+        assert parts == [str(p + 1) for p in range(-(-statements // 16))], batched.name
     assert "void puma560_forward_dynamics_derivatives_part63(" in source
     a = load_library(_build(whole, tmp_path / "whole"), spec)
     b = load_library(_build(split, tmp_path / "split"), spec)

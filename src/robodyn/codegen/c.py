@@ -30,6 +30,12 @@ in magnitude, and non-finite ones, go to libm's ``sin`` and ``cos``). A sum angl
 Its terms go to ``NAME_sincos`` and the straight-line loop composes its sine and cosine by angle
 addition (``split_angles``, ``CEmitter.compose``), which is also cheaper than a sincos of its own.
 The pointers of the batch routines are ``restrict`` (inputs and outputs must not overlap).
+
+A routine of more than ``SPLIT_STATEMENTS`` statements (the derivatives of a 9-joint arm, the mass matrix of a
+20-joint one) is split into static, never inlined functions ``NAME_<routine>_part<i>`` of about
+``PART_STATEMENTS`` each, which the batch routine calls in turn on the chunk's states: the values that cross a
+cut go through rows of a stack array ``live`` (exactly those: :func:`split_program`), so that the C compiler's
+time and memory stay linear in the size of the C. The exported functions are the same.
 """
 
 from __future__ import annotations
@@ -56,13 +62,15 @@ CHUNK = 64
 STACK_BYTES = 48 * 1024
 
 
-#: A batch routine of more than this many statements (assignments and output entries) is split into parts of at
-#: most PART_STATEMENTS, each a function of its own (``NAME_<routine>_part<i>``, never inlined) run on the whole
+#: A batch routine of more than this many statements (assignments and output entries) is split into parts of
+#: about PART_STATEMENTS, each a function of its own (``NAME_<routine>_part<i>``, never inlined) run on the whole
 #: chunk in turn, the values that later parts read passed in rows of a stack array ``live`` (:func:`split_program`):
-#: a C compiler's time and memory grow faster than linearly in the size of a function (the Panda's derivatives,
-#: 2,283 and 3,043 statements: 26 s and 1.2 GB of gcc -O3, 5 s and 0.3 GB split into parts; see
-#: benchmarks/compile_cost.py). Every program of the checksums listing (at most the PUMA's forward-dynamics
-#: derivatives, 1,006 statements) stays one function.
+#: a C compiler's time and memory grow faster than linearly in the size of a function (gcc 12 -O3 on the Panda's
+#: tau, M, forward and derivatives, 524 KB of C whose derivatives have 2,283 and 3,043 statements: 26 s and
+#: 1.2 GB as one function each, 12 s and 0.33 GB split, each routine within 3% of its speed per state; the -O2
+#: that also fits is 4-7x slower per state, as it leaves the loops unvectorised: benchmarks/compile_cost.py).
+#: Every program of the checksums listing (at most the PUMA's forward-dynamics derivatives, 1,006 statements)
+#: stays one function.
 SPLIT_STATEMENTS = 1024
 #: The statements of one part of a split routine, give or take a quarter (:func:`split_program`).
 PART_STATEMENTS = 384
