@@ -49,3 +49,22 @@ def assert_close(actual, expected, rtol: float = 1e-7, *, scale: float | None = 
         scale = float(np.max(np.abs(expected))) if expected.size else 0.0
         scale = scale if np.isfinite(scale) and scale > 0 else 1.0
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale, err_msg=err_msg)
+
+
+def finite_difference_linearization(robot, q0, qd0, tau0, eps: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    """(A, B) of x' = (qd, forward_dynamics(q, qd, tau)) at (q0, qd0, tau0) by central differences of the numeric
+    engine: the independent check of ``robodyn.analysis.linear.linearize``."""
+    from robodyn import numeric
+
+    nv = robot.nv
+
+    def f(q, qd, tau):
+        return np.concatenate([qd, numeric.forward_dynamics(robot, q, qd, tau)])
+
+    A, B = np.zeros((2 * nv, 2 * nv)), np.zeros((2 * nv, nv))
+    for j in range(nv):
+        e = np.eye(nv)[j] * eps
+        A[:, j] = (f(q0 + e, qd0, tau0) - f(q0 - e, qd0, tau0)) / (2 * eps)
+        A[:, nv + j] = (f(q0, qd0 + e, tau0) - f(q0, qd0 - e, tau0)) / (2 * eps)
+        B[:, j] = (f(q0, qd0, tau0 + e) - f(q0, qd0, tau0 - e)) / (2 * eps)
+    return A, B

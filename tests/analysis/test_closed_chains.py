@@ -21,6 +21,7 @@ from robodyn.cli import app
 from robodyn.model.couplings import Coupling
 from robodyn.model.loops import open_tree
 from robodyn.runtime.entry import CompileError, find_compiler
+from tests.helpers import finite_difference_linearization
 
 pin = pytest.importorskip("pinocchio")
 
@@ -156,17 +157,7 @@ def test_linearize_against_finite_differences(robot: rd.Manipulator) -> None:
     q0, qd0, _ = states(robot, 1, 4)
     q0, qd0, tau0 = q0[0], qd0[0], np.full(robot.nv, 10.0)
     lin = linear.linearize(robot, q0, qd0, tau0)
-    nv, eps = robot.nv, 1e-6
-
-    def f(q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        return np.concatenate([qd, numeric.forward_dynamics(robot, q, qd, tau)])
-
-    A, B = np.zeros((2 * nv, 2 * nv)), np.zeros((2 * nv, nv))
-    for j in range(nv):
-        e = np.eye(nv)[j] * eps
-        A[:, j] = (f(q0 + e, qd0, tau0) - f(q0 - e, qd0, tau0)) / (2 * eps)
-        A[:, nv + j] = (f(q0, qd0 + e, tau0) - f(q0, qd0 - e, tau0)) / (2 * eps)
-        B[:, j] = (f(q0, qd0, tau0 + e) - f(q0, qd0, tau0 - e)) / (2 * eps)
+    A, B = finite_difference_linearization(robot, q0, qd0, tau0)
     np.testing.assert_allclose(lin.A, A, atol=1e-5 * max(1.0, float(np.abs(A).max())))
     np.testing.assert_allclose(lin.B, B, atol=1e-5 * max(1.0, float(np.abs(B).max())))
 

@@ -19,6 +19,7 @@ from robodyn.analysis.torques import torque_history
 from robodyn.cli import app
 from robodyn.errors import ModelError
 from robodyn.model.couplings import Coupling
+from tests.helpers import finite_difference_linearization
 
 
 def planar() -> rd.Manipulator:
@@ -88,17 +89,7 @@ def test_linearize_against_finite_differences(robot: rd.Manipulator) -> None:
     lin = linear.linearize(robot, q0, qd0, tau0)
     nv = robot.nv
     assert lin.A.shape == (2 * nv, 2 * nv) and lin.B.shape == (2 * nv, nv)
-
-    def f(q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        return np.concatenate([qd, numeric.forward_dynamics(robot, q, qd, tau)])
-
-    eps = 1e-6
-    A, B = np.zeros((2 * nv, 2 * nv)), np.zeros((2 * nv, nv))
-    for j in range(nv):
-        e = np.eye(nv)[j] * eps
-        A[:, j] = (f(q0 + e, qd0, tau0) - f(q0 - e, qd0, tau0)) / (2 * eps)
-        A[:, nv + j] = (f(q0, qd0 + e, tau0) - f(q0, qd0 - e, tau0)) / (2 * eps)
-        B[:, j] = (f(q0, qd0, tau0 + e) - f(q0, qd0, tau0 - e)) / (2 * eps)
+    A, B = finite_difference_linearization(robot, q0, qd0, tau0)
     scale = max(1.0, float(np.max(np.abs(A))))
     np.testing.assert_allclose(lin.A, A, atol=1e-5 * scale)
     np.testing.assert_allclose(lin.B, B, atol=1e-5 * max(1.0, float(np.max(np.abs(B)))))

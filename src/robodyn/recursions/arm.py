@@ -156,19 +156,21 @@ def joint_at(data: JointData, ops: ScalarOps, c_theta: Scalar, s_theta: Scalar, 
     return Joint(data.revolute, F, c_theta, s_theta, P, qd, qdd)
 
 
+def joint_of(data: JointData, ops: ScalarOps, q: Scalar, qd: Scalar = 0, qdd: Scalar = 0) -> Joint:
+    """One joint at its coordinate q (an angle for a revolute joint, a length for a prismatic one)."""
+    if data.revolute:
+        c, s = ops.cos_sin(data.theta, q)
+        d = ops.number(data.d)
+    else:
+        c, s = ops.cos_sin(data.theta, None)
+        d = ops.number(data.d) + q
+    return joint_at(data, ops, c, s, d, qd, qdd)
+
+
 def joints(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scalar] | None = None,
            qdd: Sequence[Scalar] | None = None) -> list[Joint]:
     """Every joint at the state (q, qd, qdd) (scalars of ``ops``; None: zero rates)."""
-    out = []
-    for j, data in enumerate(arm.joints):
-        if data.revolute:
-            c, s = ops.cos_sin(data.theta, q[j])
-            d = ops.number(data.d)
-        else:
-            c, s = ops.cos_sin(data.theta, None)
-            d = ops.number(data.d) + q[j]
-        out.append(joint_at(data, ops, c, s, d, qd[j] if qd else 0, qdd[j] if qdd else 0))
-    return out
+    return [joint_of(data, ops, q[j], qd[j] if qd else 0, qdd[j] if qdd else 0) for j, data in enumerate(arm.joints)]
 
 
 def fixed_joint(data: JointData, ops: ScalarOps) -> Joint:

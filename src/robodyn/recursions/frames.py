@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from robodyn.recursions.arm import ArmData, joint_at
+from robodyn.recursions.arm import ArmData, joint_of
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import Mat, Scalar, Vec, cross, matvec, vadd, vsub
 
@@ -50,14 +50,8 @@ def frame_kinematics(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], k: int, 
     W: dict[int, Mat] = {-1: IDENTITY}
     o: dict[int, Vec] = {-1: (0, 0, 0)}
     for j in chain:
-        data = arm.joints[j]
-        if data.revolute:
-            c, s = ops.cos_sin(data.theta, q[j])
-            d = ops.number(data.d)
-        else:
-            c, s = ops.cos_sin(data.theta, None)
-            d = ops.number(data.d) + q[j]
-        joint = joint_at(data, ops, c, s, d)
+        joint = joint_of(arm.joints[j], ops, q[j])
+        c, s = joint.c_theta, joint.s_theta
         parent = arm.parents[j]
         A = _matmul(W[parent], joint.F)
         W[j] = tuple((c * A[r][0] + s * A[r][1], c * A[r][1] - s * A[r][0], A[r][2])  # type: ignore[assignment]

@@ -137,25 +137,35 @@ class CompiledDynamics:
             raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
         k = self.constants(params)
         given = [np.asarray(a, dtype=float) for a in arrays]
-        for a in given:
-            if a.ndim not in (1, 2) or a.shape[-1] != self.n:
-                raise ValueError(f"joint arrays of {self.name!r} must have shape ({self.n},) or (N, {self.n}), "
-                                 f"got {a.shape}")
+        self._check_joint_arrays(given)
         if out is None and self._one_state is not None and all(a.ndim == 1 for a in given):  # one state
             return self._single(routine, k)(*given)
-        try:
-            shape = np.broadcast_shapes(*(a.shape for a in given))
-        except ValueError:
-            raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
-        batch = (1, self.n) if len(shape) == 1 else shape
-        flat = [a if a.shape == batch and a.flags.c_contiguous else np.ascontiguousarray(np.broadcast_to(a, batch))
-                for a in given]  # (an array of the batch's shape already in rows is passed as it is)
+        shape, batch, flat = self._batched(given, np)
         tail = self._tail(routine)
         target = None if out is None else _out_array(out, (batch[0], *tail), shape[:-1] + tail, flat)
         result = self._call(routine, k, flat, tail, target)
         if out is not None:
             return out
         return result[0] if len(shape) == 1 else result
+
+    def _check_joint_arrays(self, given: Sequence[Any]) -> None:
+        for a in given:
+            if a.ndim not in (1, 2) or a.shape[-1] != self.n:
+                raise ValueError(f"joint arrays of {self.name!r} must have shape ({self.n},) or (N, {self.n}), "
+                                 f"got {a.shape}")
+
+    def _batched(self, given: Sequence[Any], xp: Any) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
+        """(shape, batch, flat): the broadcast shape of the joint arrays, the batch's (N, n) shape (one state: (1, n))
+        and the arrays as C-ordered (N, n) rows of ``xp`` (NumPy or CuPy); an array of the batch's shape already in
+        rows is passed as it is."""
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in given))
+        except ValueError:
+            raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
+        batch = (1, self.n) if len(shape) == 1 else shape
+        flat = [a if a.shape == batch and a.flags.c_contiguous else xp.ascontiguousarray(xp.broadcast_to(a, batch))
+                for a in given]
+        return shape, batch, flat
 
     def _single(self, routine: str, k: np.ndarray) -> Callable[..., np.ndarray]:
         """This thread's one-state call of ``routine`` with the constants ``k`` (made again when k changes)."""

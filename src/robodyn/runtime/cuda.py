@@ -295,17 +295,8 @@ class CudaDynamics(CompiledDynamics):
         placed = [to_device(a, cupy, self.dtype) for a in arrays]
         given = [a for a, _ in placed]
         on_device = any(there for _, there in placed)
-        for a in given:
-            if a.ndim not in (1, 2) or a.shape[-1] != self.n:
-                raise ValueError(f"joint arrays of {self.name!r} must have shape ({self.n},) or (N, {self.n}), "
-                                 f"got {a.shape}")
-        try:
-            shape = np.broadcast_shapes(*(a.shape for a in given))
-        except ValueError:
-            raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
-        batch = (1, self.n) if len(shape) == 1 else shape
-        flat = [a if a.shape == batch and a.flags.c_contiguous else cupy.ascontiguousarray(cupy.broadcast_to(a, batch))
-                for a in given]
+        self._check_joint_arrays(given)
+        shape, batch, flat = self._batched(given, cupy)
         tail = self._tail(routine)
         packed = (batch[0], *tail)
         if out is not None:
