@@ -5,13 +5,13 @@ comma-separated indices."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmarks.urdf_survey import robots_directory
 
 import robodyn as rd
 from robodyn.report import page as report
@@ -22,14 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _panda_urdf() -> Path:
     """The Panda of example-robot-data (a test dependency), or skip."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed")
-    for f in dist.files or []:
-        if str(f).endswith("panda_description/urdf/panda.urdf"):
-            return Path(dist.locate_file(f))
-    pytest.skip("example-robot-data ships no panda.urdf")
+    directory = robots_directory()
+    path = None if directory is None else directory / "panda_description" / "urdf" / "panda.urdf"
+    if path is None or not path.is_file():
+        pytest.skip("example-robot-data is not installed, or ships no panda.urdf")
+    return path
 
 
 @pytest.fixture(scope="module")
