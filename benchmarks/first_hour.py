@@ -2,7 +2,7 @@
 (a fresh process each), on the Panda of example-robot-data and right-angled numeric chains (prints a table; never
 asserts).
 
-    python benchmarks/first_hour.py [--panda PATH] [--chains 6,8,10,20] [--timeout 600] [--no-report]
+    python benchmarks/first_hour.py [--panda PATH] [--chains 6,8,10,14,20] [--timeout 600] [--no-report]
 
 Columns: wall time and peak memory (RSS of the child process) of each command, the size of what it wrote, the
 time in the header of ``robodyn derive`` (``derived in X s``, the derivation and everything computed for the
@@ -71,7 +71,7 @@ def run(args: list[str], output: Path, timeout: float) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--panda", type=Path, default=None)
-    parser.add_argument("--chains", default="6,8,10,20")
+    parser.add_argument("--chains", default="6,8,10,14,20")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--no-report", action="store_true")
     options = parser.parse_args()

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import symengine as se
 import sympy
+from sympy.core.cache import clear_cache
 
 SeExpr = Any  # symengine.Basic; symengine ships no type stubs
 T = TypeVar("T")
@@ -54,11 +55,23 @@ class NestedConverter:
 
     _ARGUMENT = se.Symbol("_robodyn_argument")
 
+    #: Shared by every converter of the process: (sympy class, ids of the arguments) -> the one such expression,
+    #: and the id of each expression met -> (it, kept alive; its shared equal). Conversions made apart give the
+    #: same objects: sympy's cache (of its constructors, cse, printing) holds expressions of earlier conversions,
+    #: and meeting an equal one built apart there compares the two whole, exponentially (a second derivation of
+    #: a 12-joint chain took seconds per part instead of tenths). Emptied, with sympy's cache, past
+    #: :attr:`LIMIT` expressions.
+    shared: ClassVar[dict[Any, sympy.Expr]] = {}
+    seen: ClassVar[dict[int, tuple[sympy.Expr, sympy.Expr]]] = {}
+    LIMIT = 2_000_000
+
     def __init__(self) -> None:
         self.done: NodeMemo[sympy.Expr] = NodeMemo()
         self.built: dict[Any, sympy.Expr] = {}  # (operation, ids of the converted arguments) -> its conversion
-        self.shared: dict[Any, sympy.Expr] = {}  # (sympy class, ids of the arguments) -> the one such expression
-        self.seen: dict[int, tuple[sympy.Expr, sympy.Expr]] = {}  # id of one met -> (it, kept alive; its equal)
+        if len(self.seen) > self.LIMIT:
+            self.shared.clear()
+            self.seen.clear()
+            clear_cache()
 
     def __call__(self, expr: Any) -> sympy.Expr:
         result = bottom_up(to_se(expr), self.done, self._node)
@@ -197,6 +210,44 @@ def bottom_up(root: SeExpr, memo: NodeMemo[T], visit: Callable[[SeExpr, list[T]]
             return None
         entries[node_key] = (node, result)
     return entries[root_key][1]
+
+
+class ShapeMemo(Generic[T]):
+    """A memo keyed by expressions as a dict would be (equal expressions share an entry, wherever they were
+    built), without comparing expressions: each node's shape, a number, is computed once, bottom-up, from the
+    shapes of its arguments (in any order for a sum or a product), its nodes told apart by identity
+    (:class:`NodeMemo`). Only atoms are compared, and undefined functions (their name is no argument)."""
+
+    def __init__(self) -> None:
+        self._nodes: NodeMemo[int] = NodeMemo()
+        self._shapes: dict[Any, int] = {}
+        self._values: dict[int, T] = {}
+
+    def shape(self, node: SeExpr) -> int:
+        known = self._nodes.entries.get(self._nodes.key(node))
+        if known is not None:
+            return known[1]
+        result = bottom_up(node, self._nodes, self._shape)
+        assert result is not None  # _shape always gives a result
+        return result
+
+    def _shape(self, node: SeExpr, args: list[int]) -> int:
+        if not args or isinstance(node, se.FunctionSymbol):
+            key: Any = ("node", node)
+        elif isinstance(node, (se.Add, se.Mul)):
+            key = (type(node), tuple(sorted(args)))
+        else:
+            key = (type(node), tuple(args))
+        return self._shapes.setdefault(key, len(self._shapes))
+
+    def __contains__(self, node: SeExpr) -> bool:
+        return self.shape(node) in self._values
+
+    def __getitem__(self, node: SeExpr) -> T:
+        return self._values[self.shape(node)]
+
+    def __setitem__(self, node: SeExpr, value: T) -> None:
+        self._values[self.shape(node)] = value
 
 def vector(values: Iterable[Any]) -> se.DenseMatrix:
     """A symengine column vector."""

@@ -33,7 +33,7 @@ from typing import Any, cast
 import symengine as se
 import sympy
 
-from robodyn.algebra import SeExpr, canonical, to_se
+from robodyn.algebra import SeExpr, ShapeMemo, canonical, to_se
 from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
 from robodyn.model.dh import modified, right_angled
@@ -594,7 +594,7 @@ def _emdeg_unfactored(ctx: Context) -> Program:
     el = burdick.elements(ctx.robot, q, expand=False)
     values, relations = el.values, dict(el.relations)
     ops = Builder(params)
-    memo: dict[SeExpr, Any] = {}
+    memo: ShapeMemo[Any] = ShapeMemo()  # a dict would compare shared expressions whole: exponential
     out: dict[str, list[Any]] = {}
     for element, expr in values.items():
         value = _tree(ops, expr, memo)
@@ -609,7 +609,7 @@ def _emdeg_unfactored(ctx: Context) -> Program:
     return program
 
 
-def _tree(ops: Builder, expr: SeExpr, memo: dict[SeExpr, Any]) -> Any:
+def _tree(ops: Builder, expr: SeExpr, memo: ShapeMemo[Any]) -> Any:
     """An expression tree as builder operations, each distinct subtree once (no expansion)."""
     if expr in memo:
         return memo[expr]
