@@ -1,6 +1,6 @@
 """Operation counts of the cheapest programs beside the published figures (the table in docs/guide/programs.md).
 
-    python benchmarks/opcount.py [--json out.json]
+    python benchmarks/opcount.py [--json out.json] [--base-breakdown]
 
 Counting rules: see :mod:`robodyn.program` (each binary * or / one multiplication, each binary
 + or - one addition, negation free, sin/cos apart, the constants block not charged).
@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 import warnings
+from collections import Counter
+from typing import Any
+
+import symengine as se
 
 import robodyn as rd
 from robodyn.program.targets import FIGURES, count_summary
@@ -50,11 +55,49 @@ def robot(name: str) -> rd.Manipulator:
     return rx90() if name == "rx90" else rd.load(name)
 
 
+def base_breakdown(name: str) -> dict[str, Any]:
+    """Where the multiplications of tau in base parameters go (issue 33, item 3): per link, those by an inertial base
+    parameter (each parameter times each wrench component it enters), those by damping and armature, and the rest
+    (geometry and gravity symbols; products of sines, cosines and rates; squares of rates)."""
+    arm = robot(name)
+    b = rd.identification.base_parameters(arm)
+    program = rd.program.build(arm, ("tau",), base=b)
+    link_of = {se.Symbol(s): (s[:2] in ("FV", "IA"), int(re.search(r"(\d+)$", s).group(1))) for s in b.names}
+    for a in program.constants:  # XXR2 - ZZR2 and the like: the link's inertial parameters
+        link_of[se.Symbol(a.name)] = (False, next(link_of[s][1] for s in a.expr.free_symbols if s in link_of))
+    geometry = {str(s) for s in program.inputs["parameters"][len(b):]}
+    counts: Counter[str] = Counter()
+
+    def walk(e: Any) -> None:
+        if isinstance(e, se.Mul):
+            factors = [x for x in e.args if not (x.is_Number and abs(float(x)) == 1)]
+            by = [link_of[x] for x in factors if x in link_of]
+            key = (f"{'damping, armature' if by[0][0] else 'inertial'} link {by[0][1]}" if by else
+                   "geometry, gravity" if any(str(x) in geometry for x in factors) else "sin, cos, rates")
+            counts[key] += len(factors) - 1
+        elif isinstance(e, se.Pow):
+            counts["squares of rates"] += int(e.args[1]) - 1
+        for x in e.args:
+            walk(x)
+
+    for expr in [a.expr for a in program.body] + list(program.outputs["tau"]):
+        walk(expr)
+    c = program.count()["evaluation"]
+    return {"robot": name, "multiplications": c.multiplications, "additions": c.additions,
+            **dict(sorted(counts.items()))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--base-breakdown", action="store_true",
+                        help="print where the multiplications of tau in base parameters go (RX-90, PUMA 560) and stop")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.base_breakdown:
+        for name in ("rx90", "puma560"):
+            print(json.dumps(base_breakdown(name)))
+        return
     rows = []
     print(f"{'arm':<18} {'output':<14} {'mult':>5} {'add':>5} {'trig':>4}  {'route':<32} {'s':>5}  published")
     for name, output, base in ROWS:
