@@ -1,9 +1,10 @@
 """The CUDA kernels (robodyn.codegen.cuda), checked without a GPU: every kernel of the PUMA, the Panda and a
 20-joint chain compiles to PTX with NVRTC (no message at all: a warning fails) and assembles with ptxas for sm_80
-and sm_90 (warnings as errors), in fp64 and fp32; the fp32 source holds no double-precision literal or function;
-and the one-state routines, built as host C99 by the C compiler, agree with the C backend to 1e-13 (fp64) at random
-states. Skipped where NVRTC or ptxas (the ``cuda`` extra) is missing. A GPU run is a benchmark
-(benchmarks/cuda.py)."""
+and sm_90 (warnings as errors), in fp64 and fp32 (the chain's derivative kernels: NVRTC in fp64 here, all of it in
+benchmarks/cuda_ptx.py, where ptxas takes about a minute on each); the fp32 source holds no double-precision
+literal or function; and the one-state routines, built as host C99 by the C compiler, agree with the C backend to
+1e-13 (fp64) at random states. Skipped where NVRTC or ptxas (the ``cuda`` extra) is missing. A GPU run is a
+benchmark (benchmarks/cuda.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from robodyn.runtime.toolchain import CompileError, find_compiler
 from tests.conftest import random_robot
 
 ALL = ("tau", "M", "h", "bias", "G", "forward", "dtau", "dqdd")
-#: The 20-joint chain's outputs (its derivative programs take long to build and are not asked for).
+#: The 20-joint chain's outputs checked with the others; its derivatives have a test of their own (NVRTC takes about
+#: a minute on them, ptxas several: benchmarks/cuda_ptx.py assembles them).
 CHAIN = ("tau", "M", "forward")
 ROBOTS = ("puma560", "panda", "chain20")
 
@@ -85,6 +87,20 @@ def test_every_kernel_compiles_to_ptx_and_assembles_without_a_warning(label: str
         assert literals and all(literal.endswith("F") for literal in literals)
     else:
         assert "float" not in code
+
+
+@needs_nvrtc
+@pytest.mark.slow
+@pytest.mark.parametrize("output", ["dtau", "dqdd"])
+def test_the_20_joint_chains_derivative_kernels_compile_to_ptx(output: str) -> None:
+    """fp64, NVRTC without a message (the fp32 printing and ptxas are checked on the other robots' derivatives)."""
+    robot, _ = _robot("chain20")
+    spec = codegen.module_spec(robot, (output,))
+    (name, text), = CudaEmitter("fp64").files(spec).items()
+    ptx = cuda.ptx(text, name)
+    (routine,) = (r for r in spec.routines if r.batched)
+    assert f".entry {spec.name}_{routine.name}_kernel(" in ptx
+    assert routine.output.shape == (2 if output == "dtau" else 3, 20, 20)
 
 
 def _host_library(text: str, directory: Path, name: str) -> ctypes.CDLL:
