@@ -907,6 +907,56 @@ model("loop_not_actuated", FOURBAR.replace("actuated: [crank1]", "actuated: []")
 model("loop_over_constrained", FOURBAR.replace("actuated: [crank1]", "actuated: [crank1, coupler, crank2]") +
       "{links: [coupler, crank2]}\n", mentions=("over-constrained",))
 
+# -- issue 30: hostile URDF loop elements (Drake's <loop_joint>, URDF+'s <loop>) on a parallelogram four-bar --------
+LOOP_DRAKE = ('<loop_joint name="bar" type="continuous"><link1 link="coupler" xyz="1.5 0 0" rpy="0 0 0"/>'
+              '<link2 link="crank2" xyz="2 0 0" rpy="0 0 0"/><axis xyz="0 0 1"/></loop_joint>')
+LOOP_PLUS = ('<loop name="bar" type="continuous"><predecessor link="coupler"><origin xyz="1.5 0 0"/></predecessor>'
+             '<successor link="crank2"><origin xyz="2 0 0"/></successor><axis xyz="0 0 1"/></loop>')
+FOURBAR_URDF = "\n".join([
+    link("ground", ""), link("crank1"), link("coupler"), link("crank2"),
+    joint("crank1", "ground", "crank1", "continuous", 'xyz="0 0 0" rpy="0 0 0"').replace(
+        'type="continuous"', 'type="continuous" independent="true"'),
+    joint("coupler", "crank1", "coupler", "continuous", 'xyz="2 0 0" rpy="0 0 0"'),
+    joint("crank2", "ground", "crank2", "continuous", 'xyz="1.5 0 0" rpy="0 0 0"'), "{loop}"])
+urdf("loop_joint_ok", robot(FOURBAR_URDF.replace("{loop}", LOOP_DRAKE)), expect="ok")
+urdf("loop_plus_ok", robot(FOURBAR_URDF.replace("{loop}", LOOP_PLUS)), expect="ok",
+     command=["derive", "{f}", "-o", "eq.txt"], outputs=["eq.txt"], cost=1)
+for key, (old, new, mentions) in {
+        "unknown_link": ('link2 link="crank2"', 'link2 link="nowhere"', ("bar", "link2", "nowhere")),
+        "no_link1": ('<link1 link="coupler" xyz="1.5 0 0" rpy="0 0 0"/>', "", ("bar", "link1")),
+        "link_attribute_missing": ('link2 link="crank2"', 'link2 name="crank2"', ("bar", "link2")),
+        "type_screw": ('type="continuous"><link1', 'type="screw"><link1', ("bar", "type", "screw")),
+        "type_missing": ('type="continuous"><link1', "><link1", ("bar", "type")),
+        "name_missing": ('<loop_joint name="bar"', "<loop_joint", ("loop_joint", "name")),
+        "xyz_two": ('xyz="1.5 0 0" rpy', 'xyz="1.5 0" rpy', ("bar", "link1 origin xyz")),
+        "xyz_huge": ('xyz="1.5 0 0" rpy', 'xyz="1e300 0 0" rpy', ("bar", "link1 origin")),
+        "rpy_nan": ('xyz="2 0 0" rpy="0 0 0"', 'xyz="2 0 0" rpy="nan 0 0"', ("bar", "link2 origin rpy")),
+        "rpy_words": ('xyz="2 0 0" rpy="0 0 0"', 'xyz="2 0 0" rpy="roll pitch yaw"', ("bar", "rpy")),
+        "axis_zero": ('<axis xyz="0 0 1"/></loop_joint>', '<axis xyz="0 0 0"/></loop_joint>', ("bar", "axis")),
+        "axis_four": ('<axis xyz="0 0 1"/></loop_joint>', '<axis xyz="0 0 1 0"/></loop_joint>', ("bar", "axis")),
+        "axis_skew": ('<axis xyz="0 0 1"/></loop_joint>', '<axis xyz="1 0 0"/></loop_joint>', ("bar", "loops")),
+        "itself": ('link2 link="crank2"', 'link2 link="coupler"', ("bar", "itself")),
+        "not_parallelogram": ('xyz="1.5 0 0" rpy', 'xyz="1 0 0" rpy', ("bar", "parallelogram")),
+        "duplicate_name": ("</loop_joint>", "</loop_joint>" + LOOP_DRAKE, ("bar", "two loops")),
+        "unmarked": (' independent="true"', "", ("actuated",)),
+        "not_actuated": (' independent="true"', ' independent="false"', ("actuated",)),
+        "base_loop": ('link2 link="crank2"', 'link2 link="ground"', ("bar",)),
+}.items():
+    loop = LOOP_DRAKE.replace(old, new, 1)  # the loop spoiled; else the rest of the file
+    text = robot(FOURBAR_URDF.replace("{loop}", loop) if loop != LOOP_DRAKE else
+                 FOURBAR_URDF.replace(old, new, 1).replace("{loop}", LOOP_DRAKE))
+    assert old in LOOP_DRAKE + FOURBAR_URDF and text != robot(FOURBAR_URDF.replace("{loop}", LOOP_DRAKE)), key
+    urdf(f"loop_joint_{key}", text, mentions=mentions)
+for key, (old, new, mentions) in {
+        "no_successor": ("successor", "follower", ("bar", "successor")),
+        "origin_nan": ('<origin xyz="2 0 0"/>', '<origin xyz="nan 0 0"/>', ("bar", "successor origin xyz")),
+        "unknown_link": ('predecessor link="coupler"', 'predecessor link="nowhere"', ("bar", "nowhere")),
+}.items():
+    assert old in LOOP_PLUS, key
+    urdf(f"loop_plus_{key}", robot(FOURBAR_URDF.replace("{loop}", LOOP_PLUS.replace(old, new))), mentions=mentions)
+urdf("loop_joint_many", robot(FOURBAR_URDF.replace("{loop}", "".join(
+    LOOP_DRAKE.replace('name="bar"', f'name="bar{k}"') for k in range(300)))), mentions=("loops",))
+
 
 def files() -> dict[str, bytes]:
     """Corpus-relative path -> bytes of every corpus file, the manifest included."""

@@ -44,6 +44,18 @@ records: :mod:`robodyn.formats.urdf_xml`; meshes are never read) and builds a
   default; a :class:`~robodyn.errors.ModelWarning` names the joints whose relation is dropped) and
   ``mimic="refuse"`` refuses them. A joint that mimics a fixed or locked joint is refused (lock it too).
 
+- Loop closures (:mod:`robodyn.model.loops`): Drake's ``<loop_joint>`` (also read by RigidBodyDynamics.jl and
+  Isaac Sim) and URDF+'s ``<loop>`` (Chignoli et al. 2024), read by :mod:`robodyn.formats.urdf_xml`, become the
+  robot's ``loops``: the closing joint's frame on each URDF link is moved into robodyn's frame of the link it is
+  fixed to (the base for links fixed to the root), exact as a link's placement (``snap``); type ``revolute`` or
+  ``continuous`` (a revolute closing joint), ``prismatic``, ``fixed`` (a weld), ``spherical`` or ``ball``. The
+  actuated joints (the robot's coordinates; the other joints of each loop are passive and follow them) are, in
+  this order of precedence: ``actuated=[...]`` (URDF joint names, ``rd.load(path, actuated=[...])``), else the
+  joints marked URDF+ ``independent="true"``, else the joints a ``<transmission>`` drives; with each of these, every
+  moving joint that is in no loop (and not a mimic joint) is actuated too. A file with loops and none of these is
+  refused in one line saying so. How loops are eliminated (today: parallelograms, exactly, as linear couplings;
+  any other loop is refused in one line) is :mod:`robodyn.model.parallelograms`.
+
 Not supported, each a one-line ModelError naming the joint: ``floating`` and ``planar`` joints (a floating base
 is out of scope: robodyn's base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once
 that joint is removed).
@@ -67,7 +79,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
 from pathlib import Path
@@ -88,11 +100,12 @@ from robodyn.formats.frames import (
 )
 from robodyn.formats.urdf_xml import read_robot
 from robodyn.model.couplings import Coupling
-from robodyn.model.expr import MAX_MAGNITUDE, check_name
+from robodyn.model.expr import MAX_MAGNITUDE, check_name, to_identifier
 from robodyn.model.files import atomic_write
 from robodyn.model.floats import bound_floats
 from robodyn.model.frames import Frame
 from robodyn.model.inertia import check_inertia
+from robodyn.model.loops import Loop, loop_joints
 from robodyn.model.manipulator import MAX_LINKS, Manipulator
 from robodyn.model.spatial import homogeneous, joint_screw, link_transforms
 
@@ -303,11 +316,13 @@ def read_urdf(
     gravity: Any = (0, 0, -9.81),
     snap: bool = True,
     mimic: str = "couple",
+    actuated: Sequence[str] | None = None,
 ) -> Manipulator:
     """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
     named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
     root link's frame; ``mimic``: ``"couple"`` (a mimic joint is a coupled coordinate, the default),
-    ``"independent"`` (read as an ordinary joint, with a warning) or ``"refuse"`` (a mimic joint is an error).
+    ``"independent"`` (read as an ordinary joint, with a warning) or ``"refuse"`` (a mimic joint is an error);
+    ``actuated``: the actuated joints (URDF names) of a file with loop closures (see the module docstring).
 
     The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
     before its next sibling, siblings sorted by joint name (Pinocchio's order); link i's ``parent`` is the nearest
@@ -317,11 +332,28 @@ def read_urdf(
     if mimic not in MIMIC:
         raise ModelError(f"mimic={mimic!r}: expected one of {', '.join(map(repr, MIMIC))}", file=shown)
     locked = _lock_values(lock or {}, shown)
+    chosen = _actuated_names(actuated, shown)
     robot = read_robot(path, shown)
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _build(robot, path, shown, strict, locked, gravity, snap, mimic)
+        return _build(robot, path, shown, strict, locked, gravity, snap, mimic, chosen)
+
+
+def _actuated_names(actuated: Sequence[str] | None, shown: str) -> tuple[str, ...] | None:
+    """``actuated`` checked: None, or URDF joint names (text), each once."""
+    if actuated is None:
+        return None
+    if isinstance(actuated, str | bytes) or not isinstance(actuated, Iterable):
+        raise ModelError(f"actuated must list joint names, got {type(actuated).__name__}", file=shown,
+                         field="actuated")
+    names = list(actuated)
+    for name in names:
+        if not isinstance(name, str):
+            raise ModelError(f"a joint name must be text, got {type(name).__name__}", file=shown, field="actuated")
+        if names.count(name) > 1:
+            raise ModelError(f"joint {name!r} is listed twice", file=shown, field="actuated")
+    return tuple(names)
 
 
 def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
@@ -340,7 +372,7 @@ def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
 
 
 def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
-           snap: bool, mimic: str) -> Manipulator:
+           snap: bool, mimic: str, actuated: tuple[str, ...] | None = None) -> Manipulator:
     tree = _tree(robot, lock, shown, mimic)
     dropped = [joint.name for joint in tree.joints if getattr(joint, "mimic", None) is not None]
     couplings = _mimic_couplings(tree, shown, {j.name for j in robot.joints}) if mimic == "couple" else ()
@@ -364,12 +396,97 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
         description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
                     f"{', '.join(j.name for j in tree.joints)})")
     named = _named_frames(robot, tree, built, shown, snap)
+    loops = _loops(robot, tree, shown, snap)
+    if actuated is not None and not loops:
+        raise ModelError("actuated joints are given, and the file has no loop closure (<loop_joint>, <loop>)",
+                         file=shown, field="actuated")
+    chosen = _actuated(robot, tree, loops, couplings, actuated, shown) if loops else ()
     with warnings.catch_warnings():  # the links were checked, and warned about, as the robot was built
         warnings.simplefilter("ignore", ModelWarning)
         try:
-            return built.replace(couplings=couplings, frames=named)
+            return built.replace(couplings=couplings, frames=named, loops=loops, actuated=chosen)
         except ModelError as exc:
             raise exc.located(file=shown) from None
+
+
+#: The loop joint types of Drake's ``<loop_joint>`` and URDF+'s ``<loop>`` as robodyn's closing joints.
+LOOP_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "weld",
+              "spherical": "spherical", "ball": "spherical"}
+#: The tags of a loop element's two ends (for messages).
+LOOP_ENDS = {"loop_joint": ("link1", "link2"), "loop": ("predecessor", "successor")}
+
+
+def _loops(robot: Any, tree: _Tree, shown: str, snap: bool) -> tuple[Loop, ...]:
+    """The file's loop elements as :class:`~robodyn.model.loops.Loop`s: each end the robodyn link its URDF link is
+    fixed to (-1: the base) and the closing frame moved into that link's frame (turned by R_a^T, as a named
+    frame), the axis as given (exact where it is within 1e-9 of -1, 0 or 1, ``snap``)."""
+    if not robot.loops:
+        return ()
+    if len(robot.loops) > len(tree.joints):  # each closure fixes at least one passive joint: refused before the
+        # geometry of thousands of closures is worked out
+        raise ModelError(f"{len(robot.loops)} loop closures on {len(tree.joints)} moving joints: the closures "
+                         "over-constrain the tree (each fixes at least one passive joint)", file=shown, field="loops")
+    placed: dict[str, tuple[int, np.ndarray]] = {}
+    for g, members in enumerate(tree.groups):
+        Ra = np.eye(4) if g == 0 else homogeneous(axis_rotation(_axis(tree.joints[g - 1], shown)).T, np.zeros(3))
+        for name, T in members:
+            placed[name] = (g - 1, Ra @ T)
+    out = []
+    for loop in robot.loops:
+        where = f"{loop.element} '{loop.name}'"
+        if loop.type not in LOOP_TYPES:
+            raise ModelError(f"unknown loop joint type {loop.type!r} (expected one of {', '.join(LOOP_TYPES)})",
+                             file=shown, link=where, field="type")
+        ends, placements = [], []
+        for tag, name, origin in zip(LOOP_ENDS[loop.element], loop.links, loop.origins, strict=True):
+            if name not in placed:
+                raise ModelError(f"refers to link {name!r}, which is not defined", file=shown, link=where, field=tag)
+            k, T = placed[name]
+            P = np.eye(4) if origin is None else _floats(origin, 16, where, shown, f"{tag} origin").reshape(4, 4)
+            ends.append(k)
+            placements.append(sympy.ImmutableMatrix(frame_placement(T @ P, snap)))
+        axis = _floats(loop.axis, 3, where, shown, "axis")
+        norm = float(np.linalg.norm(axis))
+        if norm < 1e-12:
+            raise ModelError("the loop joint axis is zero", file=shown, link=where, field="axis")
+        exact = tuple(_snapped(float(a), snap) for a in axis / norm)
+        out.append(Loop(tuple(ends), tuple(placements), LOOP_TYPES[loop.type], exact,
+                        to_identifier(loop.name, prefix="loop")))
+    return tuple(out)
+
+
+def _snapped(x: float, snap: bool) -> Any:
+    """-1, 0 or 1 as integers where ``x`` is within 1e-9 of them (``snap``), else ``x``."""
+    nearest = round(x)
+    return int(nearest) if snap and nearest in (-1, 0, 1) and abs(x - nearest) < 1e-9 else x
+
+
+def _actuated(robot: Any, tree: _Tree, loops: tuple[Loop, ...], couplings: tuple[Coupling, ...],
+              actuated: tuple[str, ...] | None, shown: str) -> tuple[int, ...]:
+    """The actuated joints (link indices) of a robot with loops: those named (``actuated``), else marked URDF+
+    ``independent="true"``, else driven by a ``<transmission>``; and every moving joint in no loop that no
+    coupling moves."""
+    index = {joint.name: k for k, joint in enumerate(tree.joints)}
+    coupled = {int(c.joint) for c in couplings}
+    in_loops: set[int] = set()
+    for loop in loops:
+        up_a, _, up_b = loop_joints(loop, tree.parents)
+        in_loops.update(up_a, up_b)
+    if actuated is not None:
+        for name in actuated:
+            if name not in index:
+                raise ModelError(f"no moving joint is named {name!r}", file=shown, field="actuated")
+        named = [index[name] for name in actuated]
+    elif any(joint.independent is not None for joint in tree.joints):
+        named = [k for k, joint in enumerate(tree.joints) if joint.independent]
+    elif any(name in index for name in robot.transmissions):
+        named = [index[name] for name in robot.transmissions if name in index]
+    else:
+        raise ModelError("the file has loop closures and does not say which joints are actuated: give rd.load(..., "
+                         "actuated=[joint names]), or mark them in the file (URDF+ independent=\"true\", or a "
+                         "<transmission>)", file=shown, field="actuated")
+    free = [k for k in range(len(tree.joints)) if k not in in_loops and k not in coupled]
+    return tuple(sorted(set(named) | set(free)))
 
 
 def _named_frames(robot: Any, tree: _Tree, built: Manipulator, shown: str, snap: bool) -> tuple[Frame, ...]:

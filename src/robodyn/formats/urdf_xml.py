@@ -11,7 +11,23 @@ in file order, with the fields :mod:`robodyn.formats.urdf` builds a manipulator 
 - a link's ``inertial`` is None without ``<inertial>``; else its ``origin`` (as a joint's), ``mass`` and the
   symmetric 3x3 ``inertia`` from ixx ixy ixz iyy iyz izz (all six required, as urdfdom does).
 
-Visuals, collisions, materials, transmissions and Gazebo tags are not read. A missing attribute or a number
+Loop closures (a closed chain is the tree plus these, :mod:`robodyn.model.loops`) are read from two dialects into
+:class:`LoopJoint` records (``robot.loops``, file order, Drake's first):
+
+- Drake's legacy ``<loop_joint name type><link1 link xyz rpy/><link2 link xyz rpy/><axis xyz/></loop_joint>``
+  (read as well by RigidBodyDynamics.jl's ``parse_urdf`` and Isaac Sim's URDF importer): the closing joint's frame
+  is at ``xyz rpy`` (attributes of ``<link1>``/``<link2>`` themselves, or of an ``<origin>`` in them, as Drake's
+  older MATLAB parser had it) in each link's frame;
+- URDF+ (Chignoli, Slotine, Wensing and Kim 2024, arXiv 2411.19753, as its authors' parser in
+  ROAM-Lab-ND/generalized_rbda reads it) ``<loop name type><predecessor link><origin xyz rpy/></predecessor>
+  <successor link><origin xyz rpy/></successor><axis xyz/></loop>``, and its joints' ``independent="true"`` or
+  ``"false"`` attribute (``Joint.independent``: True for ``true`` or ``1``, any case, False for any other value,
+  as the authors' parser reads it (their four_bar.urdf writes ``"fasle"``), None where absent).
+
+The axis is in the closing joint's frame, (1, 0, 0) without ``<axis>`` (as for joints); ``type`` is checked
+against URDF's joint types by :mod:`robodyn.formats.urdf`. The joints a ``<transmission>`` drives (its
+``<joint name>`` children) are ``robot.transmissions``, in file order. Visuals, collisions, materials, the rest
+of a transmission and Gazebo tags are not read. A missing attribute or a number
 that does not parse, is not finite or comes in the wrong count is a one-line
 :class:`~robodyn.errors.ModelError` naming the file, the joint or link and the field (``origin xyz``,
 ``inertial inertia ixx``, ``limit lower``...).
@@ -74,6 +90,21 @@ class Joint:
     dynamics: Dynamics | None = None
     limit: Limit | None = None
     mimic: Mimic | None = None
+    independent: bool | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class LoopJoint:
+    """A loop closure: Drake's ``<loop_joint>`` or URDF+'s ``<loop>`` (``element``). ``links``: the two links it
+    closes (``<link1>``/``<link2>``, ``<predecessor>``/``<successor>``); ``origins``: the closing joint's frame
+    in each, a 4x4 (None: the link's own frame); ``axis``: in the closing frame."""
+
+    name: str
+    type: str
+    links: tuple[str, str]
+    origins: tuple[np.ndarray | None, np.ndarray | None]
+    axis: np.ndarray
+    element: str = "loop_joint"
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,6 +131,8 @@ class Robot:
     name: str
     links: tuple[Link, ...]
     joints: tuple[Joint, ...]
+    loops: tuple[LoopJoint, ...] = ()
+    transmissions: tuple[str, ...] = ()
 
 
 # -- the XML ----------------------------------------------------------------------------------------------------
@@ -309,6 +342,7 @@ def _joint(element: Any, shown: str) -> Joint:
     dynamics = element.find("dynamics")
     limit = element.find("limit")
     mimic = element.find("mimic")
+    independent = element.attrib.get("independent")
     return Joint(
         name=name, type=kind, parent=parent, child=child, origin=origin,
         axis=np.array([1.0, 0.0, 0.0] if axis is None else axis),
@@ -321,7 +355,59 @@ def _joint(element: Any, shown: str) -> Joint:
             joint=read.required(mimic, "joint", "mimic", "<mimic>"),
             multiplier=_or(read.number(mimic, "multiplier", "mimic multiplier"), 1.0),
             offset=_or(read.number(mimic, "offset", "mimic offset"), 0.0)),
+        independent=None if independent is None else independent.strip().lower() in ("true", "1"),
     )
+
+
+#: Per loop element, the tags of its two ends. Their frame is an ``<origin xyz rpy>`` child (URDF+, and Drake's
+#: MATLAB-era parser) or the end element's own ``xyz rpy`` attributes (Drake's C++ parser, RigidBodyDynamics.jl,
+#: Isaac Sim), either in both dialects.
+LOOP_ELEMENTS = {"loop_joint": ("link1", "link2"), "loop": ("predecessor", "successor")}
+
+
+def _loop(element: Any, shown: str) -> LoopJoint:
+    """One ``<loop_joint>`` or ``<loop>``; errors name the file, the loop and the field."""
+    tag = str(element.tag)
+    if "name" not in element.attrib:
+        raise ModelError(f"a <{tag}> has no name attribute (line {element.sourceline})", file=shown, field="name")
+    name = str(element.attrib["name"])
+    read = _Reader(shown, f"{tag} '{name}'")
+    kind = read.required(element, "type", "type", f"<{tag}>")
+    first, second = LOOP_ELEMENTS[tag]
+    links, origins = [], []
+    for end in (first, second):
+        sub = element.find(end)
+        if sub is None or "link" not in sub.attrib:
+            raise read.fail(f"missing <{end} link=...>", end)
+        links.append(str(sub.attrib["link"]))
+        child, own = sub.find("origin"), bool({"xyz", "rpy"} & set(sub.attrib))
+        if child is not None and own:
+            raise read.fail(f"<{end}> has both xyz/rpy attributes and an <origin>: give one", end)
+        origins.append(read.origin(child if child is not None else sub if own else None, f"{end} "))
+    if links[0] == links[1]:
+        raise read.fail(f"a loop between link {links[0]!r} and itself (nothing to close)", second)
+    axis_element = element.find("axis")
+    axis = None if axis_element is None else read.numbers(axis_element, "xyz", 3, "axis xyz")
+    return LoopJoint(name=name, type=kind, links=(links[0], links[1]), origins=(origins[0], origins[1]),
+                     axis=np.array([1.0, 0.0, 0.0] if axis is None else axis), element=tag)
+
+
+def _loops(root: Any, shown: str) -> tuple[LoopJoint, ...]:
+    loops = tuple(_loop(element, shown) for tag in LOOP_ELEMENTS for element in root.findall(tag))
+    seen: set[str] = set()
+    for loop in loops:
+        if loop.name in seen:
+            raise ModelError("two loops have this name", file=shown, link=f"{loop.element} '{loop.name}'",
+                             field="name")
+        seen.add(loop.name)
+    return loops
+
+
+def _transmissions(root: Any) -> tuple[str, ...]:
+    """The joints the ``<transmission>`` elements drive (``<joint name>``), each once, in file order."""
+    names = [str(joint.attrib["name"]) for transmission in root.findall("transmission")
+             for joint in transmission.findall("joint") if "name" in joint.attrib]
+    return tuple(dict.fromkeys(names))
 
 
 def _or(value: float | None, default: float) -> float:
@@ -335,7 +421,9 @@ def read_robot(path: str | Path, shown: str | None = None) -> Robot:
     root = _root(path, shown)
     joints = tuple(_joint(element, shown) for element in root.findall("joint"))  # joints' errors first
     links = tuple(_link(element, shown) for element in root.findall("link"))
-    return Robot(name=str(root.attrib["name"]), links=links, joints=joints)
+    return Robot(name=str(root.attrib["name"]), links=links, joints=joints, loops=_loops(root, shown),
+                 transmissions=_transmissions(root))
 
 
-__all__ = ["Dynamics", "Inertial", "Joint", "Limit", "Link", "Mimic", "Robot", "read_robot", "xacro_message"]
+__all__ = ["Dynamics", "Inertial", "Joint", "Limit", "Link", "LoopJoint", "Mimic", "Robot", "read_robot",
+           "xacro_message"]
