@@ -34,7 +34,13 @@ Chains (numeric, gravity (0, 0, -9.81), no armature, damping or tip load):
   draws (revolute and prismatic joints, 60 % of the twists 0 or +-pi/2).
 
 ``--derivatives`` adds CasADi's jacobian of Pinocchio<SX>'s rnea with respect to q and v beside robodyn's
-``dtau`` (which robodyn builds for at most 30 links).
+``dtau`` (which robodyn builds for at most 30 links), and CasADi's jacobian of Pinocchio<SX>'s aba (casadi_kin_dyn's
+``aba()``: ``pinocchio::aba`` on SX) with respect to q, v and tau beside robodyn's ``dqdd`` (dqdd_dq, dqdd_dqd,
+dqdd_dtau).
+
+``--panda`` adds the Panda of example-robot-data (``panda_description/urdf/panda.urdf``, 7 arm joints and the two
+finger joints: 9 coordinates on both sides; robodyn reads it with ``mimic="independent"``, as Pinocchio 2.6's URDF
+parser does, which ignores the mimic tag); the peer reads the same file.
 """
 
 from __future__ import annotations
@@ -97,6 +103,9 @@ def peer(paths: list[str], derivatives: bool) -> None:
             q, v, a = (cs.SX.sym(name, kindyn.nv()) for name in ("q", "v", "a"))
             tau = rnea(q, v, a)
             row["drnea"] = count_both(cs.Function("drnea", [q, v, a], [cs.jacobian(tau, q), cs.jacobian(tau, v)]))
+            qdd = kindyn.aba()(q, v, a)  # a: the joint torques here
+            row["daba"] = count_both(cs.Function("daba", [q, v, a], [cs.jacobian(qdd, q), cs.jacobian(qdd, v),
+                                                                      cs.jacobian(qdd, a)]))
         print(json.dumps(row), flush=True)
 
 
@@ -115,6 +124,23 @@ def tests_chain(seed: int, n: int) -> Any:
     return random_robot(seed, n, "modified", extras=False).replace(gravity=(0, 0, -9.81), name=f"tests{n}")
 
 
+def panda_path() -> Path:
+    """example-robot-data's Panda URDF."""
+    from benchmarks.urdf_survey import robots_directory
+
+    directory = robots_directory()
+    if directory is None:
+        raise SystemExit("--panda: example-robot-data is not installed")
+    return Path(directory) / "panda_description" / "urdf" / "panda.urdf"
+
+
+def panda() -> Any:
+    """The Panda with its fingers as independent joints (Pinocchio 2.6's reading of the mimic joint)."""
+    import robodyn as rd
+
+    return rd.load(panda_path(), mimic="independent")
+
+
 def urdf_text(robot: Any) -> str:
     """robodyn's URDF of ``robot``, its continuous joints written revolute (Pinocchio's q the angle)."""
     from robodyn.formats.urdf import to_urdf
@@ -129,9 +155,10 @@ def robodyn_counts(robot: Any, derivatives: bool) -> dict[str, Any]:
     from robodyn.program.outputs import DERIVATIVE_GROUPS
 
     out: dict[str, Any] = {}
-    groups = {"M": ("M",), "tau": ("tau",)}
+    groups: dict[str, tuple[str, ...]] = {"M": ("M",), "tau": ("tau",)}
     if derivatives and robot.n <= MAX_DERIVATIVE_LINKS:
         groups["dtau"] = DERIVATIVE_GROUPS["dtau"]
+        groups["dqdd"] = DERIVATIVE_GROUPS["dqdd"]
     for name, outputs in groups.items():
         start = time.process_time()
         c = build(robot, outputs).count()["evaluation"]
@@ -163,6 +190,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[6, 12, 20, 40])
     parser.add_argument("--chains", nargs="+", choices=("general", "tests"), default=["general", "tests"])
     parser.add_argument("--derivatives", action="store_true", help="also the jacobian of rnea against dtau")
+    parser.add_argument("--panda", action="store_true", help="also example-robot-data's Panda (9 joints)")
     parser.add_argument("--peer-python", default=PEER_PYTHON, help="the interpreter with casadi_kin_dyn")
     parser.add_argument("--peer", nargs="+", help=argparse.SUPPRESS)  # the peer's side: count these URDFs
     parser.add_argument("--json", help="also write the rows to this file")
@@ -185,8 +213,11 @@ def main() -> None:
                 path.write_text(urdf_text(robot))
                 robots.append((kind, n, robot))
                 paths.append(path)
+        if args.panda:
+            robots.append(("panda", 9, panda()))
+            paths.append(panda_path())
         peers = peer_counts(args.peer_python, paths, args.derivatives)
-    parts = [("M", "crba")] + [("tau", "rnea")] + ([("dtau", "drnea")] if args.derivatives else [])
+    parts = [("M", "crba"), ("tau", "rnea")] + ([("dtau", "drnea"), ("dqdd", "daba")] if args.derivatives else [])
     print("counts: multiplications/additions (trig apart); Pinocchio<SX> as traced, and after casadi.cse; "
           "ratio: robodyn / the smaller Pinocchio<SX> (multiplications; multiplications + additions)")
     print(f"{'chain':<8} {'n':>3} {'part':<5} {'robodyn':>13} {'Pinocchio<SX>':>14} {'after cse':>13} "

@@ -47,7 +47,7 @@ from robodyn.program.outputs import DERIVATIVE_GROUPS as DERIVATIVE_GROUPS  # th
 from robodyn.program.outputs import DERIVATIVES, FORWARD_ROUTES, PARTS, is_frame_output
 from robodyn.program.progress import stage
 from robodyn.recursions import aba as featherstone
-from robodyn.recursions import composite, newton_euler
+from robodyn.recursions import composite, newton_euler, rnea_derivatives
 from robodyn.recursions.arm import ArmData, Inertial, arm_data
 from robodyn.recursions.forward_mode import DualOps, constant, jacobian, seeded
 from robodyn.recursions.parameters import INERTIAL, TENSOR_INDEX, per_link
@@ -348,14 +348,19 @@ def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str
 
 
 def _id_jacobians(ctx: Context, ops: Builder, q: list[Any], qd: list[Any], qdd: list[Any],
-                  directions: Sequence[str]) -> dict[str, list[list[Any]]]:
+                  directions: Sequence[str], analytic: Sequence[str] = ()) -> dict[str, list[list[Any]]]:
     """{d: dID/dd} for d in ``directions`` (of "q", "qd"), at (q, qd, qdd): the Newton-Euler recursion on duals
-    seeded along those directions."""
+    seeded along those directions, those of ``analytic`` by :func:`rnea_derivatives.id_jacobians`."""
+    out: dict[str, list[list[Any]]] = {}
+    if any(d in analytic for d in directions):  # issue 33
+        chosen = [d for d in directions if d in analytic]
+        out = rnea_derivatives.id_jacobians(ctx.arm_data, BuilderOps(ops), q, qd, qdd, chosen)
+        directions = [d for d in directions if d not in analytic]
     if not directions:
-        return {}
+        return out
     x = [seeded(v, name) if name in directions else constant(v) for name, v in (("q", q), ("qd", qd))]
     tau = newton_euler.inverse_dynamics(ctx.arm_data, DualOps(BuilderOps(ops)), x[0], x[1], constant(qdd))
-    return {d: jacobian(tau, d, ctx.robot.n) for d in directions}
+    return {**{d: jacobian(tau, d, ctx.robot.n) for d in directions}, **out}
 
 
 def _ldlt_forward(ctx: Context, ops: Builder, part: Callable[[str], list[Any]]) -> tuple[Callable[..., list[Any]],
@@ -387,19 +392,48 @@ def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
 
     Coupled coordinates (:mod:`robodyn.program.coupled`) pass ``jacobian`` (the tree's Jacobian projected,
     G^T J G), ``to_tree`` (the independent accelerations as the tree's, G qdd) and ``n`` (the independent
-    coordinates); by default the Jacobians are the tree's own."""
+    coordinates); by default the Jacobians are the tree's own.
+
+    dID/dqd, and dID/dq with it, are also built by :func:`robodyn.recursions.rnea_derivatives.id_jacobians`
+    (Carpentier and Mansard's analytic form, in the base frame): forward mode, dID/dqd analytic, both analytic,
+    all in the same builder, and the cheapest program kept (multiplications + additions, then multiplications;
+    a tie keeps the earlier; counted untidied, and those within :data:`TIDY_MARGIN` of the least tidied and
+    counted again, as :attr:`Context.mass_matrix`)."""
+    # issue 33: the analytic ID derivatives, chosen by count against forward mode
+    rates = {"dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd"} & set(names)
+    variants = [_derivative_outputs(ctx, ops, names, ldlt, analytic, jacobian, to_tree, n)
+                for analytic in (ANALYTIC_VARIANTS if rates else ANALYTIC_VARIANTS[:1])]
+    if len(variants) == 1:
+        return variants[0]
+    untidied = [program_cost(ops.program(ctx.inputs, out, inline=False)) for out in variants]
+    close = [k for k, cost in enumerate(untidied) if cost[0] <= TIDY_MARGIN * min(untidied)[0]]
+    if len(close) == 1:
+        return variants[close[0]]
+    return variants[min(close, key=lambda k: program_cost(ctx.program(ops, variants[k])))]
+
+
+#: The directions whose ID derivatives are analytic (:mod:`robodyn.recursions.rnea_derivatives`), each a
+#: candidate of :func:`derivative_outputs`; the rest in forward mode.
+ANALYTIC_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("qd",), ("q", "qd"))
+
+
+def _derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
+                        ldlt: Callable[[], tuple[Callable[..., list[Any]], list[Any]]], analytic: Sequence[str],
+                        jacobian: Callable[[list[list[Any]]], list[list[Any]]] | None,
+                        to_tree: Callable[[list[Any]], list[Any]] | None, n: int | None) -> dict[str, list[Any]]:
+    """:func:`derivative_outputs` with dID along the directions ``analytic`` in the analytic form."""
     n, wanted = (ctx.robot.n if n is None else n), set(names)
     project = jacobian or (lambda jac: jac)
     q, qd, qdd = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "qdd"))
     out: dict[str, list[Any]] = {}
     directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
-    for d, jac in _id_jacobians(ctx, ops, q, qd, qdd, directions).items():
+    for d, jac in _id_jacobians(ctx, ops, q, qd, qdd, directions, analytic).items():
         out[f"dtau_d{d}"] = [entry for row in project(jac) for entry in row]
     if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
         solve, qdd_fd = ldlt()
         directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
         qdd_tree = qdd_fd if to_tree is None else to_tree(qdd_fd)
-        for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_tree, directions).items():
+        for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_tree, directions, analytic).items():
             J = project(jac)
             columns = [solve([-J[i][j] for i in range(n)]) for j in range(n)]
             out[f"dqdd_d{d}"] = [columns[j][i] for i in range(n) for j in range(n)]
