@@ -143,10 +143,10 @@ def _compare(label: str, precision: str, tmp_path: Path, states: int) -> float:
             out = np.empty(routine.output.shape, dtype=real)
             function(*(ctypes.c_void_p(a.ctypes.data) for a in (k, *arrays, out)))
             scale = max(float(np.abs(reference[s]).max()), 1e-300)
-            if routine.name == "forward_dynamics":  # the normwise backward error of the solve M qdd = tau - bias:
-                M = dyn.mass_matrix(arrays[0].astype(float))  # |M dqdd| / (|M| |qdd|) (cond(M) of the 20-joint
-                scale *= float(np.abs(M).sum(axis=1).max())  # chain, up to 4e4, amplifies the one-ulp sines and
-                out = M @ out.astype(float) - M @ reference[s] + reference[s]  # cosines into qdd: 4e-13)
+            if routine.name.startswith("forward_dynamics"):  # the normwise backward error of the solves with M
+                M = dyn.mass_matrix(arrays[0].astype(float))  # (qdd, and dqdd = -M^-1 dtau/dx): |M d| / (|M| |x|)
+                scale *= float(np.abs(M).sum(axis=1).max())  # (cond(M) of the 20-joint chain, up to 4e4, amplifies
+                out = M @ out.astype(float) - M @ reference[s] + reference[s]  # the one-ulp sines and cosines: 1e-12)
             worst = max(worst, float(np.abs(out - reference[s]).max()) / scale)
     return worst
 

@@ -81,6 +81,8 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     (no fill-in).
     """
     outputs = tuple(outputs)
+    if getattr(robot, "floating", False):  # every program, code generator and rd.compile comes through here
+        robot.check_fixed_base()
     unknown = [name for name in outputs if name not in OUTPUTS and not is_frame_output(name)]
     if unknown:
         raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}, or a frame's "
@@ -163,9 +165,10 @@ def _build_base(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> 
 #: 87,000 (then the C compiler's time on that much code); a 200-link chain ran for minutes. Trees go by their
 #: longest chain: a 101-joint humanoid with hands of short chains is built.
 MAX_PROGRAM_DEPTH = 80
-#: The most links whose derivative programs (dtau, dqdd) are built: forward-mode derivatives grow as n^2.
-#: Measured (dtau, chain of general geometry): 10 links 1.4 s of CPU, 20 links 8.7 s, 30 links 33 s.
-MAX_DERIVATIVE_LINKS = 30
+#: The most links whose derivative programs (dtau, dqdd) are built: dtau grows as n^2 (the analytic recursion of
+#: :mod:`robodyn.recursions.rnea_derivatives`), dqdd's M^-1 columns as n^3. Measured (chain of general geometry, 2
+#: shared cores): 30 links dtau 15 s of CPU; 40 links dtau 17 s (28,132 multiplications), dqdd 88 s (214,649).
+MAX_DERIVATIVE_LINKS = 40
 
 
 def _check_size(robot: Any, outputs: Sequence[str]) -> None:

@@ -119,7 +119,7 @@ KINDS: tuple[Kind, ...] = (
          "qdd solving M(q) qdd = tau - bias(q, qd), by a generated LDL^T (Cholesky) solve"),
     Kind("inverse_dynamics_derivatives", "dtau", DERIVATIVE_GROUPS["dtau"], ("q", "qd", "qdd"), "dtau",
          "dtau[0] = dtau/dq, dtau[1] = dtau/dqd (row i: joint i's torque), by forward-mode differentiation of "
-         "the Newton-Euler recursion (dtau/dqdd = M)"),
+         "the Newton-Euler recursion or Carpentier and Mansard's analytic recursion, the cheaper (dtau/dqdd = M)"),
     Kind("forward_dynamics_derivatives", "dqdd", DERIVATIVE_GROUPS["dqdd"], ("q", "qd", "tau"), "dqdd",
          "dqdd[0] = dqdd/dq, dqdd[1] = dqdd/dqd, dqdd[2] = dqdd/dtau = M^-1, from the inverse dynamics' "
          "derivatives at qdd: dqdd/dx = -M^-1 dtau/dx"),

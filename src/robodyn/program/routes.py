@@ -328,7 +328,7 @@ def forward_candidates(ctx: Context, outputs: Sequence[str], plan: dict[str, str
         stage("building the frames' kinematics")
         common.update(frame_outputs(ctx, ops, BuilderOps(ops), [o for o in outputs if is_frame_output(o)]))
     if any(name in DERIVATIVES for name in outputs):
-        stage(f"building {', '.join(o for o in outputs if o in DERIVATIVES)} (forward-mode derivatives)")
+        stage(f"building {', '.join(o for o in outputs if o in DERIVATIVES)} (forward-mode or analytic derivatives)")
         common.update(derivative_outputs(ctx, ops, [o for o in outputs if o in DERIVATIVES], ldlt))
     programs = []
     for route in forward_routes if "forward" in outputs else ("ldlt",):
