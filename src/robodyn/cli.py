@@ -232,8 +232,9 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
             progress.stop()
 
 
-def _load(model: str, strict: bool, lock: list[str] | None = None, mimic: Mimic = Mimic.couple) -> rd.Manipulator:
-    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []), mimic=mimic.value)
+def _load(model: str, strict: bool, lock: list[str] | None = None, mimic: Mimic = Mimic.couple,
+          floating: bool = False) -> rd.Manipulator:
+    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []), mimic=mimic.value, floating=floating)
     if model not in library.names():  # a file: named in the errors that do not name it (see _located)
         _Model.file = _path(model)
     return robot
@@ -314,6 +315,10 @@ LockOption = Annotated[
 MimicOption = Annotated[
     Mimic, typer.Option("--mimic", help="A URDF model's mimic joints: couple (coupled coordinates: q, tau are the "
                         "independent joints', as Pinocchio's mimic=True), independent (ordinary joints) or refuse.")
+]
+FloatingOption = Annotated[
+    bool, typer.Option("--floating", help="A URDF model: a floating base (a free joint at the root); the symbolic "
+                       "commands refuse it so far (only the numeric engine, robodyn.numeric, handles it).")
 ]
 
 
@@ -417,11 +422,12 @@ def derive(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    floating: FloatingOption = False,
 ) -> None:
     """Derive the equations of motion and print them in one of the community forms."""
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, floating)
         if method == "emdeg" and fmt is Format.text and form == "tau":
             from robodyn.program import emdeg_text
 
@@ -504,6 +510,7 @@ def count(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    floating: FloatingOption = False,
 ) -> None:
     """Count the multiplications and additions per evaluation, beside the published figures."""
 
@@ -519,7 +526,7 @@ def count(
                                          ("--route", route, vocabulary.AUTO)):
                 if given != default:
                     raise UserError(f"{flag} is for the straight-line program: leave out --counting kane")
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, floating)
         if method is CountMethod.kane:
             _write(_count_kane(robot, fmt), output)
             return
@@ -936,6 +943,7 @@ def codegen(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    floating: FloatingOption = False,
 ) -> None:
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
     bias, G and forward dynamics, each with its operation count (the documentation's guide: "Efficient equations
@@ -946,7 +954,7 @@ def codegen(
     def body() -> None:
         keys = _listed("--outputs", outputs, vocabulary.KEYS) or list(vocabulary.DEFAULT_KEYS)
         _check_output_directory(output)
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, floating)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):
             try:
                 files = generator.generate(robot, lang.value, keys, base=base)

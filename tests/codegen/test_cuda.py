@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import robodyn as rd
-from robodyn import codegen
+from robodyn import codegen, numeric
 from robodyn.codegen.cuda import CudaEmitter, cuda_file, kernel_name
 from robodyn.runtime import cuda
 from robodyn.runtime.toolchain import CompileError, find_compiler
@@ -143,10 +143,12 @@ def _compare(label: str, precision: str, tmp_path: Path, states: int) -> float:
             out = np.empty(routine.output.shape, dtype=real)
             function(*(ctypes.c_void_p(a.ctypes.data) for a in (k, *arrays, out)))
             scale = max(float(np.abs(reference[s]).max()), 1e-300)
-            if routine.name.startswith("forward_dynamics"):  # the normwise backward error of the solves with M
-                M = dyn.mass_matrix(arrays[0].astype(float))  # (qdd, and dqdd = -M^-1 dtau/dx): |M d| / (|M| |x|)
-                scale *= float(np.abs(M).sum(axis=1).max())  # (cond(M) of the 20-joint chain, up to 4e4, amplifies
-                out = M @ out.astype(float) - M @ reference[s] + reference[s]  # the one-ulp sines and cosines: 1e-12)
+            if routine.name.startswith("forward_dynamics"):
+                # the normwise backward error of the solves with M (qdd, and dqdd = -M^-1 dtau/dx): |M d| / (|M| |x|)
+                # (cond(M) of the 20-joint chain, up to 4e4, amplifies the one-ulp sines and cosines: 1e-12)
+                M = numeric.mass_matrix(robot, arrays[0].astype(float))
+                scale *= float(np.abs(M).sum(axis=1).max())
+                out = M @ out.astype(float) - M @ reference[s] + reference[s]
             worst = max(worst, float(np.abs(out - reference[s]).max()) / scale)
     return worst
 

@@ -19,7 +19,7 @@ import sympy
 
 from robodyn.errors import ModelError
 from robodyn.model.expr import to_identifier
-from robodyn.model.manipulator import Link, Manipulator
+from robodyn.model.manipulator import Link, Manipulator, RigidBody
 from robodyn.model.names import unique_names
 from robodyn.model.spatial import com_inertia, homogeneous, moved_inertia, origin_inertia, rot_x, rot_z
 
@@ -145,12 +145,14 @@ class JointFrame:
 
 
 def manipulator_from_frames(frames: Sequence[JointFrame], *, name: str, description: str, gravity: Any,
-                            snap: bool, strict: bool, shown: str) -> Manipulator:
+                            snap: bool, strict: bool, shown: str, base: Body | None = None) -> Manipulator:
     """The modified-DH Manipulator of a tree of joint frames (parents before children): each frame turned by R_a
     (R_a e_z = its axis, :func:`axis_rotation`) so that it moves about z; its placement in the parent's turned
     frame a DH row where it has that form (:func:`dh_row`), else a ``placement``; its body carried into the turned
     frame. Errors name ``shown`` and the joint's ``where``. Each link's ``name`` is its frame's name as an
-    identifier (:func:`distinct_names`); the frames' names, as given, are the robot's ``source_names``."""
+    identifier (:func:`distinct_names`); the frames' names, as given, are the robot's ``source_names``. ``base``
+    (the body fixed to the root, in the root's frame) makes a floating robot, whose base carries it (``frames``
+    may then be empty)."""
     names = distinct_names([frame.name for frame in frames], taken=("base",))  # "base": a model file's base
     rows: list[Link] = []
     R_axis: list[np.ndarray] = []  # per link: R_a, its frame's rotation from the given joint frame
@@ -168,9 +170,18 @@ def manipulator_from_frames(frames: Sequence[JointFrame], *, name: str, descript
     try:
         return Manipulator(links=tuple(rows), convention="modified", gravity=gravity, name=to_identifier(name),
                            description=description, source=shown, strict=strict,
-                           parent=[frame.parent for frame in frames], source_names=[frame.name for frame in frames])
+                           parent=[frame.parent for frame in frames] or None,
+                           source_names=[frame.name for frame in frames], **_floating(base))
     except ModelError as exc:
         raise exc.located(file=shown) from None
+
+
+def _floating(base: Body | None) -> dict[str, Any]:
+    """The Manipulator fields of a floating base carrying ``base`` (none for a fixed base, ``base`` None)."""
+    if base is None:
+        return {}
+    mass, com, inertia = base.com_form()
+    return {"floating": True, "base": RigidBody(mass=mass, com=com.tolist(), inertia=inertia.tolist())}
 
 
 def _link(frame: JointFrame, P: np.ndarray, body: Body, name: str, snap: bool, shown: str) -> Link:

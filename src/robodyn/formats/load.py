@@ -19,7 +19,7 @@ MODEL_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] | None = None,
-         mimic: str = "couple", actuated: Sequence[str] | None = None) -> Manipulator:
+         mimic: str = "couple", actuated: Sequence[str] | None = None, floating: bool = False) -> Manipulator:
     """Load a manipulator: a built-in name (``"puma560"``), a ``.yaml``/``.yml``/``.json`` model file, or a
     ``.urdf`` file (a serial chain or a tree: see :mod:`robodyn.formats.urdf`), or MuJoCo's MJCF (an ``.xml`` or
     ``.mjcf`` file whose root element is ``<mujoco>``, read through MuJoCo's compiler, the optional ``mujoco``
@@ -31,7 +31,9 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     ``mimic`` (URDF files only): ``"couple"`` (the default) reads a mimic joint as a coupled coordinate (the
     robot's q are then its ``robot.nv`` independent joints', as Pinocchio's ``mimic=True``), ``"independent"``
     as an independent joint, ``"refuse"`` refuses it; ``actuated`` (URDF files with loop closures only): the
-    actuated joints' URDF names (see :mod:`robodyn.formats.urdf`).
+    actuated joints' URDF names (see :mod:`robodyn.formats.urdf`); ``floating=True`` (URDF files only) puts a free
+    joint at the root, the root link's inertia moving with it (:func:`robodyn.formats.urdf.read_urdf`; only the
+    numeric engine handles such a robot so far: :mod:`robodyn.numeric.floating`).
 
     A string that is a built-in name always loads the built-in robot, even where a file of that name
     exists in the working directory (a :class:`~robodyn.errors.ModelWarning` then says so); load such a
@@ -46,6 +48,8 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     if actuated is not None and path.suffix.lower() != ".urdf":
         raise ModelError(f"actuated= applies to URDF files only (a model file lists its own), and {text!r} is not "
                          "a .urdf file")
+    if floating and path.suffix.lower() != ".urdf":
+        raise ModelError(f"floating=True applies to URDF files only so far, and {text!r} is not a .urdf file")
     exists = path_exists(path, text)  # a path that cannot be looked up: one ModelError
     if isinstance(model, str) and text in library.names():
         if exists:
@@ -66,7 +70,7 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
                                  "<mujoco>): robodyn reads MJCF from .xml and .mjcf files, URDF from .urdf files",
                                  file=text)
             return read_mjcf(path, strict=strict)
-        return read_urdf(path, strict=strict, lock=lock, mimic=mimic, actuated=actuated)
+        return read_urdf(path, strict=strict, lock=lock, mimic=mimic, actuated=actuated, floating=floating)
     if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or exists:
         if not exists:
             raise ModelError(f"no such file{_nearby(path)}", file=text)

@@ -56,9 +56,10 @@ records: :mod:`robodyn.formats.urdf_xml`; meshes are never read) and builds a
   refused in one line saying so. How loops are eliminated (today: parallelograms, exactly, as linear couplings;
   any other loop is refused in one line) is :mod:`robodyn.model.parallelograms`.
 
-Not supported, each a one-line ModelError naming the joint: ``floating`` and ``planar`` joints (a floating base
-is out of scope: robodyn's base is fixed; a humanoid's URDF with a floating root joint is refused, and loads once
-that joint is removed).
+Not supported, each a one-line ModelError naming the joint: ``floating`` and ``planar`` joints (a humanoid's URDF
+with a floating root joint is refused, and loads once that joint is removed). A floating base is asked for instead
+by ``floating=True`` (:func:`read_urdf`): the root link then moves on a free joint, with its inertia (numeric
+engine only so far).
 
 Errors in the file (not XML, unknown or missing links, a joint whose parent is its child, unsupported joint
 types, a zero axis, negative masses, an ``<inertial>`` without ``<mass value>`` or without all six
@@ -208,7 +209,7 @@ def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tupl
     return roots[0], children
 
 
-def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refuse") -> _Tree:
+def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refuse", floating: bool = False) -> _Tree:
     """Merge the links fixed to one another (fixed and locked joints) into groups and list the moving joints
     between the groups depth-first, each joint's subtree before its next sibling, siblings sorted by joint name:
     Pinocchio's order (urdfdom lists a link's child joints from its std::map of joints, by name), fixed joints
@@ -258,7 +259,7 @@ def _tree(robot: Any, lock: Mapping[str, float], shown: str, mimic: str = "refus
     if loop:
         raise ModelError(f"not one tree: links {', '.join(map(repr, loop[:3]))} are not connected to the root "
                          f"{root!r} (their joints form a loop)", file=shown)
-    if not tree.joints:
+    if not tree.joints and not floating:  # (a floating base is the drone's one moving joint)
         raise ModelError("no moving joint (revolute, continuous or prismatic)", file=shown)
     if len(tree.joints) > MAX_LINKS:
         raise ModelError(f"{len(tree.joints)} moving joints: at most {MAX_LINKS} are accepted", file=shown)
@@ -317,6 +318,7 @@ def read_urdf(
     snap: bool = True,
     mimic: str = "couple",
     actuated: Sequence[str] | None = None,
+    floating: bool = False,
 ) -> Manipulator:
     """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
     named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
@@ -326,9 +328,16 @@ def read_urdf(
 
     The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
     before its next sibling, siblings sorted by joint name (Pinocchio's order); link i's ``parent`` is the nearest
-    moving joint above it (-1: the base)."""
+    moving joint above it (-1: the base).
+
+    ``floating=True`` puts a free joint at the root (Pinocchio's ``JointModelFreeFlyer``): the root link, and every
+    link fixed to it, become the moving base with their inertia (a fixed base drops it), ``gravity`` is in the
+    world frame, and a file with no moving joint (a drone) loads. Only the numeric engine handles such a robot so
+    far (:mod:`robodyn.numeric.floating`)."""
     path = Path(path)
     shown = str(path)
+    if not isinstance(floating, bool):
+        raise ModelError(f"floating must be True or False, got {type(floating).__name__}", file=shown)
     if mimic not in MIMIC:
         raise ModelError(f"mimic={mimic!r}: expected one of {', '.join(map(repr, MIMIC))}", file=shown)
     locked = _lock_values(lock or {}, shown)
@@ -337,7 +346,7 @@ def read_urdf(
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _build(robot, path, shown, strict, locked, gravity, snap, mimic, chosen)
+        return _build(robot, path, shown, strict, locked, gravity, snap, mimic, chosen, floating)
 
 
 def _actuated_names(actuated: Sequence[str] | None, shown: str) -> tuple[str, ...] | None:
@@ -372,8 +381,8 @@ def _lock_values(lock: Mapping[str, float], shown: str) -> dict[str, float]:
 
 
 def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, float], gravity: Any,
-           snap: bool, mimic: str, actuated: tuple[str, ...] | None = None) -> Manipulator:
-    tree = _tree(robot, lock, shown, mimic)
+           snap: bool, mimic: str, actuated: tuple[str, ...] | None = None, floating: bool = False) -> Manipulator:
+    tree = _tree(robot, lock, shown, mimic, floating)
     dropped = [joint.name for joint in tree.joints if getattr(joint, "mimic", None) is not None]
     couplings = _mimic_couplings(tree, shown, {j.name for j in robot.joints}) if mimic == "couple" else ()
     if dropped and mimic == "independent":
@@ -391,8 +400,14 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
                                  parent=p, origin=dict(tree.groups[p + 1])[joint.parent] @ _origin(joint, where, shown),
                                  body=body, damping=_damping(joint, shown), where=f"link '{joint.child}'"))
     shape = "" if tree.parents == list(range(-1, len(frames) - 1)) else "a tree of "
+    base = None  # a fixed base carries no dynamics; a floating one the bodies fixed to the root
+    if floating:
+        base = Body()
+        for name, T in tree.groups[0]:
+            base = base + _inertial(links_by_name[name], shown).moved(T)
+        shape = f"a floating base and {shape}"
     built = manipulator_from_frames(
-        frames, name=robot.name, gravity=gravity, snap=snap, strict=strict, shown=shown,
+        frames, name=robot.name, gravity=gravity, snap=snap, strict=strict, shown=shown, base=base,
         description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
                     f"{', '.join(j.name for j in tree.joints)})")
     named = _named_frames(robot, tree, built, shown, snap)

@@ -155,6 +155,7 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     if not isinstance(robot, Manipulator):
         raise TypeError(f"derive() expects a Manipulator, got {type(robot).__name__}")
     name = method_name(method)
+    robot.check_fixed_base()
     if robot.n > MAX_DERIVE_LINKS:
         raise ModelError(f"{robot.n} links: symbolic derivation is limited to {MAX_DERIVE_LINKS} (it grows quickly "
                          f"with n; the numeric routines take up to {MAX_LINKS})", field="links")

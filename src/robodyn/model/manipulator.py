@@ -22,7 +22,13 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
   (0-based, -1 the base; or a link ``name``), and A_i maps the frame of link parent[i] to the frame of link i,
   in either convention. Links are listed after their parent (Featherstone's regular numbering, which makes
   every recursion one pass over the list). Absent, link i hangs on link i-1: a serial chain. The tip load and
-  the payload act on the last link of the list. A floating base is not modelled: the root is fixed.
+  the payload act on the last link of the list.
+- ``floating`` (default False: the root is fixed) puts a free joint (:mod:`robodyn.model.joints`: position and a
+  unit quaternion (x, y, z, w), nq 7, nv 6, the body-frame twist, Pinocchio's ``JointModelFreeFlyer``) between the
+  world and the base, which then moves and carries ``base`` (a :class:`RigidBody` in the base frame, its centre of
+  mass and inertia as a link's); ``gravity`` is then in the world frame, and a floating robot may have no link
+  (a drone). Only the numeric engine handles a floating robot so far (:mod:`robodyn.numeric.floating`); every
+  symbolic path refuses it in one line (:meth:`Manipulator.check_fixed_base`).
 """
 
 from __future__ import annotations
@@ -192,11 +198,21 @@ class Manipulator:
     loops: tuple[Loop, ...] = ()
     #: The actuated joints (0-based link indices, or names) of a robot with loops; () without loops.
     actuated: tuple[int, ...] = ()
+    #: A free joint at the root (see the module docstring): the base moves and carries :attr:`base`.
+    floating: bool = False
+    #: The floating base's body (in the base frame); None for a fixed base (a floating one without it: massless).
+    base: RigidBody | None = None
     strict: InitVar[bool] = False
 
     def __post_init__(self, strict: bool) -> None:
         links = tuple(self.links)
-        if not links:
+        if not isinstance(self.floating, bool):
+            raise ModelError(f"expected True or False, got {shown(self.floating)}", field="floating")
+        if self.base is not None and not isinstance(self.base, RigidBody):
+            raise ModelError("expected a RigidBody", field="base")
+        if self.base is not None and not self.floating:
+            raise ModelError("a base body moves only with a floating base (floating=True)", field="base")
+        if not links and not self.floating:
             raise ModelError("a manipulator needs at least one link", field="links")
         if len(links) > MAX_LINKS:
             raise ModelError(f"{len(links)} links: at most {MAX_LINKS} are accepted", field="links")
@@ -241,6 +257,11 @@ class Manipulator:
                 self.payload.check("payload", strict)
             except ModelError as exc:
                 raise exc.located(link="payload") from None
+        if self.base is not None:
+            try:
+                self.base.check("base", strict)
+            except ModelError as exc:
+                raise exc.located(link="base") from None
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -275,8 +296,22 @@ class Manipulator:
     @property
     def nv(self) -> int:
         """Number of independent coordinates: the length of q, qd, qdd and tau at every public API (``n`` less
-        the coupled joints; ``n`` for a robot without :attr:`couplings`)."""
-        return self.n - len(self.couplings)
+        the coupled joints; ``n`` for a robot without :attr:`couplings`); a floating robot's 6 base velocities
+        come first (then q has :attr:`nq` entries)."""
+        return self.n - len(self.couplings) + (6 if self.floating else 0)
+
+    @property
+    def nq(self) -> int:
+        """The length of q: :attr:`nv`, plus one for a floating robot (its base's 7 coordinates: position, then
+        the unit quaternion (x, y, z, w); :mod:`robodyn.model.joints`)."""
+        return self.nv + (1 if self.floating else 0)
+
+    def check_fixed_base(self) -> None:
+        """Nothing for a fixed base; for a floating one the one-line :class:`ModelError` of every path that does not
+        handle it (the symbolic ones: derivation, programs, code generation, ``rd.compile``)."""
+        if self.floating:
+            raise ModelError(f"{self.name}: floating base: only the numeric engine (robodyn.numeric) handles it "
+                             "so far")
 
     @property
     def independent(self) -> tuple[int, ...]:
@@ -403,6 +438,10 @@ class Manipulator:
         for loop in self.loops:
             yield from loop.expressions()
         yield from self.tool
+        if self.base is not None:
+            yield self.base.mass
+            yield from self.base.com
+            yield from self.base.inertia
         for frame in self.frames:
             yield from frame.placement
         if self.payload is not None:
@@ -438,6 +477,7 @@ class Manipulator:
             payload = Payload(**body(self.payload)) if self.payload is not None else None
         except ModelError as exc:
             raise exc.located(link="payload") from None
+        base = RigidBody(**body(self.base)) if self.base is not None else None
         return dataclasses.replace(
             self,
             links=tuple(links),
@@ -446,6 +486,7 @@ class Manipulator:
             tip_moment=sub(self.tip_moment),
             tool=sub(self.tool),
             payload=payload,
+            base=base,
             couplings=tuple(c.subs(mapping) for c in self.couplings if not c.loop),
             loops=tuple(loop.subs(mapping) for loop in self.loops),
             frames=tuple(dataclasses.replace(f, placement=f.placement.subs(mapping)) for f in self.frames),
@@ -460,7 +501,9 @@ class Manipulator:
 
     # -- files --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The model-file structure (see :mod:`robodyn.formats.model_file`)."""
+        """The model-file structure (see :mod:`robodyn.formats.model_file`; a floating base has none yet: refused)."""
+        if self.floating:
+            raise ModelError(f"{self.name}: floating base: model files do not describe it yet")
         return files.manipulator_to_dict(self)
 
     def save(self, path: str | Path) -> Path:
@@ -470,7 +513,8 @@ class Manipulator:
     def __repr__(self) -> str:
         return (
             f"Manipulator(name={self.name!r}, n={self.n}, joints={self.joint_types!r}, "
-            f"convention={self.convention!r}, parameters={len(self.parameters())})"
+            f"convention={self.convention!r}, parameters={len(self.parameters())}"
+            f"{', floating=True' if self.floating else ''})"
         )
 
     def _repr_latex_(self) -> str:

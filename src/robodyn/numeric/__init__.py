@@ -14,6 +14,11 @@
   :func:`tip_load` = J^T w; :func:`friction` = damping (b qd and the Coulomb friction).
 - :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve;
   :func:`aba_forward_dynamics`: the same by Featherstone's articulated-body algorithm (O(n)).
+- A floating robot (``rd.load(path, floating=True)``): :func:`inverse_dynamics`, :func:`mass_matrix` and
+  :func:`forward_dynamics` take q of length ``robot.nq`` (base position, unit quaternion (x, y, z, w), joints) and
+  velocities, accelerations and forces of length ``robot.nv`` (the base's body-frame twist first), as Pinocchio's
+  free flyer; :func:`center_of_mass`, :func:`centroidal_map` (A_G) and :func:`centroidal_momentum` (h_G = A_G v)
+  are for floating robots: :mod:`robodyn.numeric.floating`. The other functions refuse a floating robot.
 
 The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + load, armature in M.
 A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy Symbol); otherwise a
@@ -37,12 +42,16 @@ from robodyn.numeric.api import (
     mass_matrix,
     tip_load,
 )
+from robodyn.numeric.floating import center_of_mass, centroidal_map, centroidal_momentum
 from robodyn.numeric.model import NumericModel, compile_model
 
 __all__ = [
     "NumericModel",
     "aba_forward_dynamics",
     "bias_forces",
+    "center_of_mass",
+    "centroidal_map",
+    "centroidal_momentum",
     "cholesky_solve",
     "compile_model",
     "coriolis",

@@ -26,8 +26,9 @@ from functools import partial
 
 import numpy as np
 
+from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
-from robodyn.numeric import couplings
+from robodyn.numeric import couplings, floating
 from robodyn.numeric.crba import crba, crba_one
 from robodyn.numeric.hotpath import HotPath
 from robodyn.numeric.kane import NumpyOps
@@ -105,7 +106,12 @@ def inverse_dynamics(
     (N, 6), for this call, adds J^T fext: the wrench (force, moment) that link ``fext_link`` (the last by default,
     or an index or a link's name) exerts on the environment, in that link's frame
     (:func:`robodyn.numeric.kinematics.external_torques`; ``robot`` must then be a Manipulator).
+
+    A floating robot (``rd.load(path, floating=True)``) takes q of length ``robot.nq`` and qd, qdd of length
+    ``robot.nv`` and gives the base wrench then the joint torques (:mod:`robodyn.numeric.floating`).
     """
+    if _floating(robot, fext):
+        return floating.inverse_dynamics(robot, q, qd, qdd, params=params)  # type: ignore[arg-type]
     model = compile_model(robot, params)
     if model.coupling is not None:  # the tree's, projected (robodyn.numeric.couplings)
         tree = inverse_dynamics(model.tree, couplings.position(model, q), couplings.rate(model, qd),
@@ -121,6 +127,15 @@ def inverse_dynamics(
         single, (q_, qd_, qdd_) = _joint_major(model, q, qd, qdd)
         tau = _shaped(single, _blocked(partial(rnea, model), [q_, qd_, qdd_], 1))
     return tau if fext is None else tau + _external(robot, q, fext, fext_link, params)
+
+
+def _floating(robot: Robot, fext: np.ndarray | None = None) -> bool:
+    """True for a floating robot (handed to :mod:`robodyn.numeric.floating`); an external wrench is refused."""
+    if not getattr(robot, "floating", False):
+        return False
+    if fext is not None:
+        raise ModelError(f"{robot.name}: floating base: fext is not handled yet")
+    return True
 
 
 def hot_path(robot: Robot, *, params: Params | None = None) -> HotPath:
@@ -226,7 +241,10 @@ def _massless(model: NumericModel) -> NumericModel:
 
 def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """M(q), the joint-space inertia matrix with the armature on its diagonal, by the composite rigid
-    body algorithm (Walker and Orin's method 3 in Khalil's parameters): see :mod:`robodyn.numeric.crba`."""
+    body algorithm (Walker and Orin's method 3 in Khalil's parameters): see :mod:`robodyn.numeric.crba`. A
+    floating robot's (q of length ``robot.nq``) is nv x nv (:mod:`robodyn.numeric.floating`)."""
+    if _floating(robot):
+        return floating.mass_matrix(robot, q, params=params)  # type: ignore[arg-type]
     model = compile_model(robot, params)
     if model.coupling is not None:
         return couplings.project_matrix(model, mass_matrix(model.tree, couplings.position(model, q)))
@@ -250,8 +268,11 @@ def forward_dynamics(
     M by the composite rigid body algorithm, the bias by one Newton-Euler pass (so damping and the tip
     load act as in :func:`inverse_dynamics`), then a batched Cholesky factorisation M = L L^T and two
     triangular solves. Raises :class:`numpy.linalg.LinAlgError` if M is not positive definite
-    (a massless distal link without armature).
+    (a massless distal link without armature). A floating robot takes q of length ``robot.nq``, qd and tau of
+    length ``robot.nv`` (:mod:`robodyn.numeric.floating`).
     """
+    if _floating(robot, fext):
+        return floating.forward_dynamics(robot, q, qd, tau, params=params)  # type: ignore[arg-type]
     if fext is not None:
         tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
     model = compile_model(robot, params)

@@ -187,6 +187,9 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     ``check_bodies=False`` skips :func:`check_bound_bodies` (for placeholder values, as the regressor's)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
+    if robot.floating:
+        raise ModelError(f"{robot.name}: floating base: robodyn.numeric handles it in inverse_dynamics, mass_matrix, "
+                         "forward_dynamics and robodyn.numeric.floating so far")
     floats = bound_floats(robot, params)
     if check_bodies:
         check_bound_bodies(robot, floats)

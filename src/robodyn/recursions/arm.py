@@ -107,7 +107,9 @@ class Joint:
 @functools.lru_cache(maxsize=16)
 def arm_data(robot: Manipulator) -> ArmData:
     """The arm in modified DH (converted first if need be) as the recursions read it; once per arm (the arm is
-    immutable, and derive, build, the numeric engine and the regressor all read it)."""
+    immutable, and derive, build, the numeric engine and the regressor all read it). A floating robot is refused
+    (:meth:`~robodyn.model.manipulator.Manipulator.check_fixed_base`)."""
+    robot.check_fixed_base()
     arm = modified(robot)
     return ArmData(
         joints=joint_data(arm),

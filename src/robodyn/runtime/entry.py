@@ -70,6 +70,8 @@ def compile(
     outputs ``pose``, ``jacobian``, ``jacobian_world``, ``jacobian_local`` and their ``_dot`` (default the tool
     frame): ``dyn.frame_pose(q, frame="panda_hand")``.
     Raises :class:`CompileError` without a compiler or if compiling fails."""
+    if getattr(robot, "floating", False):  # before the cache is looked up (programs refuse it too)
+        robot.check_fixed_base()
     wanted = set(DEFAULT_KEYS if outputs is None else outputs)
     keys = tuple(kind.key for kind in KINDS if kind.key in wanted)
     if outputs is not None:

@@ -1,0 +1,209 @@
+"""The joint model, in one place (spatial_v2's ``jcalc``, Pinocchio's joint models): per joint type its sizes
+(nq coordinates, nv velocities), its transform from the configuration, its motion subspace S, and the
+configuration's update on its manifold (integrate, difference, neutral and random configurations).
+
+- ``revolute`` (R) and ``prismatic`` (P): nq = nv = 1, the transform Rot(z, q) or Trans(z, q), S = (0, 0, 0, 0, 0, 1)
+  or (0, 0, 1, 0, 0, 0) in the (linear, angular) order; integrate is q + v dt. The recursions and programs keep their
+  own component-wise fast paths for these two (:mod:`robodyn.recursions`): they are described here for the layers
+  that work per joint slice (idx_q / idx_v), not used by the existing recursions.
+- ``free`` (a floating base, Pinocchio's ``JointModelFreeFlyer``): nq = 7, nv = 6. The configuration is the
+  position p (3) of the body frame's origin in the parent (world) frame, then the unit quaternion of its
+  orientation in **Pinocchio's order (x, y, z, w)**, the scalar part last. The velocity is the body-frame twist
+  (v, omega): the velocity of the body frame's origin and the angular velocity, both in the body frame (linear
+  first, as Pinocchio's). S is the 6 x 6 identity in the body frame. The configuration moves on SE(3):
+  integrate(q, v, dt) = q (+) exp6(v dt) (the body-frame exponential, ``pinocchio.integrate`` for the free flyer),
+  difference(q0, q1) = log6(M0^-1 M1) (``pinocchio.difference``).
+
+Pure NumPy; every function takes one configuration (nq,) or a batch (N, nq) and answers with the same leading
+shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Below this angle the exponential and logarithm of SO(3)/SE(3) use their Taylor series.
+SMALL_ANGLE = 1e-6
+#: |quaternion| - 1 beyond this is not a unit quaternion (:func:`is_normalized`).
+NORM_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class JointType:
+    """A joint type's sizes: ``nq`` configuration coordinates and ``nv`` velocities."""
+
+    name: str
+    nq: int
+    nv: int
+
+
+REVOLUTE = JointType("revolute", 1, 1)
+PRISMATIC = JointType("prismatic", 1, 1)
+FREE = JointType("free", 7, 6)
+JOINT_TYPES = {"R": REVOLUTE, "P": PRISMATIC, "free": FREE}
+
+
+def motion_subspace(joint: str) -> np.ndarray:
+    """S of a joint type (6 x nv) in its own frame, rows (linear, angular)."""
+    if joint == "free":
+        return np.eye(6)
+    S = np.zeros((6, 1))
+    S[5 if joint == "R" else 2, 0] = 1.0
+    return S
+
+
+# -- SO(3) and quaternions (x, y, z, w) --------------------------------------------------------------------------
+
+
+def skew(w: np.ndarray) -> np.ndarray:
+    """[w]x for vectors (..., 3): (..., 3, 3)."""
+    w = np.asarray(w, dtype=float)
+    out = np.zeros((*w.shape[:-1], 3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -w[..., 2], w[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = w[..., 2], -w[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -w[..., 1], w[..., 0]
+    return out
+
+
+def quaternion_matrix(quat: np.ndarray) -> np.ndarray:
+    """The rotation of unit quaternions (..., 4) in the order (x, y, z, w): (..., 3, 3)."""
+    x, y, z, w = np.moveaxis(np.asarray(quat, dtype=float), -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def matrix_quaternion(R: np.ndarray) -> np.ndarray:
+    """The unit quaternion (x, y, z, w), w >= 0, of rotations (..., 3, 3) (Shepperd's method, per entry)."""
+    R = np.asarray(R, dtype=float)
+    flat = R.reshape(-1, 3, 3)
+    out = np.empty((flat.shape[0], 4))
+    for k, m in enumerate(flat):
+        t = np.trace(m)
+        if t > 0:
+            s = 2.0 * np.sqrt(1.0 + t)
+            q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, s / 4]
+        else:
+            i = int(np.argmax(np.diag(m)))
+            j, k2 = (i + 1) % 3, (i + 2) % 3
+            s = 2.0 * np.sqrt(1.0 + m[i, i] - m[j, j] - m[k2, k2])
+            q = [0.0] * 4
+            q[i], q[j], q[k2], q[3] = (s / 4, (m[j, i] + m[i, j]) / s, (m[k2, i] + m[i, k2]) / s,
+                                       (m[k2, j] - m[j, k2]) / s)
+        q_ = np.array(q)
+        out[k] = -q_ if q_[3] < 0 else q_
+    return out.reshape(*R.shape[:-2], 4)
+
+
+def _exp3_parts(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """theta = |w| and the coefficients a = sin t / t, b = (1 - cos t) / t^2, c = (t - sin t) / t^3 (series near 0)."""
+    t = np.linalg.norm(w, axis=-1)
+    small = t < SMALL_ANGLE
+    ts = np.where(small, 1.0, t)
+    t2 = t * t
+    a = np.where(small, 1 - t2 / 6, np.sin(ts) / ts)
+    b = np.where(small, 0.5 - t2 / 24, (1 - np.cos(ts)) / ts**2)
+    c = np.where(small, 1 / 6 - t2 / 120, (ts - np.sin(ts)) / ts**3)
+    return t, a, b, c
+
+
+def exp6(nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, p) = exp of twists nu (..., 6) = (v, omega): R = exp3(omega), p = V(omega) v, V = I + b [w] + c [w]^2."""
+    nu = np.asarray(nu, dtype=float)
+    v, w = nu[..., :3], nu[..., 3:]
+    _, a, b, c = _exp3_parts(w)
+    W = skew(w)
+    W2 = W @ W
+    eye = np.eye(3)
+    R = eye + a[..., None, None] * W + b[..., None, None] * W2
+    V = eye + b[..., None, None] * W + c[..., None, None] * W2
+    return R, np.einsum("...ij,...j->...i", V, v)
+
+
+def log6(R: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The twist (v, omega) (..., 6) with exp6 = (R, p), for rotations of angle below pi."""
+    R = np.asarray(R, dtype=float)
+    cos = np.clip((np.trace(R, axis1=-2, axis2=-1) - 1) / 2, -1.0, 1.0)
+    t = np.arccos(cos)
+    small = t < SMALL_ANGLE
+    ts = np.where(small, 1.0, t)
+    factor = np.where(small, 0.5 + t * t / 12, ts / (2 * np.sin(ts)))
+    vee = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], -1)
+    w = factor[..., None] * vee
+    W = skew(w)
+    # V^-1 = I - W/2 + (1/t^2)(1 - (t sin t) / (2 (1 - cos t))) W^2
+    d = np.where(small, 1 / 12 + t * t / 720, (1 - ts * np.sin(ts) / (2 * (1 - np.cos(ts)))) / ts**2)
+    Vinv = np.eye(3) - W / 2 + d[..., None, None] * (W @ W)
+    return np.concatenate([np.einsum("...ij,...j->...i", Vinv, p), w], -1)
+
+
+# -- the free joint --------------------------------------------------------------------------------------------
+
+
+def free_transform(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, p) of free-joint configurations (..., 7): the body frame in its parent's (the world)."""
+    q = np.asarray(q, dtype=float)
+    return quaternion_matrix(q[..., 3:7]), q[..., :3]
+
+
+def free_configuration(R: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The configuration (..., 7) of a pose (R, p): position, then the quaternion (x, y, z, w)."""
+    return np.concatenate([np.asarray(p, dtype=float), matrix_quaternion(R)], -1)
+
+
+def integrate(q: np.ndarray, v: np.ndarray, dt: float = 1.0) -> np.ndarray:
+    """q (+) v dt on SE(3): the pose M(q) exp6(v dt) (v the body-frame twist), as ``pinocchio.integrate``."""
+    R, p = free_transform(q)
+    dR, dp = exp6(np.asarray(v, dtype=float) * dt)
+    R1 = R @ dR
+    p1 = p + np.einsum("...ij,...j->...i", R, dp)
+    quat = matrix_quaternion(R1)
+    # keep the hemisphere of the input quaternion (the rotation is the same)
+    sign = np.where(np.sum(quat * np.asarray(q, dtype=float)[..., 3:7], axis=-1) < 0, -1.0, 1.0)
+    return np.concatenate([p1, quat * sign[..., None]], -1)
+
+
+def difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """The body-frame twist v with integrate(q0, v) = q1: log6(M0^-1 M1), as ``pinocchio.difference``."""
+    R0, p0 = free_transform(q0)
+    R1, p1 = free_transform(q1)
+    R0t = np.swapaxes(R0, -1, -2)
+    return log6(R0t @ R1, np.einsum("...ij,...j->...i", R0t, p1 - p0))
+
+
+def neutral() -> np.ndarray:
+    """The identity pose: (0, 0, 0, 0, 0, 0, 1)."""
+    return np.array([0.0, 0, 0, 0, 0, 0, 1])
+
+
+def random_configuration(rng: np.random.Generator, size: int | None = None, box: float = 1.0) -> np.ndarray:
+    """Positions uniform in [-box, box]^3 and quaternions uniform on SO(3) (normalised Gaussians, w >= 0)."""
+    shape: tuple[int, ...] = () if size is None else (size,)
+    p = rng.uniform(-box, box, (*shape, 3))
+    quat = rng.standard_normal((*shape, 4))
+    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
+    quat *= np.where(quat[..., 3:] < 0, -1.0, 1.0)
+    return np.concatenate([p, quat], -1)
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    """q with its quaternion scaled to unit length."""
+    q = np.array(q, dtype=float)
+    q[..., 3:7] /= np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    return q
+
+
+def is_normalized(q: Any, tolerance: float = NORM_TOLERANCE) -> bool:
+    """True where every configuration's quaternion has unit length within ``tolerance``."""
+    quat = np.asarray(q, dtype=float)[..., 3:7]
+    return bool(np.all(np.abs(np.linalg.norm(quat, axis=-1) - 1) <= tolerance))
+
+
+__all__ = ["FREE", "JOINT_TYPES", "PRISMATIC", "REVOLUTE", "JointType", "difference", "exp6", "free_configuration",
+           "free_transform", "integrate", "is_normalized", "log6", "matrix_quaternion", "motion_subspace",
+           "neutral", "normalize", "quaternion_matrix", "random_configuration", "skew"]
