@@ -205,6 +205,8 @@ def test_symbolic_paths_refuse_it() -> None:
         numeric.gravity(robot, np.zeros(19))
     with pytest.raises(ModelError, match="model files do not describe it"):
         robot.to_dict()
+    with pytest.raises(ModelError, match=r"^solo: floating base: simulate does not handle it yet"):
+        rd.simulate(robot, 0.1, q0=joints.neutral().tolist() + [0.0] * 12, qd0=[0.0] * 18)
 
 
 @pytest.mark.parametrize("command", ["derive", "codegen"])

@@ -466,6 +466,9 @@ def simulate(
     :class:`NonFiniteStateError`, more than ``max_evaluations`` evaluations of the dynamics (None: no bound)
     and a step size that collapses raise :class:`SimulationError`, each one line saying at which t.
     """
+    if robot.floating:  # (the configuration update on the manifold is not written yet)
+        raise ModelError(f"{robot.name}: floating base: simulate does not handle it yet; robodyn.numeric's "
+                         "inverse_dynamics, mass_matrix and forward_dynamics do")
     t0, t1 = _time_span(t_span)
     n = robot.nv
     options = _solver_options(method, rtol, atol, max_step, 2 * n)
