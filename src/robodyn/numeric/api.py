@@ -33,7 +33,7 @@ from robodyn.numeric.crba import crba, crba_one
 from robodyn.numeric.hotpath import HotPath
 from robodyn.numeric.kane import NumpyOps
 from robodyn.numeric.kinematics import external_torques
-from robodyn.numeric.model import NumericModel, Params, compile_model
+from robodyn.numeric.model import FloatingBaseError, NumericModel, Params, compile_model
 from robodyn.numeric.rnea import rnea
 from robodyn.recursions.arm import coulomb_scalars, joint_friction
 
@@ -110,9 +110,11 @@ def inverse_dynamics(
     A floating robot (``rd.load(path, floating=True)``) takes q of length ``robot.nq`` and qd, qdd of length
     ``robot.nv`` and gives the base wrench then the joint torques (:mod:`robodyn.numeric.floating`).
     """
-    if _floating(robot, fext):
+    try:
+        model = compile_model(robot, params)
+    except FloatingBaseError:
+        _no_fext(robot, fext)
         return floating.inverse_dynamics(robot, q, qd, qdd, params=params)  # type: ignore[arg-type]
-    model = compile_model(robot, params)
     if model.coupling is not None:  # the tree's, projected (robodyn.numeric.couplings)
         tree = inverse_dynamics(model.tree, couplings.position(model, q), couplings.rate(model, qd),
                                 couplings.rate(model, qdd))
@@ -129,13 +131,10 @@ def inverse_dynamics(
     return tau if fext is None else tau + _external(robot, q, fext, fext_link, params)
 
 
-def _floating(robot: Robot, fext: np.ndarray | None = None) -> bool:
-    """True for a floating robot (handed to :mod:`robodyn.numeric.floating`); an external wrench is refused."""
-    if not getattr(robot, "floating", False):
-        return False
+def _no_fext(robot: Robot, fext: np.ndarray | None) -> None:
+    """A floating robot's external wrench is refused (not handled yet)."""
     if fext is not None:
         raise ModelError(f"{robot.name}: floating base: fext is not handled yet")
-    return True
 
 
 def hot_path(robot: Robot, *, params: Params | None = None) -> HotPath:
@@ -243,9 +242,10 @@ def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) ->
     """M(q), the joint-space inertia matrix with the armature on its diagonal, by the composite rigid
     body algorithm (Walker and Orin's method 3 in Khalil's parameters): see :mod:`robodyn.numeric.crba`. A
     floating robot's (q of length ``robot.nq``) is nv x nv (:mod:`robodyn.numeric.floating`)."""
-    if _floating(robot):
+    try:
+        model = compile_model(robot, params)
+    except FloatingBaseError:
         return floating.mass_matrix(robot, q, params=params)  # type: ignore[arg-type]
-    model = compile_model(robot, params)
     if model.coupling is not None:
         return couplings.project_matrix(model, mass_matrix(model.tree, couplings.position(model, q)))
     if (M := model.hot.call("mass_matrix", robot, params, q)) is not NotImplemented:
@@ -271,11 +271,13 @@ def forward_dynamics(
     (a massless distal link without armature). A floating robot takes q of length ``robot.nq``, qd and tau of
     length ``robot.nv`` (:mod:`robodyn.numeric.floating`).
     """
-    if _floating(robot, fext):
+    try:
+        model = compile_model(robot, params)
+    except FloatingBaseError:
+        _no_fext(robot, fext)
         return floating.forward_dynamics(robot, q, qd, tau, params=params)  # type: ignore[arg-type]
     if fext is not None:
         tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
-    model = compile_model(robot, params)
     if model.coupling is not None:  # G^T M G qdd = tau - G^T bias, by the same Cholesky solves
         M = mass_matrix(model, q)
         rhs = np.asarray(tau, dtype=float) - bias_forces(model, q, qd)

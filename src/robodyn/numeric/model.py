@@ -182,14 +182,19 @@ def check_bound_bodies(robot: Manipulator, floats: Floats, *, skip_unbound: bool
                                  field=exc.field) from None
 
 
+class FloatingBaseError(ModelError):
+    """A floating robot, which no :class:`NumericModel` describes: :mod:`robodyn.numeric.api` catches it and hands
+    the robot to :mod:`robodyn.numeric.floating` (so that a fixed base's calls pay no test of their own)."""
+
+
 def build(robot: Manipulator, params: Params | None = None, *, check_bodies: bool = True) -> NumericModel:
     """Compile ``robot`` (with ``params`` bound) into a :class:`NumericModel`; no caching, see :func:`compile_model`.
     ``check_bodies=False`` skips :func:`check_bound_bodies` (for placeholder values, as the regressor's)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
     if robot.floating:
-        raise ModelError(f"{robot.name}: floating base: robodyn.numeric handles it in inverse_dynamics, mass_matrix, "
-                         "forward_dynamics and robodyn.numeric.floating so far")
+        raise FloatingBaseError(f"{robot.name}: floating base: robodyn.numeric handles it in inverse_dynamics, "
+                                "mass_matrix, forward_dynamics and robodyn.numeric.floating so far")
     floats = bound_floats(robot, params)
     if check_bodies:
         check_bound_bodies(robot, floats)
