@@ -68,3 +68,25 @@ def finite_difference_linearization(robot, q0, qd0, tau0, eps: float = 1e-6) -> 
         A[:, nv + j] = (f(q0, qd0 + e, tau0) - f(q0, qd0 - e, tau0)) / (2 * eps)
         B[:, j] = (f(q0, qd0, tau0 + e) - f(q0, qd0, tau0 - e)) / (2 * eps)
     return A, B
+
+
+def coupled_cli_outcomes(model: str, commands, tmp_path) -> dict[str, int]:
+    """Each CLI command (its name and options, ``{tmp}`` for ``tmp_path``) on ``model``, a robot with coupled joints:
+    it works (exit 0) or refuses in one line saying that the command does not take coupled joints (exit 2), never a
+    traceback. The exit code of each, keyed by the command's first two words."""
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    runner = CliRunner()
+    outcome: dict[str, int] = {}
+    for command in commands:
+        args = [command[0], model, *(a.format(tmp=tmp_path) for a in command[1:])]
+        result = runner.invoke(app, args)
+        assert result.exit_code in (0, 2), (args, result.output)
+        assert "Traceback" not in result.output, args
+        if result.exit_code == 2:
+            lines = [line for line in result.output.splitlines() if line.strip()]
+            assert len(lines) == 1 and "coupled joints" in lines[0], (args, result.output)
+        outcome[" ".join(command[:2])] = result.exit_code
+    return outcome

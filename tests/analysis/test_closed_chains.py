@@ -7,21 +7,18 @@ that takes a robot (compile, linearize, the command line)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 import sympy
-from typer.testing import CliRunner
 
 import robodyn as rd
 from robodyn import numeric
 from robodyn.analysis import linear
-from robodyn.cli import app
 from robodyn.model.couplings import Coupling
 from robodyn.model.loops import open_tree
 from robodyn.runtime.entry import CompileError, find_compiler
-from tests.helpers import finite_difference_linearization
+from tests.helpers import coupled_cli_outcomes, finite_difference_linearization
 
 pin = pytest.importorskip("pinocchio")
 
@@ -187,15 +184,5 @@ COMMANDS: list[list[str]] = [
 
 
 def test_every_command_works_or_refuses_in_one_line(tmp_path: Path) -> None:
-    runner = CliRunner()
-    outcome: dict[str, Any] = {}
-    for command in COMMANDS:
-        args = [command[0], "fourbar_parallelogram", *(a.format(tmp=tmp_path) for a in command[1:])]
-        result = runner.invoke(app, args)
-        assert result.exit_code in (0, 2), (args, result.output)
-        assert "Traceback" not in result.output, args
-        if result.exit_code == 2:
-            lines = [line for line in result.output.splitlines() if line.strip()]
-            assert len(lines) == 1 and "coupled joints" in lines[0], (args, result.output)
-        outcome[" ".join(command[:2])] = result.exit_code
+    outcome = coupled_cli_outcomes("fourbar_parallelogram", COMMANDS, tmp_path)
     assert outcome["show"] == outcome["derive"] == outcome["simulate --t-end"] == outcome["codegen -o"] == 0

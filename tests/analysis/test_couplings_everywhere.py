@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import robodyn as rd
 from robodyn import numeric
@@ -16,10 +15,9 @@ from robodyn.analysis import linear, simulation, toolbox
 from robodyn.analysis.check import check
 from robodyn.analysis.samples import Trajectory
 from robodyn.analysis.torques import torque_history
-from robodyn.cli import app
 from robodyn.errors import ModelError
 from robodyn.model.couplings import Coupling
-from tests.helpers import finite_difference_linearization
+from tests.helpers import coupled_cli_outcomes, finite_difference_linearization
 
 
 def planar() -> rd.Manipulator:
@@ -144,12 +142,4 @@ COMMANDS = [
 
 def test_every_command_works_or_refuses_in_one_line(tmp_path: Path) -> None:
     model = planar().save(tmp_path / "planar3.yaml")
-    runner = CliRunner()
-    for command in COMMANDS:
-        args = [command[0], str(model), *(a.format(tmp=tmp_path) for a in command[1:])]
-        result = runner.invoke(app, args)
-        assert result.exit_code in (0, 2), (args, result.output)
-        assert "Traceback" not in result.output, args
-        if result.exit_code == 2:
-            lines = [line for line in result.output.splitlines() if line.strip()]
-            assert len(lines) == 1 and "coupled joints" in lines[0], (args, result.output)
+    coupled_cli_outcomes(str(model), COMMANDS, tmp_path)
