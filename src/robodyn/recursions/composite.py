@@ -33,7 +33,7 @@ from typing import Any
 
 from robodyn.recursions.arm import ArmData, Inertial, Joint, JointData, fixed_joint, inertials, joints
 from robodyn.recursions.scalars import ScalarOps
-from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, vadd, vscale, vsub
+from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, dot, matvec, vadd, vscale, vsub
 
 
 def link_parameters(arm: ArmData, ops: ScalarOps, group: bool, given: Sequence[Inertial] | None) -> list[Inertial]:
@@ -194,7 +194,7 @@ def inertia_matrix_root_frame(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar],
         n_root = vadd(_rotate(R[j], m), cross(p[j], f_root))
         for i in ancestors:
             z = R[i][2]
-            value = _dot(z, f_root) if not geo[i].revolute else _dot(z, n_root) + _dot(moment_arm[i], f_root)
+            value = dot(z, f_root) if not geo[i].revolute else dot(z, n_root) + dot(moment_arm[i], f_root)
             out[i][j] = out[j][i] = value
     return out
 
@@ -291,17 +291,12 @@ def _moved(m: Scalar, P: Vec, J: Sequence[Sequence[Scalar]], h: Vec) -> tuple[li
 
 def _rotated(F: Mat, J: Sequence[Sequence[Scalar]], h: Vec) -> tuple[list[list[Scalar]], Vec]:
     """F J F^T (upper triangle, mirrored) and F h for a general rotation F."""
-    FJ = [_matvec(F, (J[0][c], J[1][c], J[2][c])) for c in range(3)]  # columns of F J
+    FJ = [matvec(F, (J[0][c], J[1][c], J[2][c])) for c in range(3)]  # columns of F J
     out: list[list[Scalar]] = [[0] * 3 for _ in range(3)]
     for a in range(3):
         for b in range(a, 3):
             out[a][b] = out[b][a] = FJ[0][a] * F[b][0] + FJ[1][a] * F[b][1] + FJ[2][a] * F[b][2]
-    return out, _matvec(F, h)
-
-
-def _matvec(F: Mat, v: Vec) -> Vec:
-    return (F[0][0] * v[0] + F[0][1] * v[1] + F[0][2] * v[2], F[1][0] * v[0] + F[1][1] * v[1] + F[1][2] * v[2],
-            F[2][0] * v[0] + F[2][1] * v[1] + F[2][2] * v[2])
+    return out, matvec(F, h)
 
 
 def _rotate(columns: Mat, v: Vec) -> Vec:
@@ -312,7 +307,3 @@ def _rotate(columns: Mat, v: Vec) -> Vec:
             continue
         out = vadd(out, column if isinstance(x, int) and x == 1 else vscale(x, column))
     return out
-
-
-def _dot(x: Vec, y: Vec) -> Scalar:
-    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]

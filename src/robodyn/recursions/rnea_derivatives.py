@@ -40,22 +40,14 @@ import sympy
 from robodyn.recursions.arm import ArmData, Joint, joints
 from robodyn.recursions.composite import link_parameters
 from robodyn.recursions.scalars import ScalarOps
-from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, vadd, vscale, vsub
+from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, dot, matvec, vadd, vscale, vsub
 
 Motion6 = tuple[Vec, Vec]  # (w, v): angular, and the linear velocity of the point at the origin
-
-
-def _dot(x: Vec, y: Vec) -> Scalar:
-    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
 
 
 def _combine(columns: Mat, v: Vec) -> Vec:
     """sum_c columns[c] v_c (a matrix given by its columns, times v)."""
     return vadd(vscale(v[0], columns[0]), vscale(v[1], columns[1]), vscale(v[2], columns[2]))
-
-
-def _sym_times(S: Mat, v: Vec) -> Vec:
-    return _dot(S[0], v), _dot(S[1], v), _dot(S[2], v)
 
 
 def _sym_add(A: Mat, B: Mat) -> Mat:
@@ -85,7 +77,7 @@ class _Body:
 
     def inertia_times(self, s: Vec, t: Vec) -> Motion6:
         """I (s, t) = (Ibar s + h x t, m t - h x s) (a force)."""
-        return vadd(_sym_times(self.Ibar, s), cross(self.h, t)), vsub(vscale(self.m, t), cross(self.h, s))
+        return vadd(matvec(self.Ibar, s), cross(self.h, t)), vsub(vscale(self.m, t), cross(self.h, s))
 
 
 def _pose(jt: Joint, R: Mat, p: Vec) -> tuple[Mat, Vec]:
@@ -103,14 +95,14 @@ def _body(ops: ScalarOps, R: Mat, p: Vec, J: Mat, MS: Vec, M: Scalar, w: Vec, v:
     RJ: Mat = tuple(_combine(R, (J[0][c], J[1][c], J[2][c])) for c in range(3))  # type: ignore[assignment]
     RJR = [_combine(RJ, (R[0][c], R[1][c], R[2][c])) for c in range(3)]  # R J R^T, by columns
     e = vadd(u, vscale(ops.number(sympy.Rational(1, 2)) * M, p))  # Ibar = R J R^T - (p e^T + e p^T) + 2 (p.e) 1
-    pe = _dot(p, e)
+    pe = dot(p, e)
     Ibar = _sym({(r, c): RJR[c][r] - (p[r] * e[c] + e[r] * p[c]) + ((pe + pe) if r == c else 0)
                  for r in range(3) for c in range(r, 3)})
     h = vadd(vscale(M, p), u)
-    L = vadd(_sym_times(Ibar, w), cross(h, v))
+    L = vadd(matvec(Ibar, w), cross(h, v))
     g = vadd(vscale(M, v), cross(w, h))
     K = tuple(cross(w, Ibar[c]) for c in range(3))  # columns of [w x] Ibar (Ibar symmetric: its rows are columns)
-    vh = _dot(v, h)
+    vh = dot(v, h)
     T = _sym({(r, c): K[c][r] + K[r][c] - (h[r] * v[c] + v[r] * h[c]) + ((vh + vh) if r == c else 0)
               for r in range(3) for c in range(r, 3)})
     return _Body(Ibar, h, M, L, g, T)
@@ -133,7 +125,7 @@ def _force_cross(m: Motion6, f: Motion6) -> Motion6:
 
 
 def _pair(x: Motion6, y: Motion6) -> Scalar:
-    return _dot(x[0], y[0]) + _dot(x[1], y[1])
+    return dot(x[0], y[0]) + dot(x[1], y[1])
 
 
 def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scalar], qdd: Sequence[Scalar],
@@ -170,7 +162,7 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
         for j in range(n):
             (a, b), c = axes[j], bodies[j]
             beta.append(c.inertia_times(a, b))
-            Ta = _sym_times(c.T, a)
+            Ta = matvec(c.T, a)
             gb = cross(c.g, b)
             alpha.append(vadd(Ta, cross(c.L, a), gb, gb))
             if "qd" in directions:  # Bc S - 2 Ic psi
@@ -181,7 +173,7 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
                 s = psi[j][0]
                 Ichi, SF = c.inertia_times(*chi[j]), _force_cross(axes[j], F[j])
                 gs = cross(s, c.g)
-                delta.append((vsub(SF[0], vadd(_sym_times(c.T, s), cross(s, c.L), Ichi[0])),
+                delta.append((vsub(SF[0], vadd(matvec(c.T, s), cross(s, c.L), Ichi[0])),
                               vsub(SF[1], vadd(gs, gs, Ichi[1]))))
     out: dict[str, list[list[Scalar]]] = {d: [[0] * n for _ in range(n)] for d in directions}
     with ops.stage("ID derivatives: the pairs"):
@@ -189,11 +181,11 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
             for k in arm.ancestors(j):  # k = j or an ancestor of j: dtau_j/d_k, then (k != j) dtau_k/d_j
                 if "qd" in directions:
                     bp = _pair(beta[j], psi[k])
-                    out["qd"][j][k] = _dot(axes[k][0], alpha[j]) - (bp + bp)
+                    out["qd"][j][k] = dot(axes[k][0], alpha[j]) - (bp + bp)
                     if k != j:
                         out["qd"][k][j] = _pair(axes[k], gamma[j])
                 if "q" in directions:
-                    out["q"][j][k] = -(_dot(psi[k][0], alpha[j]) + _pair(beta[j], chi[k]))
+                    out["q"][j][k] = -(dot(psi[k][0], alpha[j]) + _pair(beta[j], chi[k]))
                     if k != j:
                         out["q"][k][j] = _pair(axes[k], delta[j])
             if "qd" in directions and not _is_zero(par[j].damping):

@@ -31,5 +31,9 @@ def cross(x: Vec, y: Vec) -> Vec:
     return (x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0])
 
 
+def dot(x: Vec, y: Vec) -> Scalar:
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+
+
 def matvec(A: Mat, x: Vec) -> Vec:
     return tuple(A[r][0] * x[0] + A[r][1] * x[1] + A[r][2] * x[2] for r in range(3))
