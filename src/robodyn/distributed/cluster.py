@@ -7,16 +7,19 @@
 The embedded cluster has one single-threaded worker process per core this process may run on (the compiled C
 releases nothing to gain from threads inside a worker, and processes keep one crash to one worker), serves its
 status pages on a free port (``client.dashboard_link``; the dashboard itself needs bokeh), and is closed when the
-block ends.
+block ends. Its processes log only critical messages: a task's failure reaches the caller through its future (and
+robodyn names the robot or chunk), while the workers' own messages, such as a heartbeat that finds the scheduler
+already gone while the cluster shuts down, would only print tracebacks the user can do nothing about.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, WorkerPlugin
 
 __all__ = ["connect", "default_workers"]
 
@@ -27,6 +30,14 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return max(1, os.cpu_count() or 1)
+
+
+class _QuietWorker(WorkerPlugin):
+    """Sets the worker process's ``distributed`` logger to critical messages only, on every worker the embedded
+    cluster starts (a restarted one too)."""
+
+    def setup(self, worker: object) -> None:
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
 
 
 @contextmanager
@@ -48,5 +59,6 @@ def connect(client: Client | None = None, scheduler: str | None = None, *,
     if count < 1:
         raise ValueError(f"workers must be at least 1, got {count}")
     with LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as local:
+                      dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, Client(cluster) as local:
+        local.register_plugin(_QuietWorker(), name="robodyn-quiet")
         yield local
