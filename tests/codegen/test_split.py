@@ -62,13 +62,6 @@ def test_split_program_cuts_where_fewest_values_cross() -> None:
     assert split_program(statements, 4) == [Part(0, 5, (), ()), Part(5, 8, (), ())]
 
 
-def test_below_the_threshold_nothing_is_split() -> None:
-    """Every routine of the built-in robots is below SPLIT_STATEMENTS: one function each, no parts."""
-    robot = rd.load("puma560")
-    source = codegen.generate(robot, "c", OUTPUTS)["puma560.c"]
-    assert "_part1" not in source and "NOINLINE" not in source
-
-
 @pytest.fixture(scope="module")
 def puma_split(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleSpec, dict[str, str], dict[str, str]]:
     """The PUMA's routines, derivatives included: the C as generated, and with routines of more than 20
@@ -85,6 +78,14 @@ def puma_split(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleSpec, di
     return spec, whole, split
 
 
+def test_below_the_threshold_nothing_is_split(
+        puma_split: tuple[ModuleSpec, dict[str, str], dict[str, str]]) -> None:
+    """Every routine of the PUMA (the largest: its forward-dynamics derivatives, 1,006 statements) is below
+    SPLIT_STATEMENTS: one function each, no parts."""
+    _, whole, _ = puma_split
+    assert "_part1" not in whole["puma560.c"] and "NOINLINE" not in whole["puma560.c"]
+
+
 def _build(files: dict[str, str], where: Path) -> Path:
     compiler = find_compiler()
     if compiler is None:
@@ -97,13 +98,22 @@ def _build(files: dict[str, str], where: Path) -> Path:
     return library
 
 
+@pytest.fixture(scope="module")
+def libraries(puma_split: tuple[ModuleSpec, dict[str, str], dict[str, str]],
+              tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The whole C and the split C, each built once for the module."""
+    _, whole, split = puma_split
+    where = tmp_path_factory.mktemp("split")
+    return _build(whole, where / "whole"), _build(split, where / "split")
+
+
 def _stacked(result: np.ndarray | tuple[np.ndarray, ...]) -> np.ndarray:
     """A routine's result as one array (the derivatives' tuple stacked as the C stores it)."""
     return np.stack(result, axis=-3) if isinstance(result, tuple) else np.asarray(result)
 
 
 def test_split_c_agrees_with_the_whole(puma_split: tuple[ModuleSpec, dict[str, str], dict[str, str]],
-                                       tmp_path: Path) -> None:
+                                       libraries: tuple[Path, Path]) -> None:
     """Every routine split (gravity, 25 statements, into two parts; the forward-dynamics derivatives, 1,006,
     into 63), the header unchanged, and the split library's results equal to the whole one's to 1e-13
     (relative to the largest entry) on random states, batches of several chunks and single states."""
@@ -115,8 +125,7 @@ def test_split_c_agrees_with_the_whole(puma_split: tuple[ModuleSpec, dict[str, s
         statements = len(batched.assignments) + len(batched.stores)
         assert parts == [str(p + 1) for p in range(-(-statements // 16))], batched.name
     assert "void puma560_forward_dynamics_derivatives_part63(" in source
-    a = load_library(_build(whole, tmp_path / "whole"), spec)
-    b = load_library(_build(split, tmp_path / "split"), spec)
+    a, b = (load_library(library, spec) for library in libraries)
     rng = np.random.default_rng(7)
     states = 203  # several chunks and a partial one
     q, qd, third = (rng.uniform(-3, 3, (states, 6)) for _ in range(3))
@@ -134,10 +143,11 @@ def test_split_c_agrees_with_the_whole(puma_split: tuple[ModuleSpec, dict[str, s
 
 
 def test_split_c_exports_the_same_functions_and_is_strict_c99(
-        puma_split: tuple[ModuleSpec, dict[str, str], dict[str, str]], tmp_path: Path) -> None:
+        puma_split: tuple[ModuleSpec, dict[str, str], dict[str, str]], libraries: tuple[Path, Path],
+        tmp_path: Path) -> None:
     """The parts are static: the split library defines the same global symbols as the whole one; and the split
     C compiles as strict C99 without a warning."""
-    _, whole, split = puma_split
+    split = puma_split[2]
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("no nm")
@@ -147,8 +157,8 @@ def test_split_c_exports_the_same_functions_and_is_strict_c99(
                                check=True).stdout.splitlines()
         return {line.split()[-1] for line in lines if line.split()[-2] == "T"}
 
-    names = exported(_build(whole, tmp_path / "whole"))
-    assert names == exported(_build(split, tmp_path / "split"))
+    names = exported(libraries[0])
+    assert names == exported(libraries[1])
     assert "puma560_forward_dynamics_derivatives_batch" in names
     assert not any("_part" in name for name in names)
     (tmp_path / "strict").mkdir()
