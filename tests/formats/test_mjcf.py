@@ -248,16 +248,110 @@ def _refused(path: Path, *words: str, **options: Any) -> str:
     return message
 
 
-def test_free_joint_is_refused_unless_the_base_is_fixed(tmp_path: Path) -> None:
+#: A floating torso (its orientation not the identity, a body welded to it) with a two-joint arm (a hinge off its
+#: body's origin, armature and damping) and a slide leg, under a gravity off the axes.
+FLOATING = (f'<body name="torso" pos="0.1 0.2 1" quat="0.9 0.1 0.2 0.3"><freejoint name="root"/>'
+            f'<geom type="box" size="0.2 0.1 0.05" mass="5"/>'
+            f'<body name="welded" pos="0 0.1 0"><geom type="sphere" size="0.05" mass="0.7" pos="0.02 0 0.01"/></body>'
+            f'<body name="arm" pos="0.2 0 0" euler="0.3 0.2 0.1"><joint name="j1" axis="0 1 0" damping="0.3" '
+            f'armature="0.02"/>{LINK}<body name="fore" pos="0.3 0 0"><joint name="j2" axis="1 0 1" pos="0.01 0 0"/>'
+            f'{LINK}</body></body><body name="leg" pos="-0.2 0 0"><joint name="j3" type="slide" axis="0 0 1"/>{LINK}'
+            f'</body></body>')
+
+
+def _floating_against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -> float:
+    """As :func:`_against_mujoco`, for a floating base: MuJoCo's states and forces converted by from_mujoco, its
+    M by T^T M_mj T (T = diag(R, I): its free joint's linear velocity is in the world frame)."""
+    from robodyn.formats.mjcf import from_mujoco, to_mujoco
+
+    model = mujoco.MjModel.from_xml_path(str(path))
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_CONTACT
+    data = mujoco.MjData(model)
+    assert (model.nq, model.nv) == (robot.nq, robot.nv)
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for _ in range(3):
+        qpos = rng.uniform(-1, 1, model.nq)
+        qpos[3:7] /= np.linalg.norm(qpos[3:7])
+        qvel, qacc, qfrc = rng.uniform(-1, 1, (3, model.nv))
+        data.qpos[:], data.qvel[:], data.qfrc_applied[:] = qpos, qvel, 0.0
+        mujoco.mj_forward(model, data)
+        data.qacc[:] = qacc
+        rne = np.zeros(model.nv)
+        mujoco.mj_rne(model, data, 1, rne)
+        state = from_mujoco(robot, qpos, qvel, qacc, rne + model.dof_armature * qacc - data.qfrc_passive)
+        M_mj = np.zeros((model.nv, model.nv))
+        mujoco.mj_fullM(model, data, M_mj)
+        T = np.eye(model.nv)
+        T[:3, :3] = data.xmat[model.jnt_bodyid[0]].reshape(3, 3)  # the base's orientation
+        data.qfrc_applied[:] = qfrc
+        mujoco.mj_forward(model, data)
+        moved = from_mujoco(robot, qpos, qvel, data.qacc.copy(), qfrc)
+        worst = max(worst, _relative(numeric.inverse_dynamics(robot, state.q, state.v, state.a), state.tau),
+                    _relative(numeric.mass_matrix(robot, state.q), T.T @ M_mj @ T),
+                    _relative(numeric.forward_dynamics(robot, moved.q, moved.v, moved.tau), moved.a))
+        back = to_mujoco(robot, *moved)  # the inverse conversion
+        for x, y in zip(back, (qpos, qvel, data.qacc, qfrc), strict=True):
+            assert np.abs(x - y).max() < 1e-14
+    return worst
+
+
+def test_a_free_joint_is_a_floating_base(tmp_path: Path) -> None:
+    path = _mjcf(tmp_path, FLOATING, '<option gravity="0.3 -0.2 -9.81"/>')
+    robot = rd.load(path)
+    assert robot.floating and (robot.nq, robot.nv) == (10, 9) and robot.joint_names == ("j1", "j2", "j3")
+    assert robot.base is not None and float(robot.base.mass) == pytest.approx(5.7)  # the torso and its welded body
+    assert _floating_against_mujoco(robot, path) < TOL
+    assert read_mjcf(path, floating=True) == robot
+    written = write_mjcf(robot, tmp_path / "out.xml")  # a <freejoint/> in the base's body
+    assert "<freejoint" in written.read_text()
+    assert _floating_against_mujoco(rd.load(written), written, seed=1) < TOL
+
+
+def test_floating_false_fixes_the_free_body_where_the_file_places_it(tmp_path: Path) -> None:
     path = _mjcf(tmp_path, f'<body name="torso" pos="0 0 1"><freejoint name="root"/>{LINK}'
                            f'<body name="arm"><joint name="j1" axis="0 1 0"/>{LINK}</body></body>')
-    _refused(path, "joint 'root'", "free joint", "not supported yet", "floating=False", "body 'torso'")
-    _refused(path, "floating=True", "not supported yet", floating=True)
-    robot = read_mjcf(path, floating=False)  # the free body fixed where the file places it
-    assert robot.joint_names == ("j1",)
+    robot = read_mjcf(path, floating=False)
+    assert not robot.floating and robot.joint_names == ("j1",)
     assert _against_mujoco(robot, _mjcf(tmp_path, f'<body name="torso" pos="0 0 1">{LINK}<body name="arm">'
                                                   f'<joint name="j1" axis="0 1 0"/>{LINK}</body></body>',
                                         name="fixed.xml")) < TOL
+
+
+def test_what_a_floating_base_cannot_be_is_refused_in_one_line(tmp_path: Path) -> None:
+    arm = f'<body name="arm" pos="0 0 1"><joint name="j1"/>{LINK}</body>'
+    _refused(_mjcf(tmp_path, arm, name="fixed.xml"), "floating=True", "no free joint", floating=True)
+    free = f'<body name="{{0}}"><freejoint name="{{0}}_root"/>{LINK}</body>'
+    _refused(_mjcf(tmp_path, free.format("a") + free.format("b"), name="two.xml"), "joint 'b_root'",
+             "second free joint", "body 'a'")
+    _refused(_mjcf(tmp_path, free.format("a") + arm, name="apart.xml"), "joint 'j1'", "subtree", "body 'a'")
+    damped = f'<body name="a"><joint name="root" type="free" damping="0.1"/>{LINK}</body>'
+    _refused(_mjcf(tmp_path, damped, name="damped.xml"), "joint 'root'", "damping", "free joint")
+    with pytest.raises(rd.ModelError, match="floating must be None, True or False"):
+        read_mjcf(_mjcf(tmp_path, arm, name="arm.xml"), floating="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("relative", ["solo_description/robots/solo12.urdf", "go2_description/urdf/go2.urdf"])
+def test_a_legged_robot_with_a_free_joint_is_its_urdf_on_a_floating_base(relative: str, tmp_path: Path) -> None:
+    """example-robot-data's URDF compiled by MuJoCo, a free joint added to its root body (MjSpec) and saved as
+    MJCF: against MuJoCo to 1e-9, and against the URDF read with floating=True to the 6 digits MuJoCo writes."""
+    urdf = _stripped(relative, tmp_path)
+    spec = mujoco.MjSpec.from_file(str(urdf))
+    spec.worldbody.first_body().add_freejoint()
+    spec.compile()
+    path = tmp_path / "free.xml"
+    path.write_text(spec.to_xml())
+    robot = _read(path, frictionloss="ignore")
+    assert _floating_against_mujoco(robot, path, seed=2) < TOL
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        from_urdf = rd.load(urdf, floating=True)
+    assert robot.joint_names == from_urdf.joint_names
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-1, 1, robot.nq)
+    q[3:7] /= np.linalg.norm(q[3:7])
+    v, a = rng.uniform(-1, 1, (2, robot.nv))
+    assert _relative(numeric.inverse_dynamics(robot, q, v, a), numeric.inverse_dynamics(from_urdf, q, v, a)) < 1e-5
 
 
 def test_ball_joint_spring_and_connect_are_refused(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""MuJoCo's MJCF, in and out, for fixed-base robots, through MuJoCo's own compiler (the optional ``mujoco`` package:
-``pip install 'robodyn[mjcf]'``).
+"""MuJoCo's MJCF, in and out, for fixed- and floating-base robots, through MuJoCo's own compiler (the optional
+``mujoco`` package: ``pip install 'robodyn[mjcf]'``).
 
     robot = rd.load("arm.xml")                 # an .xml file whose root element is <mujoco>, or read_mjcf(path)
     write_mjcf(robot, "arm_out.xml")           # to_mjcf(robot) gives the text
@@ -32,12 +32,22 @@ The robot is built by the shared frames builder (:mod:`robodyn.formats.frames`, 
 - Contacts, actuators, sensors, sites, cameras, lights and geometry beyond its inertia are not dynamics of the
   tree and are not read.
 
-Refused in one line naming the file, the body or joint and the field: ``ball`` joints; a ``free`` joint (a
-floating base: not supported yet, ``floating=True`` is refused; ``floating=False`` fixes each free body where the
-file places it, at its ``qpos0``, with its free joint dropped; the default, ``floating=None``, refuses it and says
-so); joint springs (``stiffness``), gravity compensation (``gravcomp``), tendon springs, damping or friction, and
-fluid forces (``<option density viscosity>``), which are passive forces robodyn does not model. A file MuJoCo does
-not compile is refused with MuJoCo's message on one line.
+A ``free`` joint is a floating base (:mod:`robodyn.model.joints`: Pinocchio's ``JointModelFreeFlyer``): its body
+is the robot's base, carrying its own inertia and that of the bodies welded to it, and every hinge and slide joint
+of the file must lie in its subtree (one tree). The coordinates differ from MuJoCo's in two ways, and
+:func:`from_mujoco` / :func:`to_mujoco` convert: MuJoCo's ``qpos`` holds the base's quaternion w first (robodyn:
+x, y, z, w), and its free joint's ``qvel`` holds the linear velocity of the body's origin in the *world* frame
+(robodyn: in the body frame, as the angular velocity in both), so that v_mj = T v with T = diag(R, I, I) (R the
+base's orientation), M = T^T M_mj T, tau = T^T tau_mj, and the accelerations differ by the derivative of T:
+qacc_mj = T a + (R (omega x v_lin), 0). ``floating``: None (the default) follows the file (a free joint makes a
+floating base), True requires a free joint, False drops free joints and fixes each free body where the file
+places it (at its ``qpos0``). Damping or armature on a free joint's degrees of freedom has no robodyn counterpart
+and is refused.
+
+Refused in one line naming the file, the body or joint and the field: ``ball`` joints; a second free joint, or a
+hinge or slide joint outside the free body's subtree; joint springs (``stiffness``), gravity compensation
+(``gravcomp``), tendon springs, damping or friction, and fluid forces (``<option density viscosity>``), which are
+passive forces robodyn does not model. A file MuJoCo does not compile is refused with MuJoCo's message on one line.
 
 :func:`to_mjcf` writes a robot (numeric, or with ``params``): per link a body at the numeric engine's joint frame
 (z along the joint axis) with a ``hinge`` or ``slide`` joint about z, its inertia as ``fullinertia`` about its
@@ -47,7 +57,8 @@ joint into its child's body, before the child's own (MuJoCo refuses a massless m
 written in full (``repr``) and the text is checked by MuJoCo's compiler: MuJoCo's own writers (``MjSpec.to_xml``,
 ``mj_saveLastXML``) write 6 significant digits, too few for a round trip. :func:`read_mjcf` of the file gives back
 the same dynamics (to rounding) and joint names. The tip load and the tool have no place in MJCF and are left out
-(a warning says so for a nonzero tip load).
+(a warning says so for a nonzero tip load). A floating robot is written with a ``<freejoint/>`` in its base's body,
+which carries the base's inertia.
 """
 
 from __future__ import annotations
@@ -57,7 +68,7 @@ import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -156,51 +167,71 @@ def _check_passive(model: Any, shown: str, frictionloss: str) -> None:
                                  link=_where_joint(model, j), field="frictionloss")
 
 
-def _joint_kinds(model: Any, shown: str, floating: bool | None) -> None:
-    """Refuse ball joints, and free joints unless ``floating=False`` (then dropped: the body welded)."""
+def _joint_kinds(model: Any, shown: str, floating: bool | None) -> int | None:
+    """Refuse ball joints; the body of the file's free joint (the floating base), or None for a fixed base: free
+    joints dropped with ``floating=False`` (their bodies welded), refused where there are several or where a hinge
+    or slide joint lies outside the free body's subtree, required with ``floating=True``."""
+    free = None
     for j in range(model.njnt):
         kind = int(model.jnt_type[j])
         where = _where_joint(model, j)
         if kind == _BALL:
             raise ModelError("a ball joint: robodyn reads hinge and slide joints only (spherical joints are not "
                              "supported yet)", file=shown, link=where, field="type")
-        if kind == _FREE and floating is not False:
-            body = _name(model, "body", int(model.jnt_bodyid[j]))
-            if floating:
-                problem = "floating=True (a free-floating base) is not supported yet"
-            else:
-                problem = "a free joint (floating base) is not supported yet"
-            raise ModelError(f"{problem}: fix the base with floating=False (the body stays where the file places "
-                             f"it) or remove the free joint of body '{body}'", file=shown, link=where, field="type")
+        if kind != _FREE or floating is False:
+            continue
+        if free is not None:
+            raise ModelError(f"a second free joint (the first on body '{_name(model, 'body', free)}'): robodyn reads "
+                             "one floating base; fix the others with floating=False", file=shown, link=where,
+                             field="type")
+        free = int(model.jnt_bodyid[j])
+        dofs = slice(int(model.jnt_dofadr[j]), int(model.jnt_dofadr[j]) + 6)
+        for field in ("damping", "armature"):
+            if np.any(np.asarray(getattr(model, f"dof_{field}")[dofs]) != 0):
+                raise ModelError(f"{field} on a free joint has no robodyn counterpart (the floating base has "
+                                 "none)", file=shown, link=where, field=field)
+    if floating and free is None:
+        raise ModelError("floating=True, but the file has no free joint: add <freejoint/> to the root body",
+                         file=shown)
+    if free is not None:
+        for j in range(model.njnt):
+            if model.jnt_type[j] != _FREE and int(model.body_rootid[model.jnt_bodyid[j]]) != free:
+                raise ModelError(f"outside the subtree of the floating base (body '{_name(model, 'body', free)}'): "
+                                 "robodyn reads one tree", file=shown, link=_where_joint(model, j), field="type")
+    return free
 
 
 def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, frictionloss: str = "refuse",
               floating: bool | None = None) -> Manipulator:
-    """A fixed-base manipulator (a chain or a tree) from an MJCF file, through MuJoCo's compiler (see the module
-    docstring). ``frictionloss``: ``"refuse"`` (the default) or ``"ignore"``; ``floating``: None (the default:
-    a free joint is refused), False (free joints dropped, their bodies fixed where the file places them) or True
-    (not supported yet: refused); ``snap`` and ``strict`` as :func:`robodyn.formats.urdf.read_urdf`."""
+    """A manipulator (a chain or a tree, on a fixed or a floating base) from an MJCF file, through MuJoCo's compiler
+    (see the module docstring). ``frictionloss``: ``"refuse"`` (the default) or ``"ignore"``; ``floating``: None
+    (the default: a free joint makes a floating base), True (a free joint required) or False (free joints dropped,
+    their bodies fixed where the file places them); ``snap`` and ``strict`` as
+    :func:`robodyn.formats.urdf.read_urdf`."""
     path = Path(path)
     shown = str(path)
     if frictionloss not in ("refuse", "ignore"):
         raise ModelError(f"frictionloss={frictionloss!r}: expected 'refuse' or 'ignore'", file=shown)
     model = _compile(path, shown)
-    _joint_kinds(model, shown, floating)
+    if floating not in (None, True, False):
+        raise ModelError(f"floating must be None, True or False, got {type(floating).__name__}", file=shown)
+    free = _joint_kinds(model, shown, floating)
     _check_passive(model, shown, frictionloss)
     dropped = [_where_joint(model, j) for j in range(model.njnt) if model.jnt_type[j] in (_HINGE, _SLIDE)
                and model.dof_frictionloss[model.jnt_dofadr[j]] != 0]
     if dropped:
         warnings.warn(f"{shown}: dry friction (frictionloss) dropped at {len(dropped)} joints, {dropped[0]} first",
                       ModelWarning, stacklevel=2)
-    frames, index = _frames(model, snap)
-    if not frames:
+    frames, index, base = _frames(model, snap, free)
+    if not frames and free is None:
         raise ModelError("an MJCF model with no moving joint (hinge or slide)", file=shown)
     gravity = [0.0, 0.0, 0.0] if model.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY else \
         [float(g) for g in model.opt.gravity]
     name = str(model.names[:model.names.index(b"\0")].decode()) if model.names else ""
     built = manipulator_from_frames(
-        frames, name=name or path.stem, gravity=gravity, snap=snap, strict=strict, shown=shown,
-        description=f"imported from {path.name} (MJCF model {name!r}, {len(frames)} joints)")
+        frames, name=name or path.stem, gravity=gravity, snap=snap, strict=strict, shown=shown, base=base,
+        description=f"imported from {path.name} (MJCF model {name!r}, {'a floating base and ' if base else ''}"
+                    f"{len(frames)} joints)")
     couplings = _couplings(model, index, shown)
     if not couplings:
         return built
@@ -212,8 +243,10 @@ def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, fric
             raise exc.located(file=shown) from None
 
 
-def _frames(model: Any, snap: bool) -> tuple[list[JointFrame], dict[int, int]]:
-    """The joint frames of the compiled model (MuJoCo's joint order) and, per hinge or slide joint, its link.
+def _frames(model: Any, snap: bool,
+            free: int | None = None) -> tuple[list[JointFrame], dict[int, int], Body | None]:
+    """The joint frames of the compiled model (MuJoCo's joint order), per hinge or slide joint its link, and the
+    floating base's body (None without one: ``free`` None).
 
     MuJoCo moves a body's frame C by each of its joints in turn: a hinge (axis a, anchor p, reference r) by
     Trans(p) Rot(a, q - r) Trans(-p), a slide by Trans(a (q - r)). The joint's frame is C Trans(p) Rot(a, -r)
@@ -221,14 +254,17 @@ def _frames(model: Any, snap: bool) -> tuple[list[JointFrame], dict[int, int]]:
     next joint's C, is then the moving frame times Trans(-p) (a slide: itself). MuJoCo keeps a body's inertia in
     principal axes (``body_iquat``, ``body_inertia``); turned back, entries below :data:`INERTIA_NOISE` times its
     trace are the rounding of that turn and are read as 0 (``snap=True``), so that a product of inertia that is
-    0 in the file stays 0 in the program."""
+    0 in the file stays 0 in the program. With a free joint on body ``free``, that body's frame is the base frame
+    (MuJoCo's free joint sets it in the world: qpos), and the bodies welded to it make up the base's body."""
     where_of: dict[int, tuple[int, np.ndarray]] = {0: (-1, np.eye(4))}  # body -> (link, its frame in the link's)
+    base = None if free is None else Body()
     records: list[dict[str, Any]] = []
     bodies: list[Body] = []
     index: dict[int, int] = {}
     for b in range(1, model.nbody):
         link, C = where_of[int(model.body_parentid[b])]
-        C = C @ homogeneous(_rotation(model.body_quat[b]), np.array(model.body_pos[b], dtype=float))
+        C = np.eye(4) if b == free else C @ homogeneous(_rotation(model.body_quat[b]),
+                                                        np.array(model.body_pos[b], dtype=float))
         for j in range(int(model.body_jntadr[b]), int(model.body_jntadr[b]) + int(model.body_jntnum[b])):
             if model.jnt_type[j] == _FREE:  # floating=False: welded where the file places it (its qpos0)
                 continue
@@ -251,13 +287,20 @@ def _frames(model: Any, snap: bool) -> tuple[list[JointFrame], dict[int, int]]:
             link = len(records) - 1
         where_of[b] = (link, C)
         if link >= 0:
-            R = _rotation(model.body_iquat[b])
-            inertia = R @ np.diag(np.asarray(model.body_inertia[b], dtype=float)) @ R.T
-            if snap:
-                inertia[np.abs(inertia) <= INERTIA_NOISE * np.trace(inertia)] = 0.0
-            body = Body.from_com(float(model.body_mass[b]), np.array(model.body_ipos[b], dtype=float), inertia)
-            bodies[link] = bodies[link] + body.moved(C)
-    return [JointFrame(body=body, **record) for record, body in zip(records, bodies, strict=True)], index
+            bodies[link] = bodies[link] + _body_inertia(model, b, snap).moved(C)
+        elif base is not None and int(model.body_rootid[b]) == free:  # welded to the floating base
+            base = base + _body_inertia(model, b, snap).moved(C)
+    frames = [JointFrame(body=body, **record) for record, body in zip(records, bodies, strict=True)]
+    return frames, index, base
+
+
+def _body_inertia(model: Any, b: int, snap: bool) -> Body:
+    """Body b's inertia in its own frame, MuJoCo's principal axes turned back (snapped, see :func:`_frames`)."""
+    R = _rotation(model.body_iquat[b])
+    inertia = R @ np.diag(np.asarray(model.body_inertia[b], dtype=float)) @ R.T
+    if snap:
+        inertia[np.abs(inertia) <= INERTIA_NOISE * np.trace(inertia)] = 0.0
+    return Body.from_com(float(model.body_mass[b]), np.array(model.body_ipos[b], dtype=float), inertia)
 
 
 def _couplings(model: Any, index: dict[int, int], shown: str) -> tuple[Coupling, ...]:
@@ -292,6 +335,81 @@ def _exact(x: float) -> Any:
     return int(x) if x in (0.0, 1.0, -1.0) else x
 
 
+# -- coordinates ----------------------------------------------------------------------------------------------
+
+
+class State(NamedTuple):
+    """One state in robodyn's coordinates (:func:`from_mujoco`) or MuJoCo's (:func:`to_mujoco`): positions,
+    velocities, accelerations and generalised forces; None where not given."""
+
+    q: np.ndarray
+    v: np.ndarray | None = None
+    a: np.ndarray | None = None
+    tau: np.ndarray | None = None
+
+
+def _vector(x: Any, length: int, what: str) -> np.ndarray:
+    out = np.array(x, dtype=float)
+    if out.shape != (length,):
+        raise ValueError(f"{what}: expected a vector of {length}, got shape {out.shape}")
+    return out
+
+
+def _base_rotation(quat_xyzw: np.ndarray) -> np.ndarray:
+    x, y, z, w = quat_xyzw
+    return _rotation((w, x, y, z))
+
+
+def from_mujoco(robot: Manipulator, qpos: Any, qvel: Any = None, qacc: Any = None, qfrc: Any = None) -> State:
+    """MuJoCo's ``qpos``, ``qvel``, ``qacc`` and a generalised force (``qfrc_*``) of a robot read by
+    :func:`read_mjcf` in robodyn's coordinates (the module docstring): the same numbers for a fixed base; for a
+    floating one the quaternion reordered (w, x, y, z -> x, y, z, w) and the base's linear velocity, acceleration
+    and force turned into the base frame (v = T^-1 v_mj, a = T^-1 (qacc - dT v), tau = T^T qfrc)."""
+    q = _vector(qpos, robot.nq, "qpos")
+    if not robot.floating:
+        return State(q, *(None if x is None else _vector(x, robot.nv, name)
+                          for x, name in ((qvel, "qvel"), (qacc, "qacc"), (qfrc, "qfrc"))))
+    q[3:7] = np.roll(q[3:7], -1)
+    R = _base_rotation(q[3:7])
+    v = a = tau = None
+    if qvel is not None:
+        v = _vector(qvel, robot.nv, "qvel")
+        v[:3] = R.T @ v[:3]
+    if qacc is not None:
+        if v is None:
+            raise ValueError("qacc needs qvel (the base's acceleration depends on its velocity)")
+        a = _vector(qacc, robot.nv, "qacc")
+        a[:3] = R.T @ a[:3] - np.cross(v[3:6], v[:3])
+    if qfrc is not None:
+        tau = _vector(qfrc, robot.nv, "qfrc")
+        tau[:3] = R.T @ tau[:3]
+    return State(q, v, a, tau)
+
+
+def to_mujoco(robot: Manipulator, q: Any, v: Any = None, a: Any = None, tau: Any = None) -> State:
+    """The inverse of :func:`from_mujoco`: robodyn's q, v, a, tau as MuJoCo's qpos, qvel, qacc and qfrc."""
+    qpos = _vector(q, robot.nq, "q")
+    if not robot.floating:
+        return State(qpos, *(None if x is None else _vector(x, robot.nv, name)
+                             for x, name in ((v, "v"), (a, "a"), (tau, "tau"))))
+    R = _base_rotation(qpos[3:7])
+    qpos[3:7] = np.roll(qpos[3:7], 1)
+    qvel = qacc = qfrc = None
+    if v is not None:
+        qvel = _vector(v, robot.nv, "v")
+        qvel[:3] = R @ qvel[:3]
+    if a is not None:
+        if v is None:
+            raise ValueError("a needs v (the base's acceleration depends on its velocity)")
+        body_v = _vector(v, robot.nv, "v")
+        qacc = _vector(a, robot.nv, "a")
+        qacc[:3] = R @ (qacc[:3] + np.cross(body_v[3:6], body_v[:3]))
+    if tau is not None:
+        qfrc = _vector(tau, robot.nv, "tau")
+        qfrc[:3] = R @ qfrc[:3]
+    return State(qpos, qvel, qacc, qfrc)
+
+
 # -- writing ----------------------------------------------------------------------------------------
 
 
@@ -324,7 +442,9 @@ def to_mjcf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     ET.SubElement(root, "option", gravity=_fmt([floats.scalar(g) for g in robot.gravity]))
     names = list(robot.joint_names)
     children = [[k for k, p in enumerate(robot.parents) if p == i] for i in range(robot.n)]
-    host: dict[int, Any] = {-1: ET.SubElement(root, "worldbody")}  # per link: the body carrying its frame
+    world = ET.SubElement(root, "worldbody")
+    host: dict[int, Any] = {-1: _base(ET, world, robot, floats) if robot.floating else world}  # per link: the body
+    # carrying its frame
     chain: dict[int, tuple[Any, list[tuple[int, np.ndarray]]]] = {}  # per link: the massless links merged into
     # its body, each with its frame in the parent body's frame at q = 0, and that parent body
     C_of: dict[int, np.ndarray] = {-1: np.eye(4)}  # per link: C_i, from the numeric engine's joint frame to frame i
@@ -360,6 +480,21 @@ def to_mjcf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     return text
 
 
+def _base(ET: Any, world: Any, robot: Manipulator, floats: Any) -> Any:
+    """A floating robot's base: a body at the world's origin with a free joint and the base's inertia."""
+    element = ET.SubElement(world, "body", name="base")
+    ET.SubElement(element, "freejoint", name="base")
+    if robot.base is not None and floats.scalar(robot.base.mass) > 0:
+        _inertial(ET, element, floats.scalar(robot.base.mass), floats.array(robot.base.com, (3,)),
+                  floats.array(robot.base.inertia, (3, 3)))
+    return element
+
+
+def _inertial(ET: Any, element: Any, mass: float, com: np.ndarray, inertia: np.ndarray) -> None:
+    ET.SubElement(element, "inertial", pos=_fmt(com), mass=repr(float(mass)), fullinertia=_fmt(
+        [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]))
+
+
 def _body(ET: Any, parent: Any, name: str, joints: list[tuple[int, np.ndarray]], body: Body,
           robot: Manipulator, names: list[str], floats: Any) -> Any:
     """A body at the frame of the last of ``joints`` ((link, its frame in the parent body's frame at q = 0)), with
@@ -368,8 +503,7 @@ def _body(ET: Any, parent: Any, name: str, joints: list[tuple[int, np.ndarray]],
     element = ET.SubElement(parent, "body", name=name, pos=_fmt(frame[:3, 3]), quat=_fmt(_quaternion(frame[:3, :3])))
     mass, com, inertia = body.com_form()
     if mass > 0:
-        ET.SubElement(element, "inertial", pos=_fmt(com), mass=repr(float(mass)), fullinertia=_fmt(
-            [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]))
+        _inertial(ET, element, mass, com, inertia)
     inverse = np.linalg.inv(frame)
     for k, F in joints:
         link, relative = robot.links[k], inverse @ F
@@ -384,4 +518,4 @@ def write_mjcf(robot: Manipulator, path: str | Path, params: Mapping[Any, Any] |
     return atomic_write(path, to_mjcf(robot, params))
 
 
-__all__ = ["MISSING", "read_mjcf", "root_element", "to_mjcf", "write_mjcf"]
+__all__ = ["MISSING", "State", "from_mujoco", "read_mjcf", "root_element", "to_mjcf", "to_mujoco", "write_mjcf"]
