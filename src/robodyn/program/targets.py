@@ -30,7 +30,6 @@ FIGURES: dict[tuple[str, str], tuple[Figure, ...]] = {
     ),
     ("puma560", "tau"): (
         Figure("Angeles, Ma and Rojas 1989, general geometry", 521, 435),
-        Figure("customised Newton-Euler, base parameters, Staubli RX-90 (SYMORO+)", 160, 113),
     ),
     ("two_link_payload", "tau"): (
         Figure("Macsyma (thesis appendix)", 30, 17),
