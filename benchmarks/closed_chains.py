@@ -1,4 +1,4 @@
-"""Closed chains: the palletizer and the parallelogram four-bar, beside HybrDyn's published figures and Pinocchio's
+"""Closed chains: the palletizers and the parallelogram four-bar, beside HybrDyn's published figures and Pinocchio's
 constraint dynamics (prints markdown; figures, not tests).
 
     python benchmarks/closed_chains.py [--states 20000] [--pinocchio-states 2000]
@@ -11,7 +11,10 @@ constraint dynamics (prints markdown; figures, not tests).
 - HybrDyn's figures (SchapplM/robsynth-serhybroblib, the headers of its generated files, "Computational Cost"):
   palh3m2TE_invdynJ_fixb_slag_vp2 (trigonometric elimination) 730 mult + 499 add; palh3m2IC (implicit constraints,
   without the loop solve) 573 mult + 460 add + 8 div; palh3m2TE_inertiaJ_slag_vp2 240 mult + 229 add; a
-  parallelogram four-bar 10 mult + 9 add (as issue 30 quotes them).
+  parallelogram four-bar 10 mult + 9 add (as issue 30 quotes them); the MPL800 kind (palh1m2, three
+  parallelograms): palh1m2TE_invdynJ_fixb_slag_vp2 920 mult + 693 add, palh1m2DE1_invdynJ_fixb_slag_vp2 941 mult +
+  626 add, palh1m2IC_invdynJ_fixb_slag_vp2 1373 mult + 967 add + 10 div, palh1m2TE_inertiaJ_slag_vp2 273 mult +
+  267 add.
 - Per-state time of the compiled C ``forward_dynamics`` and ``inverse_dynamics`` over a batch, against
   Pinocchio's ``constraintDynamics`` (the tree plus CONTACT_3D closures, proximal settings 1e-12 / 1e-10 / 20
   iterations) called in a Python loop, one state per call, and against its ``rnea`` on the tree, in one run.
@@ -34,7 +37,10 @@ from robodyn.model.loops import open_tree
 
 HYBRDYN = {("palletizer_kr700pa", "tau"): "730m + 499a (TE); 573m + 460a + 8d (IC, no loop solve)",
            ("palletizer_kr700pa", "M"): "240m + 229a (TE)",
+           ("palletizer_mpl800", "tau"): "920m + 693a (TE); 941m + 626a (DE1); 1373m + 967a + 10d (IC)",
+           ("palletizer_mpl800", "M"): "273m + 267a (TE)",
            ("fourbar_parallelogram", "tau"): "10m + 9a"}
+PALLETIZERS = ("palletizer_kr700pa", "palletizer_mpl800")
 
 
 def symbolic_inertia(robot: rd.Manipulator) -> rd.Manipulator:
@@ -56,7 +62,8 @@ def count_rows(label: str, robot: rd.Manipulator, key: str) -> list[str]:
         built = program.build(robot, (output,))
         seconds = time.perf_counter() - start
         c = built.count()["evaluation"]
-        rows.append(f"| {label} | {output} | {c.multiplications}m + {c.additions}a | {c.trig} | {seconds:.2f} s | "
+        trig = f"{c.trig} + {c.functions} other functions" if c.functions else f"{c.trig}"  # sin/cos of sums
+        rows.append(f"| {label} | {output} | {c.multiplications}m + {c.additions}a | {trig} | {seconds:.2f} s | "
                     f"{HYBRDYN.get((key, output), '')} |")
     return rows
 
@@ -123,16 +130,17 @@ def main() -> None:
     print(f"closed chains ({platform.processor() or platform.machine()}, Python {platform.python_version()})\n")
     print("| robot | output | robodyn | trig | built in | HybrDyn (published) |")
     print("|---|---|---|---|---|---|")
-    palletizer = rd.load("palletizer_kr700pa")
-    for label, robot, key in (("palletizer_kr700pa (numbers)", palletizer, "palletizer_kr700pa"),
-                              ("palletizer_kr700pa (inertia symbolic)", symbolic_inertia(palletizer),
-                               "palletizer_kr700pa"),
-                              ("fourbar_parallelogram", rd.load("fourbar_parallelogram"), "fourbar_parallelogram")):
-        for row in count_rows(label, robot, key):
-            print(row)
+    for name in PALLETIZERS:
+        palletizer = rd.load(name)
+        for label, robot in ((f"{name} (numbers)", palletizer), (f"{name} (inertia symbolic)",
+                                                                 symbolic_inertia(palletizer))):
+            for row in count_rows(label, robot, name):
+                print(row)
+    for row in count_rows("fourbar_parallelogram", rd.load("fourbar_parallelogram"), "fourbar_parallelogram"):
+        print(row)
     print("\n| robot | routine | robodyn C, per state | Pinocchio, per state | ratio | max rel. difference |")
     print("|---|---|---|---|---|---|")
-    for name in ("palletizer_kr700pa", "fourbar_parallelogram"):
+    for name in (*PALLETIZERS, "fourbar_parallelogram"):
         for row in speed(name, args.states, args.pinocchio_states):
             print(row)
 

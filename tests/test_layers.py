@@ -73,7 +73,10 @@ LAZY_THIRD_PARTY = {"pinocchio", "lxml", "matplotlib", "jax", "casadi", "cupy", 
 #: the top of the graph), so its imports on use cannot dodge a cycle: they load a subcommand's modules (scipy for
 #: simulate and linearize, matplotlib for plots) only when it runs, which keeps ``robodyn --help`` quick.
 LAZY_ROBODYN_ALLOWED = {"robodyn.cli": "the command line loads each subcommand's modules (robodyn's, NumPy, rich's "
-                                       "progress bars) when it runs, so that --help and list start fast"}
+                                       "progress bars) when it runs, so that --help and list start fast",
+                        "robodyn.formats.load": "a robot with implicit loops is checked to assemble by the numeric "
+                                                "engine when read; loading any other robot imports none of it "
+                                                "(tests/formats/test_load_imports.py)"}
 
 #: The one lazy import of a higher layer, (module, imported module) -> why. It is made inside a function only (checked
 #: below), and left out of the graph the layer and cycle tests read; every other edge is held to them.

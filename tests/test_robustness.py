@@ -509,10 +509,11 @@ def test_inertia_near_the_largest_double_is_one_error_not_a_traceback() -> None:
 def test_random_parameter_values_are_physical_for_every_built_in_robot(name: str) -> None:
     """What the demo binds to check its compiled C (``./scripts/demo`` on the symbolic PUMA stopped on a
     non-physical inertia when the values were drawn without regard to the tensors)."""
+    from robodyn.model.loops import open_tree
     from robodyn.model.params import random_values
     from robodyn.numeric.model import build
 
     robot = load_quiet(name)
     for seed in range(5):
         values = random_values(robot, np.random.default_rng(seed), 0.1, 1.0)
-        build(robot, {**values, **({"g": 9.81} if "g" in values else {})})
+        build(open_tree(robot) if robot.implicit else robot, {**values, **({"g": 9.81} if "g" in values else {})})

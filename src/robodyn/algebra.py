@@ -131,7 +131,9 @@ class NestedConverter:
             return sympy.Mul
         if isinstance(node, se.Pow):
             return sympy.Pow
-        return node.func(*([self._ARGUMENT] * arity))._sympy_().func  # sin, cos, ...: sympy's class
+        # sin, cos, ...: sympy's class; distinct arguments for atan2 (atan2(x, x) is pi/4)
+        arguments = [self._ARGUMENT] if arity == 1 else [se.Symbol(f"_robodyn_argument{k}") for k in range(arity)]
+        return node.func(*arguments)._sympy_().func
 
 
 def _address(node: SeExpr) -> int:

@@ -317,8 +317,11 @@ MimicOption = Annotated[
                         "independent joints', as Pinocchio's mimic=True), independent (ordinary joints) or refuse.")
 ]
 FloatingOption = Annotated[
-    bool, typer.Option("--floating", help="A URDF model: a floating base (a free joint at the root); the symbolic "
-                       "commands refuse it so far (only the numeric engine, robodyn.numeric, handles it).")
+    bool, typer.Option("--floating", help="A URDF model: a floating base (a free joint at the root; an MJCF file's "
+                       "free joint makes one anyway, a model file says floating: true). q has the base's position and "
+                       "unit quaternion (x, y, z, w) first, qd its body-frame twist; count and codegen (C, Fortran) "
+                       "build its tau, M, h, G, bias and forward, other symbolic work refuses it so far (the numeric "
+                       "engine, robodyn.numeric, handles the rest).")
 ]
 
 
@@ -361,8 +364,13 @@ def show(
         out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
         for loop in robot.loops:  # closed chains: the tree plus closures, the passive joints coupled
             ends = " and ".join(robot.label(k) if k >= 0 else "the base" for k in loop.links)
-            out.print(f"loop {loop.name}: a {loop.joint} joint closes {ends} (a parallelogram)", markup=False)
+            bar = next((c.closure for c in robot.couplings if c.loop == loop.name and c.closure is not None), None)
+            kind = "a parallelogram" if bar is None else f"a four-bar in closed form, branch {bar.branch:+d}"
+            out.print(f"loop {loop.name}: a {loop.joint} joint closes {ends} ({kind})", markup=False)
         for c in robot.couplings:  # q and tau at every command are the independent coordinates
+            if c.closure is not None:
+                out.print(f"coupled: {c.describe()}", markup=False)
+                continue
             terms = " + ".join(f"{tables.text(r)} x joint {int(k) + 1}" for k, r in c.leaders)
             out.print(f"coupled: joint {int(c.joint) + 1} = {terms} + {tables.text(c.offset)}"
                       f"{f' (loop {c.loop})' if c.loop else ''}", markup=False)

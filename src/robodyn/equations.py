@@ -318,6 +318,9 @@ class Equations:
         if self._expand is not None:
             return bool(self._expand)
         with self._clock():
+            if any(c.closure is not None for c in self.robot.couplings):
+                self._default_note = "a four-bar's closed form (atan2, sqrt, quotients) has no useful expanded form"
+                return False
             if not expands_cheaply(self.robot):
                 self._default_note = ("fixed angles that are not multiples of pi/2 and more than 3 joints (each "
                                       "such angle splits every term it meets)")

@@ -22,7 +22,7 @@ from tests.helpers import coupled_cli_outcomes, finite_difference_linearization
 
 pin = pytest.importorskip("pinocchio")
 
-NAMES = ["palletizer_kr700pa", "fourbar_parallelogram"]
+NAMES = ["palletizer_kr700pa", "palletizer_mpl800", "fourbar_parallelogram", "fourbar_rbdl"]
 
 
 @pytest.fixture(scope="module", params=NAMES)

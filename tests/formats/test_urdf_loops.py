@@ -127,13 +127,12 @@ REFUSED = [  # (what replaces what in the file, the words of the one line, the f
     (('<axis xyz="0 0 1"/>\n  </loop_joint>', '<axis xyz="0 1"/>\n  </loop_joint>'), "expected 3 numbers",
      "axis xyz"),
     (('<axis xyz="0 0 1"/>\n  </loop_joint>', '<axis xyz="0 0 0"/>\n  </loop_joint>'), "axis is zero", "axis"),
-    (('<axis xyz="0 0 1"/>\n  </loop_joint>', '<axis xyz="1 0 0"/>\n  </loop_joint>'), "not parallel", "loops"),
     (('<link2 link="crank2"', '<link2 link="coupler"'), "and itself", "link2"),
     (("</robot>", DRAKE_LOOP + "\n</robot>"), "two loops have this name", "name"),
     (('<link2 link="crank2" xyz="2 0 0" rpy="0 0 0"/>', '<link2 link="crank2" xyz="2 0 0"><origin/></link2>'),
      "both xyz/rpy attributes and an <origin>", "link2"),
-    (('<link1 link="coupler" xyz="1.5 0 0"', '<link1 link="coupler" xyz="1 0 0"'), "only parallelogram",
-     "loops"),
+    (('<link1 link="coupler" xyz="1.5 0 0"', '<link1 link="coupler" xyz="1 0 0"'),
+     "does not close this four-bar: give its branch", "loops"),  # (a four-bar, in closed form given its branch)
     ((' independent="true"', ' independent="false"'), "needs its actuated joints", "actuated"),
 ]
 
@@ -151,6 +150,15 @@ def test_hostile_loop_elements_are_refused_in_one_line(change: tuple[str, str], 
     loop = "<loop_joint>" if words == "has no name" else "fourbar"  # the loop by name, else its element and line
     if field != "actuated":  # (that one is the robot's field)
         assert loop in line.replace(str(path), ""), line
+
+
+def test_a_loop_in_space_is_implicit(tmp_path: Path) -> None:
+    """A closing axis across the plane: no parallelogram, no planar four-bar, an implicit loop (solved numerically,
+    robodyn.numeric.closed_chains)."""
+    across = TEXT.replace('<axis xyz="0 0 1"/>\n  </loop_joint>', '<axis xyz="1 0 0"/>\n  </loop_joint>')
+    path = _write(tmp_path, across)
+    robot = read_urdf(path)
+    assert robot.implicit == ("fourbar",) and robot.nv == 1 and len(robot.passive) == 2
 
 
 @pytest.mark.parametrize(("text", "actuated", "words"), [

@@ -27,7 +27,11 @@ EXPECTED = {
     "stanford_arm": ("RRPRRR", "modified", 0),
     "industrial_6r": ("RRRRRR", "modified", 0),
     "palletizer_kr700pa": ("RRRRRRRR", "modified", 0),
+    "palletizer_mpl800": ("RRRRRRRRRR", "modified", 0),
     "fourbar_parallelogram": ("RRR", "standard", 0),
+    "fourbar_crank_rocker": ("RRR", "standard", 0),
+    "fivebar": ("RRRR", "standard", 0),
+    "fourbar_rbdl": ("RRRR", "standard", 0),
 }
 
 
@@ -37,7 +41,7 @@ def test_every_robot_is_listed():
         assert entry.description and entry.source
         # each names the text its data come from, by its authors (or the Toolbox whose numbers it carries)
         cited = ("Horn and Linge", "Burdick", "Fu, Gonzalez and Lee", "Angeles, Ma and Rojas", "Macsyma",
-                 "Robotics Toolbox", "HybrDyn", "RBDL")
+                 "Robotics Toolbox", "HybrDyn", "RBDL", "Norton")
         assert any(text in entry.source for text in cited), entry.name
 
 
@@ -83,7 +87,7 @@ def _limit_cpu() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (120, 130))
 
 
-NOTED = {"puma560": [1, 3], "puma560_rtb": [1, 3], "industrial_6r": [1]}
+NOTED = {"puma560": [1, 3], "puma560_rtb": [1, 3], "industrial_6r": [1], "fourbar_rbdl": [1, 2, 3, 4]}
 
 
 @pytest.mark.parametrize("name", sorted(NOTED))
@@ -95,7 +99,7 @@ def test_published_inertia_is_noted_and_still_strict(name):
     assert noted == NOTED[name]
     for k in noted:
         assert f"link {k}" in robot.inertia_notes[k - 1]
-        assert any(author in robot.inertia_notes[k - 1] for author in ("Corke", "Angeles")), robot.inertia_notes
+        assert any(author in robot.inertia_notes[k - 1] for author in ("Corke", "Angeles", "RBDL")), robot.inertia_notes
     with pytest.raises(rd.ModelError, match="strict"):
         rd.load(name, strict=True)
 
@@ -142,3 +146,76 @@ def test_puma560_matches_the_toolbox_file():
         assert abs(float(link.alpha) - ref["alpha"]) < 1e-15
         assert [float(x) for x in link.com] == ref["r"]
         assert np.array(link.inertia, dtype=float).tolist() == ref["I"]
+
+
+def _rbdl_fourbar_in_pinocchio():
+    """RBDL's FourBarLinkage (tests/LoopConstraintsTests.cc at commit d2ca037, lines 24-106) written again in
+    Pinocchio, body by body from RBDL's source, independently of robodyn's model file and exporter: five revolute z
+    joints (B5 the massless virtual body), each Body(m, (l/2, 0, 0), diag(0, 0, m l^2/3) at the centre of mass),
+    gravity (0, -9.81, 0); frames at B2's tip (X_p) and at B5's origin (X_s)."""
+    pin = pytest.importorskip("pinocchio")
+    model = pin.Model()
+    model.gravity.linear = np.array([0.0, -9.81, 0.0])
+    rod = pin.Inertia(2.0, np.array([1.0, 0, 0]), np.diag([0.0, 0.0, 8 / 3]))
+    at = {0: pin.SE3.Identity(), 2: pin.SE3(np.eye(3), np.array([2.0, 0, 0]))}
+    ids: list[int] = []
+    for k, (parent, placement, inertia) in enumerate([(0, 0, rod), (1, 2, rod), (0, 0, rod), (3, 2, rod),
+                                                      (4, 2, pin.Inertia.Zero())]):
+        ids.append(model.addJoint(parent, pin.JointModelRZ(), at[placement], f"B{k + 1}"))
+        model.appendBodyToJoint(ids[-1], inertia, pin.SE3.Identity())
+    p = model.addFrame(pin.Frame("X_p", ids[1], 0, at[2], pin.FrameType.OP_FRAME))
+    s = model.addFrame(pin.Frame("X_s", ids[4], 0, at[0], pin.FrameType.OP_FRAME))
+    return pin, model, p, s
+
+
+def test_fourbar_rbdl_is_rbdls_test_model():
+    """RBDL's own configurations and velocities, typed in (tests/LoopConstraintsTests.cc at commit d2ca037), from
+    the two actuated coordinates q[0], q[2] (RBDL's assembly weights 1, 0, 1, 0, 0, lines 984-988): the zero
+    configuration (lines 857-862), both arms on the y axis (lines 883-888), the arms symmetric about the y axis
+    with its velocity (lines 909-923), q[4] = q[0] + q[1] - q[2] - q[3] the closing joint's angle. Then RBDL's
+    forward dynamics test, configuration 2 (lines 1186-1211: that q and qd, tau = (1, -2, 3, -5, 7) on the five
+    joints, the closing one included): the accelerations of the constrained five-joint tree, written again in
+    Pinocchio from RBDL's source (the KKT system of its mass matrix and its loop rows x, y, rz), are robodyn's
+    with that tau projected (tau_a = W^T tau, the closing row included), and the two frames accelerate alike (what
+    RBDL's test asserts, lines 1213-1219)."""
+    robot = rd.load("fourbar_rbdl")
+    G, c = robot.coupling_map()
+    assert c == sympy.zeros(4, 1)
+    closing = sympy.Matrix([[1, 1, -1, -1]])  # q[4] = q[0] + q[1] - q[2] - q[3]
+    W = G.col_join(closing * G)  # the five RBDL coordinates from robodyn's two
+    pi = sympy.pi
+    for q_a, rbdl_q in [((0, 0), (0, 0, 0, 0, 0)), ((pi / 2, pi / 2), (pi / 2, 0, pi / 2, 0, 0)),
+                        ((3 * pi / 4, pi / 4), (3 * pi / 4, -pi / 2, pi / 4, pi / 2, -pi / 2))]:
+        assert W * sympy.Matrix(q_a) == sympy.Matrix(rbdl_q)  # exactly
+    assert W * sympy.Matrix([-1, -2]) == sympy.Matrix([-1, -1, -2, 1, -1])  # RBDL's qd, lines 918-922
+
+    pin, model, p, s = _rbdl_fourbar_in_pinocchio()
+    data = model.createData()
+    q = np.array([3 * np.pi / 4, -np.pi / 2, np.pi / 4, np.pi / 2, -np.pi / 2])
+    qd = np.array([-1.0, -1, -2, 1, -1])
+    tau = np.array([1.0, -2, 3, -5, 7])
+    frame = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+    def loop_rows(qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(J, J qdd + Jdot qd) of the loop's rows: x and y of X_s less X_p, and the rotation about z."""
+        pin.forwardKinematics(model, data, q, qd, qdd)
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        J = pin.getFrameJacobian(model, data, s, frame) - pin.getFrameJacobian(model, data, p, frame)
+        acc = [pin.getFrameClassicalAcceleration(model, data, f, frame) for f in (s, p)]
+        a = np.r_[acc[0].linear - acc[1].linear, acc[0].angular - acc[1].angular]
+        return J[[0, 1, 5]], a[[0, 1, 5]]
+
+    J, bias = loop_rows(np.zeros(5))
+    closed = [data.oMf[f] for f in (p, s)]  # RBDL's REQUIRE, line 1194: the loop closes at q
+    assert np.abs(closed[0].translation - closed[1].translation).max() < 1e-14
+    assert np.abs(closed[0].rotation - closed[1].rotation).max() < 1e-14
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    h = pin.nonLinearEffects(model, data, q, qd)
+    kkt = np.block([[M, J.T], [J, np.zeros((3, 3))]])
+    rbdl_qdd = np.linalg.solve(kkt, np.r_[tau - h, -bias])[:5]
+    W_ = np.array(W, dtype=float)
+    qdd = rd.numeric.forward_dynamics(robot, q[[0, 2]], qd[[0, 2]], W_.T @ tau)
+    np.testing.assert_allclose(W_ @ qdd, rbdl_qdd, rtol=0, atol=1e-12)
+    assert np.abs(loop_rows(W_ @ qdd)[1]).max() < 1e-12  # X_p and X_s accelerate alike (RBDL's check)

@@ -137,8 +137,9 @@ def test_conventions_move_the_closing_frames() -> None:
 def test_float_geometry_within_the_tolerance_only() -> None:
     assert fourbar(ground=1.5, coupler=1.5).nv == 1
     assert fourbar(ground=1.5, coupler=1.5 + 1e-12).nv == 1
-    with pytest.raises(ModelError, match="opposite sides are not of equal length"):
-        fourbar(ground=1.5, coupler=1.5 + 1e-6)
+    with pytest.raises(ModelError, match="does not close this four-bar: give its branch"):
+        fourbar(ground=1.5, coupler=1.5 + 1e-6)  # a four-bar, not a parallelogram (robodyn.model.fourbars)
+    assert all(c.closure is not None for c in fourbar(ground=1.5, coupler=1.5 + 1e-6, branch=1).couplings)
 
 
 REFUSED = [  # (change to the four-bar's loop, or to the robot, what the one line says)
@@ -155,11 +156,16 @@ REFUSED = [  # (change to the four-bar's loop, or to the robot, what the one lin
     ({"placements": ({"xyz": (0, 0, 0), "turn": 1}, None)}, "unknown key 'turn'"),
     ({"placements": (None,)}, "expected two placements"),
     ({"placements": (None, {"xyz": (0, 0, 0.2)})}, "apart along the joint axis"),
-    ({"axis": (1, 0, 0)}, "not parallel"),
-    ({"joint": "weld"}, "only parallelogram"),
-    ({"joint": "spherical"}, "only parallelogram"),
     ({"name": "3x"}, "not a valid name"),
 ]
+
+
+@pytest.mark.parametrize("change", [{"axis": (1, 0, 0)}, {"joint": "weld"}, {"joint": "spherical"}])
+def test_loops_in_space_and_other_joints_are_implicit(change: dict[str, object]) -> None:
+    """No parallelogram, no planar four-bar: an implicit loop, solved numerically (robodyn.numeric.closed_chains:
+    tests/analysis/test_implicit_loops.py); its passive joints are none of the robot's coordinates."""
+    robot = fourbar(**change)
+    assert (robot.implicit, robot.passive, robot.nv, robot.couplings) == (("bar",), (1, 2), 1, ())
 
 
 @pytest.mark.parametrize(("change", "message"), REFUSED, ids=[m for _, m in REFUSED])
@@ -183,8 +189,9 @@ def test_the_robot_level_refusals() -> None:
         with pytest.raises(ModelError, match=message) as info:
             robot.replace(**changes)
         assert "\n" not in str(info.value), changes
-    with pytest.raises(ModelError, match=r"not a parallelogram|not of equal length"):
-        fourbar(ground=1)  # a four-bar that is no parallelogram: a later version
+    with pytest.raises(ModelError, match="does not close this four-bar: give its branch"):
+        fourbar(ground=1)  # a four-bar that is no parallelogram, in closed form on the branch given
+    assert fourbar(ground=1, branch=-1).nv == 1
 
 
 def test_a_loop_none_of_whose_joints_is_actuated() -> None:

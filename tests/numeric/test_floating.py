@@ -196,11 +196,16 @@ def test_symbolic_paths_refuse_it() -> None:
     from robodyn import codegen, program
 
     robot = _load(SOLO12)
-    for call in (lambda: rd.derive(robot), lambda: program.build(robot, ("tau",)), lambda: rd.compile(robot),
-                 lambda: codegen.generate(robot, "c", ["tau"]), lambda: rd.compile(robot, backend="numpy")):
-        with pytest.raises(ModelError) as info:
-            call()
-        assert str(info.value) == f"solo: {REFUSAL}"
+    with pytest.raises(ModelError) as info:
+        rd.derive(robot)
+    assert str(info.value) == f"solo: {REFUSAL}"
+    # (the programs of tau, M, h, G, bias and forward, their C and rd.compile: tests/program/test_floating_programs.py)
+    with pytest.raises(ModelError, match=r"^solo: floating base: no program of 'dtau_dq'; its programs give tau, M"):
+        program.build(robot, ("dtau_dq",))
+    with pytest.raises(ModelError, match=r"^solo: floating base: rd.compile builds it with backend='c' only"):
+        rd.compile(robot, backend="numpy")
+    with pytest.raises(ValueError, match=r"^floating base \(q of 19 entries, the rest 18\): generated c, fortran"):
+        codegen.generate(robot, "numpy", ["tau"])
     with pytest.raises(ModelError, match=r"robodyn\.numeric handles it in inverse_dynamics"):
         numeric.gravity(robot, np.zeros(19))
     with pytest.raises(ModelError, match="model files do not describe it"):
@@ -209,11 +214,14 @@ def test_symbolic_paths_refuse_it() -> None:
         rd.simulate(robot, 0.1, q0=joints.neutral().tolist() + [0.0] * 12, qd0=[0.0] * 18)
 
 
-@pytest.mark.parametrize("command", ["derive", "codegen"])
-def test_cli_refuses_it(command: str, tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "robodyn", command, str(_path(SOLO12)), "--floating",
+@pytest.mark.parametrize(("command", "refusal"), [
+    ("derive", REFUSAL), ("codegen", "floating base: no program of 'dtau_dq'; its programs give tau, M, h, G, bias, "
+                                     "forward so far (robodyn.numeric handles the rest)")])
+def test_cli_refuses_it(command: str, refusal: str, tmp_path: Path) -> None:
+    extra = ["-O", "dtau"] if command == "codegen" else []
+    result = subprocess.run([sys.executable, "-m", "robodyn", command, str(_path(SOLO12)), "--floating", *extra,
                              "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].endswith(f"solo: {REFUSAL}")
+    assert len(lines) == 1 and lines[0].endswith(f"solo: {refusal}")

@@ -54,6 +54,7 @@ from robodyn.model.files import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters as checked_parameters
 from robodyn.model.params import bound_robot, check_bound, symbol_values
+from robodyn.numeric import closed_chains
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
 from robodyn.runtime import CompiledDynamics as CompiledModule
@@ -156,6 +157,10 @@ def forward_dynamics_symbolic(robot: Manipulator, method: str = "newton-euler") 
             f"{robot.name} has {n}: use robodyn.numeric.forward_dynamics (or simulate), which solve "
             "M qdd = tau - bias numerically"
         )
+    if any(c.closure is not None for c in robot.couplings):
+        raise DerivationError(f"{robot.name} has a four-bar in closed form (atan2, sqrt): its M and bias have no "
+                              "canonical form to invert in closed form; robodyn.numeric.forward_dynamics (or "
+                              "simulate) solves M qdd = tau - bias numerically")
     eqs = derive(robot, method)
     q = eqs.symbols.q
     M = sympy.Matrix(matrix_to_sympy(eqs.canonical("M")))
@@ -254,6 +259,42 @@ class CompiledDynamics(Dynamics):
         return self._compiled.one_state("forward_dynamics", params=self._values)
 
 
+class ClosedChainDynamics(Dynamics):
+    """A robot with implicit loops (:mod:`robodyn.numeric.closed_chains`): the actuated state only, the passive
+    positions by Newton's method at every evaluation from the previous one's (each integration its own
+    :class:`~robodyn.numeric.closed_chains.Follower`), so that the loops hold to Newton's tolerance without drift."""
+
+    engine = "numpy"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        self.robot = robot
+        self.params = dict(params or {})
+        self.n = robot.nv
+        self.model = robot  # type: ignore[assignment]  # robodyn.numeric hands it to closed_chains
+        self._follower = closed_chains.Follower(robot, self.params)  # also checks the loops and the parameters
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        return self._follower.accelerations(q, qd, tau)
+
+    def accelerator(self) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        return closed_chains.Follower(self.robot, self.params).accelerations
+
+    def holding_torque(self, q: np.ndarray) -> np.ndarray:
+        return self._follower.holding_torque(q)
+
+    def outputs(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(qdd, kinetic, potential) along the motion, the passive positions followed from sample to sample."""
+        follower = closed_chains.Follower(self.robot, self.params)
+        qdd, kinetic, potential = np.zeros_like(q), np.zeros(len(q)), np.zeros(len(q))
+        for k in range(len(q)):
+            qdd[k] = follower.accelerations(q[k], qd[k], tau[k])
+            x = follower.last_state
+            assert x is not None
+            kinetic[k] = 0.5 * qd[k] @ (x.W[0].T @ numeric.mass_matrix(follower.chain.tree, x.q[0]) @ x.W[0]) @ qd[k]
+            potential[k] = potential_energy(follower.chain.tree, x.q[0])
+        return qdd, kinetic, potential
+
+
 _ENGINE_CLASSES: dict[str, type[Dynamics]] = {
     "lambdify": LambdifiedDynamics,
     "numpy": NumpyDynamics,
@@ -268,13 +309,18 @@ def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "la
     cached per robot and binding. ``engine``: ``"lambdify"``, ``"numpy"`` or ``"compiled"``."""
     if engine not in _ENGINE_CLASSES:
         raise SimulationError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}", field="engine")
-    if engine == "lambdify" and robot.n > MAX_DERIVE_LINKS:
+    if engine == "lambdify" and robot.n > MAX_DERIVE_LINKS and not robot.implicit:
         raise SimulationError(f"{robot.n} links: the lambdify engine derives the equations symbolically, which is "
                               f"limited to {MAX_DERIVE_LINKS} links; use engine='compiled' (the generated C) or "
                               "engine='numpy'", field="links")
     bound = bind_parameters(robot, params)
+    classes = _ENGINE_CLASSES
+    if robot.implicit:  # numeric only: the default (lambdify) and numpy engines are the closed-chain one
+        if engine == "compiled":
+            robot.check_fixed_base()  # the one-line refusal of the symbolic paths
+        engine, classes = "numpy", {"numpy": ClosedChainDynamics}
     key = (engine, tuple(sorted((bound or {}).items())))
-    return _CACHE.get(robot, key, lambda: _ENGINE_CLASSES[engine](robot, bound))
+    return _CACHE.get(robot, key, lambda: classes[engine](robot, bound))
 
 
 # -- energies and holding torques ----------------------------------------------------------------------
@@ -458,7 +504,9 @@ def simulate(
     ``method``, ``rtol``, ``atol``, ``max_step``, ``events``: passed to :func:`scipy.integrate.solve_ivp`
     (``"DOP853"`` with rtol = atol = 1e-12 conserves energy to ~1e-10). ``t_eval``: output times (default:
     ``samples`` equally spaced). ``params`` binds symbolic parameters (g defaults to 9.81). ``engine``: see
-    :func:`dynamics`.
+    :func:`dynamics`; a robot with implicit loops (``robot.implicit``) is integrated in its actuated state by the
+    numeric engine whatever ``engine`` names but ``"compiled"`` (refused), the passive joints found by Newton's
+    method at every evaluation (:mod:`robodyn.numeric.closed_chains`).
 
     Every option is checked before any work (a finite span, rtol in (0, 1) and atol > 0 finite, samples >= 2,
     q0 and qd0 finite and at most :data:`MAX_MAGNITUDE`, ...). The integration can neither hang nor run away:
@@ -629,7 +677,12 @@ def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, metho
     n = robot.nv
     t, q, qd = sol.t, sol.y[:n].T.copy(), sol.y[n:].T.copy()
     tau = np.array([law(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd, strict=True)]).reshape(len(t), n)
-    qdd = numeric.forward_dynamics(engine.model, q, qd, tau) if len(t) else np.zeros((0, n))
+    if isinstance(engine, ClosedChainDynamics):
+        qdd, kinetic, potential = engine.outputs(q, qd, tau)
+    else:
+        qdd = numeric.forward_dynamics(engine.model, q, qd, tau) if len(t) else np.zeros((0, n))
+        kinetic = kinetic_energy(robot, q, qd, params) if len(t) else np.zeros(0)
+        potential = gravity_energy(robot, q, params) if len(t) else np.zeros(0)
     return SimulationResult(
         robot=robot,
         t=t,
@@ -637,8 +690,8 @@ def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, metho
         qd=qd,
         qdd=qdd,
         tau=tau,
-        kinetic=kinetic_energy(robot, q, qd, params) if len(t) else np.zeros(0),
-        potential=gravity_energy(robot, q, params) if len(t) else np.zeros(0),
+        kinetic=kinetic,
+        potential=potential,
         method=method,
         engine=engine.engine,
         nfev=int(sol.nfev),
@@ -718,6 +771,26 @@ class Derivatives:
         return np.asarray(d_q), np.asarray(d_qd)
 
 
+class SymbolicDerivatives:
+    """:class:`Derivatives` of a robot with a four-bar in closed form (:mod:`robodyn.model.fourbars`), whose
+    derivative programs are not built: the Newton-Euler tau of :func:`robodyn.derive` (parameters bound),
+    differentiated exactly by symengine and compiled by its Lambdify (common subexpressions shared)."""
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float]) -> None:
+        eqs = derive(bound_robot(robot, params), "newton-euler")
+        q, qd, qdd = eqs.symbols.symengine()
+        tau = eqs.raw("tau")
+        self.n = n = len(q)
+        outputs = [tau[i, 0].diff(x) for x in (*q, *qd) for i in range(n)]
+        self._function = se.Lambdify([*q, *qd, *qdd], outputs, cse=True)
+
+    def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(dtau/dq, dtau/dqd), each (n, n), row i = joint i, at one state."""
+        n = self.n
+        values = np.asarray(self._function(np.concatenate([q, qd, qdd]))).reshape(2, n, n)
+        return values[0].T.copy(), values[1].T.copy()
+
+
 #: The generated derivative module, per robot (its parameters are inputs: one module serves every binding);
 #: entries vanish with their robot.
 _DERIVATIVES: PerRobotCache[CompiledModule] = PerRobotCache()
@@ -728,6 +801,8 @@ def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives
     robot); a parameter left unbound is one :class:`~robodyn.errors.ModelError`."""
     bound = bind_parameters(robot, params) or {}
     check_bound(robot, symbol_values(bound))  # every parameter bound, every field finite under them
+    if any(c.closure is not None for c in robot.couplings):  # a four-bar: no derivative programs
+        return SymbolicDerivatives(robot, bound)  # type: ignore[return-value]
     compiled = _DERIVATIVES.get(robot, "dtau", lambda: compile_robot(robot, outputs=("dtau",), backend="numpy"))
     return Derivatives(compiled, bound)
 

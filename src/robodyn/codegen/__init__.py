@@ -32,6 +32,11 @@ __all__ = ["GENERATOR_VERSION", "KEYS", "KINDS", "LANGUAGES", "ModuleSpec", "emi
            "load_python", "module_spec", "python_file", "sanitize"]
 
 
+#: The languages whose routines size each array on its own (a floating base's q of nq entries, the rest nv); the
+#: NumPy and JAX modules (and the CUDA kernels) check every joint array against one length.
+SIZED_LANGUAGES = ("c", "fortran")
+
+
 def emitter(language: str) -> Emitter:
     """The emitter of ``language`` (one of :data:`LANGUAGES`)."""
     if language == "c":
@@ -57,7 +62,11 @@ def generate(
     (:func:`~robodyn.codegen.spec.module_spec`); ``spec``: an already built spec to print (then
     ``robot``, ``outputs`` and ``base`` are not used)."""
     printer = emitter(language)
-    return printer.files(spec if spec is not None else module_spec(robot, outputs, base=base))
+    spec = spec if spec is not None else module_spec(robot, outputs, base=base)
+    if spec.nq is not None and language not in SIZED_LANGUAGES:
+        raise ValueError(f"floating base (q of {spec.nq} entries, the rest {spec.n}): generated "
+                         f"{', '.join(SIZED_LANGUAGES)} only so far, not {language}")
+    return printer.files(spec)
 
 
 def load_python(robot: Any, language: str = "numpy", outputs: Iterable[str] | None = None, *,

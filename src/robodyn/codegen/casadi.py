@@ -84,7 +84,8 @@ def _to_sx(ca: Any, expr: Any, env: dict[Any, Any]) -> Any:
             product = functools.reduce(operator.mul, [base] * abs(k))
             return product if k > 0 else 1 / product
         return base**exponent
-    function = {"sin": ca.sin, "cos": ca.cos, "sqrt": ca.sqrt, "sign": ca.sign}.get(type(expr).__name__)
+    function = {"sin": ca.sin, "cos": ca.cos, "sqrt": ca.sqrt, "sign": ca.sign, "atan2": ca.atan2
+                }.get(type(expr).__name__)
     if function is None:
         raise ValueError(f"cannot write {type(expr).__name__}() as CasADi")
     return function(*args)

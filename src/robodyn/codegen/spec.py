@@ -159,6 +159,9 @@ class ModuleSpec:
     #: The named frames of the frames' routines (:data:`~robodyn.program.outputs.FRAME_OUTPUTS`), in the order of
     #: their arrays' first axis ("" the tool frame); () when there are none.
     frames: tuple[str, ...] = ()
+    #: The length of ``q`` where it differs from ``n`` (a floating base, :mod:`robodyn.program.floating`: nq = n + 1,
+    #: ``n`` being nv, the length of qd, qdd, tau and the outputs' rows); None otherwise.
+    nq: int | None = None
 
     def __post_init__(self) -> None:
         """Only names of robodyn's grammar reach the emitters (a spec may come from a cache's spec.json): the
@@ -422,7 +425,9 @@ def _legalise(
 # -- routines ------------------------------------------------------------------------------------
 
 
-def _array(name: str, n: int, n_constants: int, n_params: int, frames: int = 1) -> Array:
+def _array(name: str, n: int, n_constants: int, n_params: int, frames: int = 1, nq: int | None = None) -> Array:
+    if name == "q" and nq is not None:
+        return Array("q", (nq,))
     if name == "k":
         return Array("k", (n_constants,))
     if name == "params":
@@ -500,11 +505,11 @@ def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -
 
 
 def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol], aba: bool,
-              frames: Sequence[str] = ()) -> Routine:
+              frames: Sequence[str] = (), nq: int | None = None) -> Routine:
     stores = [x for part in kind_parts(kind, frames) for x in names.outputs[part]]
     summary = ABA_SUMMARY if kind.name == "forward_dynamics" and aba else kind.summary
     body = _needed(names.body, stores)
-    inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0) for a in kind.inputs]
+    inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0, nq=nq) for a in kind.inputs]
     return _routine(kind.name, summary, inputs, _array(kind.output, n, n_constants, 0, len(frames)), body, stores,
                     _Temps(len(names.body)), angles, True)
 
@@ -514,7 +519,8 @@ def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, rob
     """The constants routine and one run-time routine per kind, over ``program`` (the frames' routines over its
     outputs of each of ``frames``, :func:`kind_parts`)."""
     names = _Names(program)
-    n = len(program.inputs["q"])
+    n = len(program.inputs.get("qd", program.inputs["q"]))  # (nv: a floating base's q has nq = nv + 1)
+    nq = len(program.inputs["q"]) if len(program.inputs["q"]) != n else None
     params = tuple(str(p) for p in names.params)
     n_constants = len(names.constants)
     angles = [names.run[s] for s in program.inputs["q"]]
@@ -530,9 +536,9 @@ def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, rob
         False,
     )
     aba = "aba" in (program.route or "")  # forward dynamics by the articulated-body algorithm
-    routines = [constants] + [_run_time(kind, names, n, n_constants, angles, aba, frames) for kind in kinds]
+    routines = [constants] + [_run_time(kind, names, n, n_constants, angles, aba, frames, nq) for kind in kinds]
     return ModuleSpec(name=name, robot=robot, n=n, parameters=params, n_constants=n_constants,
-                      routines=tuple(routines), frames=tuple(frames))
+                      routines=tuple(routines), frames=tuple(frames), nq=nq)
 
 
 # -- to sympy, structure kept ----------------------------------------------------------------------

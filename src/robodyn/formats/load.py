@@ -6,6 +6,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from robodyn import library
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.formats.mjcf import read_mjcf, root_element
@@ -31,14 +33,39 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     ``mimic`` (URDF files only): ``"couple"`` (the default) reads a mimic joint as a coupled coordinate (the
     robot's q are then its ``robot.nv`` independent joints', as Pinocchio's ``mimic=True``), ``"independent"``
     as an independent joint, ``"refuse"`` refuses it; ``actuated`` (URDF files with loop closures only): the
-    actuated joints' URDF names (see :mod:`robodyn.formats.urdf`); ``floating=True`` (URDF files only) puts a free
-    joint at the root, the root link's inertia moving with it (:func:`robodyn.formats.urdf.read_urdf`; only the
-    numeric engine handles such a robot so far: :mod:`robodyn.numeric.floating`).
+    actuated joints' URDF names (see :mod:`robodyn.formats.urdf`); ``floating=True`` puts a free joint at a URDF's
+    root, the root link's inertia moving with it (:func:`robodyn.formats.urdf.read_urdf`), and requires one in an
+    MJCF file (whose free joint makes a floating base anyway: :func:`robodyn.formats.mjcf.read_mjcf`); a model
+    file says ``floating: true`` itself.
 
     A string that is a built-in name always loads the built-in robot, even where a file of that name
     exists in the working directory (a :class:`~robodyn.errors.ModelWarning` then says so); load such a
     file by a path that is not a bare name, ``./puma560`` or ``Path("puma560")``.
     """
+    robot = _read(model, strict, lock, mimic, actuated, floating)
+    return _assembled(robot, str(model)) if robot.implicit else robot
+
+
+def _assembled(robot: Manipulator, shown: str) -> Manipulator:
+    """A robot with implicit loops (:mod:`robodyn.numeric.closed_chains`; numeric, else unchecked here) must close
+    at q = 0, its reference assembly, and move with its actuated joints there: Newton's method from q = 0 converges
+    at q = 0 and at a step of 1e-3 rad (or m) of every actuated joint, with no constraint fixing an actuated joint;
+    else one line names the loop (a locked or contradictory loop is refused when read, not at its first use)."""
+    from robodyn.numeric import closed_chains  # (only here: loading imports no module of the numeric engine)
+
+    if robot.parameters():
+        return robot
+    try:
+        for q in (np.zeros(robot.nv), np.full(robot.nv, 1e-3)):
+            closed_chains.projection(robot, q)
+    except ModelError as exc:
+        raise ModelError(f"{exc.problem} (checked at q = 0 and a step from it: the loops must close and move "
+                         "there)", file=shown, field="loops") from None
+    return robot
+
+
+def _read(model: str | Path, strict: bool, lock: Mapping[str, float] | None, mimic: str,
+          actuated: Sequence[str] | None, floating: bool) -> Manipulator:
     text = str(model)
     path = Path(text)
     if lock and path.suffix.lower() != ".urdf":
@@ -48,8 +75,9 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
     if actuated is not None and path.suffix.lower() != ".urdf":
         raise ModelError(f"actuated= applies to URDF files only (a model file lists its own), and {text!r} is not "
                          "a .urdf file")
-    if floating and path.suffix.lower() != ".urdf":
-        raise ModelError(f"floating=True applies to URDF files only so far, and {text!r} is not a .urdf file")
+    if floating and path.suffix.lower() not in (".urdf", ".xml", ".mjcf"):
+        raise ModelError(f"floating=True applies to URDF and MJCF files (a model file says 'floating: true' "
+                         f"itself), and {text!r} is neither")
     exists = path_exists(path, text)  # a path that cannot be looked up: one ModelError
     if isinstance(model, str) and text in library.names():
         if exists:
@@ -69,7 +97,7 @@ def load(model: str | Path, *, strict: bool = False, lock: Mapping[str, float] |
                 raise ModelError(f"not MJCF (the root element is {f'<{root}>' if root else 'not found'}, not "
                                  "<mujoco>): robodyn reads MJCF from .xml and .mjcf files, URDF from .urdf files",
                                  file=text)
-            return read_mjcf(path, strict=strict)
+            return read_mjcf(path, strict=strict, floating=True if floating else None)
         return read_urdf(path, strict=strict, lock=lock, mimic=mimic, actuated=actuated, floating=floating)
     if isinstance(model, Path) or path.suffix.lower() in MODEL_SUFFIXES or exists:
         if not exists:

@@ -465,6 +465,9 @@ def to_mjcf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     if robot.couplings:
         equality = ET.SubElement(root, "equality")
         for coupling in robot.couplings:
+            if coupling.closure is not None:  # a four-bar's passive joint: not a polynomial of one joint
+                raise ModelError(f"loop {coupling.loop!r} is a four-bar in closed form: MJCF's joint equalities are "
+                                 "polynomials, not written", field="loops")
             if len(coupling.leaders) != 1:  # MJCF's joint equality has one joint2
                 raise ModelError(f"a coupling of joint {names[int(coupling.joint)]!r} to {len(coupling.leaders)} "
                                  "leaders has no MJCF joint equality (one leader each)", field="couplings")

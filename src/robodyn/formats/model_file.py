@@ -50,6 +50,14 @@ robot's coordinates; every other joint of a loop is passive, fixed by the closur
         placements: [{xyz: [0.5, 0, 0], rpy: [0, 0, 0]}, {xyz: [1, 0, 0]}]   # the closing joint's frame on each
                                                # link (xyz, rpy as URDF's origin; or a 4x4); default: the link's
 
+``floating: true`` puts a free joint at the root (a floating base: humanoids, quadrupeds, drones; q then starts
+with the base's position and unit quaternion x, y, z, w, and v with its body-frame twist, as Pinocchio's free
+flyer) and ``base`` (``mass``, ``com``, ``inertia``, in the base frame) is the body it carries; such a file may
+have no ``links`` (a drone)::
+
+    floating: true
+    base: {mass: 1.5, com: [0, 0, 0], inertia: [0.02, 0.02, 0.04]}
+
 and ``frames`` (named frames, :mod:`robodyn.model.frames`: a frame fixed to a link, at a placement in its frame;
 ``tool_pose``, the Jacobians, generated kinematics and ``ik.solve`` take them by name)::
 
@@ -89,16 +97,17 @@ from robodyn.model.files import (
     shown_path,
     write_all,
 )
+from robodyn.model.link import RigidBody
 from robodyn.model.manipulator import MAX_LINKS, Link, Manipulator, Payload
 
 MAX_FILE_BYTES = 2_000_000
 
 TOP_KEYS = {
     "name", "convention", "gravity", "links", "description", "source", "notes",
-    "tip_load", "payload", "tool", "couplings", "frames", "loops", "actuated",
+    "tip_load", "payload", "tool", "couplings", "frames", "loops", "actuated", "floating", "base",
 }
 COUPLING_KEYS = {"joint", "leader", "ratio", "offset", "leaders"}
-LOOP_KEYS = {"name", "links", "placements", "joint", "axis"}
+LOOP_KEYS = {"name", "links", "placements", "joint", "axis", "branch", "reference"}
 LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement",
              "name", "parent", "coulomb", "inertia_note", "joint_name"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
@@ -463,7 +472,10 @@ def _file_loops(value: Any, n: int) -> list[dict[str, Any]]:
         if not isinstance(links, list) or len(links) != 2:
             raise ModelError(f"loop {name}: links: expected two links (names, or numbers from 1; 0: the base)",
                              field="loops")
-        out.append({**entry, "links": [_loop_end(end, name, n) for end in links]})
+        extra = {}
+        if isinstance(entry.get("reference"), dict):  # a four-bar's reference configuration: joints numbered from 1
+            extra["reference"] = {_loop_end(k, name, n): v for k, v in entry["reference"].items()}
+        out.append({**entry, "links": [_loop_end(end, name, n) for end in links], **extra})
     return out
 
 
@@ -497,6 +509,16 @@ def _file_frames(value: Any, n: int) -> Any:
     return out
 
 
+def _file_body(value: Any, key: str, kind: Callable[..., Any]) -> Any:
+    """A ``payload`` or ``base`` entry: mass, com, inertia."""
+    body = _require_mapping(value, key)
+    _check_keys(body, BODY_KEYS, link=key, what=key)
+    try:
+        return kind(**body)
+    except ModelError as exc:
+        raise exc.located(link=key) from None
+
+
 def _free_text(value: Any) -> str:
     """A free-text field: empty when absent or null (``description:`` with nothing after it), else its text."""
     return "" if value is None else str(value)
@@ -506,10 +528,11 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     """Build a Manipulator from the model-file structure."""
     data = _require_mapping(data, "document")
     _check_keys(data, TOP_KEYS, link=None, what="document")
-    if "links" not in data:
+    floating = data.get("floating", False)
+    if "links" not in data and floating is not True:
         raise ModelError("missing", field="links")
-    rows = data["links"]
-    if not isinstance(rows, list) or not rows:
+    rows = data.get("links", [])
+    if not isinstance(rows, list) or not (rows or floating is True):  # (a floating base may carry no link: a drone)
         raise ModelError("expected a non-empty list of links", field="links")
     if len(rows) > MAX_LINKS:
         raise ModelError(f"{len(rows)} links: at most {MAX_LINKS} are accepted", field="links")
@@ -564,12 +587,11 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
         kwargs["tip_force"] = load.get("force", [0, 0, 0])
         kwargs["tip_moment"] = load.get("moment", [0, 0, 0])
     if data.get("payload") is not None:
-        body = _require_mapping(data["payload"], "payload")
-        _check_keys(body, BODY_KEYS, link="payload", what="payload")
-        try:
-            kwargs["payload"] = Payload(**body)
-        except ModelError as exc:
-            raise exc.located(link="payload") from None
+        kwargs["payload"] = _file_body(data["payload"], "payload", Payload)
+    if "floating" in data:  # a free joint at the root (robodyn.model.joints); checked by the Manipulator
+        kwargs["floating"] = floating
+    if data.get("base") is not None:  # the floating base's body
+        kwargs["base"] = _file_body(data["base"], "base", RigidBody)
     return Manipulator(links=tuple(links), strict=strict, **kwargs)
 
 #: Reading is here; paths, writing and saving are :mod:`robodyn.model.files`, re-exported.

@@ -169,20 +169,33 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
 
 def _coupled(robot: Manipulator, parts: dict[str, se.DenseMatrix]) -> dict[str, se.DenseMatrix]:
     """The parts of the tree (in its joints' q, qd, qdd) for coupled coordinates (:mod:`robodyn.model.couplings`):
-    q_tree = G q + c (qd, qdd: G qd, G qdd) substituted, every column projected with G^T and M as G^T M G."""
+    q_tree = g(q), qd_tree = W qd, qdd_tree = W qdd + Wdot qd substituted (linear couplings: g = G q + c, W = G,
+    Wdot = 0), every column projected with W^T and M as W^T M W; with four-bars, h gains W^T M_tree Wdot qd."""
     tree, free = joint_symbols(robot.n).symengine(), joint_symbols(robot.nv).symengine()
-    G_, c_ = robot.coupling_map()
+    closure = robot.closure_map()
+    G_, c_ = closure.G, closure.c
     G = se.DenseMatrix(robot.n, robot.nv, [to_se(x) for x in G_])
+    closed = closure.closed_rows(list(free[0]), to_se)
+    if closed:  # the four-bars' rows: W's entries, and the tree's accelerations' part in qd^2
+        G = se.DenseMatrix(G)
+        for j, (_, r, _, column) in closed.items():
+            G[j, column] = r
     mapping: dict[SeExpr, SeExpr] = {}
     for tree_symbols, free_symbols, offset in zip(tree, free, (c_, None, None), strict=True):
         values = G * se.DenseMatrix(robot.nv, 1, list(free_symbols))
         for k, symbol in enumerate(tree_symbols):
             mapping[symbol] = values[k] + (to_se(offset[k]) if offset is not None else 0)
+    bias = se.zeros(robot.n, 1)
+    for j, (p, _, curvature, column) in closed.items():
+        mapping[tree[0][j]] = p
+        mapping[tree[2][j]] = mapping[tree[2][j]] + curvature * free[1][column] ** 2
+        bias[j] = curvature * free[1][column] ** 2
     out = {}
     for key, matrix in parts.items():
         if matrix.rows != robot.n:  # not a joint-indexed part (none of the main ones)
             continue
         substituted = matrix.xreplace(mapping)
         out[key] = G.T * substituted * G if matrix.cols == robot.n else G.T * substituted
+        if closed and key == "h":
+            out[key] = out[key] + G.T * (parts["M"].xreplace(mapping) * bias)
     return out
-

@@ -52,6 +52,9 @@ class Coupling:
     offset: Any = 0
     leaders: Any = None
     loop: str = ""
+    #: A four-bar's passive joint: its closed form (:class:`robodyn.model.fourbars.FourBar`) of the one leader, the
+    #: actuated joint (the ratio and offset then mean nothing: :func:`closure_map` reads the closed form).
+    closure: Any = None
 
     def __post_init__(self) -> None:
         if self.leaders is None:
@@ -71,13 +74,17 @@ class Coupling:
 
     def subs(self, mapping: Any) -> Coupling:
         return Coupling(self.joint, leaders=tuple((k, r.subs(mapping)) for k, r in self.leaders),
-                        offset=self.offset.subs(mapping), loop=self.loop)
+                        offset=self.offset.subs(mapping), loop=self.loop, closure=self.closure)
 
     def describe(self, label: Any = None) -> str:
         """``joint 5 = -1 x joint 2 + 1 x joint 3 + pi/2`` (joints numbered from 1, or as ``label(k)`` names
         them)."""
         def name(k: Any) -> str:
             return label(k) if label is not None else f"joint {int(k) + 1}"
+
+        if self.closure is not None:
+            return f"{name(self.joint)} = closed form of {name(self.leader)} (four-bar {self.loop!r}, branch " \
+                   f"{self.closure.branch:+d})"
 
         terms = " + ".join(f"{expression_text(r)} x {name(k)}" for k, r in self.leaders)
         return f"{name(self.joint)} = {terms + ' + ' if terms else ''}{expression_text(self.offset)}"
@@ -145,7 +152,8 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
             raise ModelError(f"joint {label(joint)}: a coupling without a leader", field="couplings")
         if joint in direct:
             raise ModelError(f"joint {label(joint)} is coupled twice", field="couplings")
-        direct[joint] = Coupling(joint, leaders=tuple(terms.items()), offset=entry.offset, loop=entry.loop)
+        direct[joint] = Coupling(joint, leaders=tuple(terms.items()), offset=entry.offset, loop=entry.loop,
+                                 closure=entry.closure)
     resolved: dict[int, tuple[dict[int, sympy.Expr], sympy.Expr]] = {}
 
     def expand(joint: int, path: tuple[int, ...]) -> tuple[dict[int, sympy.Expr], sympy.Expr]:
@@ -158,6 +166,9 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
         terms: dict[int, sympy.Expr] = {}
         offset = direct[joint].offset
         for leader, ratio in direct[joint].leaders:
+            if direct[joint].closure is not None and leader in direct:
+                raise ModelError(f"joint {label(joint)}: a four-bar's actuated joint {label(leader)} cannot follow "
+                                 "another", field="couplings")
             if leader not in direct:
                 terms[leader] = terms.get(leader, 0) + ratio
                 continue
@@ -178,7 +189,8 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
         terms, offset = expand(joint, ())
         leaders = tuple(sorted(terms.items()))
         if len(leaders) == 1:
-            out.append(Coupling(joint, leaders[0][0], leaders[0][1], offset, loop=direct[joint].loop))
+            out.append(Coupling(joint, leaders[0][0], leaders[0][1], offset, loop=direct[joint].loop,
+                                closure=direct[joint].closure))
         else:
             out.append(Coupling(joint, leaders=leaders, offset=offset, loop=direct[joint].loop))
     return tuple(out)
@@ -191,18 +203,63 @@ def independent(n: int, couplings: Sequence[Coupling]) -> tuple[int, ...]:
 
 
 def coupling_map(n: int, couplings: Sequence[Coupling]) -> tuple[sympy.Matrix, sympy.Matrix]:
-    """(G, c) with q_tree = G q + c: G of n x nv (0, 1 and the ratios), c of n x 1 (the offsets)."""
+    """(G, c) with q_tree = G q + c: G of n x nv (0, 1 and the ratios), c of n x 1 (the offsets). Linear couplings
+    only: a four-bar's closed form is :func:`closure_map`'s (a one-line ModelError here)."""
+    closed = next((c for c in couplings if c.closure is not None), None)
+    if closed is not None:
+        raise ModelError(f"loop {closed.loop!r} is a four-bar, in closed form: its map q_tree = g(q) is not linear "
+                         "(robodyn.model.couplings.closure_map)", field="loops")
+    closure = closure_map(n, couplings)
+    return closure.G, closure.c
+
+
+@dataclass(frozen=True)
+class ClosureMap:
+    """The map from the robot's independent coordinates to the tree's, in one place (ARCHITECTURE.md, "Couplings
+    and loops"): q_tree = g(q), qd_tree = W(q) qd, qdd_tree = W(q) qdd + b(q, qd) (b = Wdot qd), and every
+    generalised force projected with W^T. Linear couplings (mimic joints, gears, parallelograms) are the linear
+    part, g(q) = G q + c, W = G, b = 0; a four-bar's passive joints (:mod:`robodyn.model.fourbars`) its rows in
+    closed form of their actuated joint: ``bars``, each (the leader's column in q, the closed form)."""
+
+    G: sympy.Matrix
+    c: sympy.Matrix
+    bars: tuple[tuple[int, Any], ...] = ()
+
+    @property
+    def linear(self) -> bool:
+        return not self.bars
+
+    def closed_rows(self, q: Sequence[Any], convert: Any = None, value: Any = None
+                    ) -> dict[int, tuple[Any, Any, Any, int]]:
+        """{tree joint: (its position, rate dq/dx, curvature d2q/dx2, the leader's column)} of every four-bar's
+        passive joint at ``q`` (expressions of the independent coordinates): see
+        :meth:`robodyn.model.fourbars.FourBar.evaluate` for ``convert`` and ``value``."""
+        out: dict[int, tuple[Any, Any, Any, int]] = {}
+        for column, bar in self.bars:
+            positions, rates, curvatures = bar.evaluate(q[column], convert, value)
+            for j, p, r, k in zip(bar.joints, positions, rates, curvatures, strict=True):
+                out[j] = (p, r, k, column)
+        return out
+
+
+def closure_map(n: int, couplings: Sequence[Coupling]) -> ClosureMap:
+    """The :class:`ClosureMap` of a robot's couplings (linear ones and four-bars' closed forms)."""
+    linear = [c for c in couplings if c.closure is None]
+    closed = [c for c in couplings if c.closure is not None]
     free = independent(n, couplings)
     column = {k: j for j, k in enumerate(free)}
     G = sympy.zeros(n, len(free))
     c = sympy.zeros(n, 1)
     for k in free:
         G[k, column[k]] = 1
-    for coupling in couplings:
+    for coupling in linear:
         for leader, ratio in coupling.leaders:
             G[int(coupling.joint), column[int(leader)]] = ratio
         c[int(coupling.joint)] = coupling.offset
-    return G, c
+    bars: dict[str, tuple[int, Any]] = {}
+    for coupling in closed:
+        bars.setdefault(coupling.loop, (column[int(coupling.closure.leader)], coupling.closure))
+    return ClosureMap(G, c, tuple(bars.values()))
 
 
 def refuse_coupled(robot: Any, feature: str, instead: str = "") -> None:
@@ -213,4 +270,4 @@ def refuse_coupled(robot: Any, feature: str, instead: str = "") -> None:
                          f"{len(robot.couplings)}){'; ' + instead if instead else ''}", field="couplings")
 
 
-__all__ = ["Coupling", "coupling_map", "independent", "refuse_coupled", "resolve"]
+__all__ = ["ClosureMap", "Coupling", "closure_map", "coupling_map", "independent", "refuse_coupled", "resolve"]

@@ -172,6 +172,10 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
         out["tip_load"] = {"force": _vector(robot.tip_force), "moment": _vector(robot.tip_moment)}
     if robot.payload is not None:
         out["payload"] = _body(robot.payload)
+    if robot.floating:
+        out["floating"] = True
+    if robot.base is not None:
+        out["base"] = _body(robot.base)
     if robot.tool != sympy.eye(4):
         out["tool"] = _tensor(robot.tool)
     given = [c for c in robot.couplings if not c.loop]  # those derived from loops: the loops are written
@@ -211,6 +215,10 @@ def _loops(robot: Manipulator) -> dict[str, Any]:
         if tuple(loop.axis) != (0, 0, 1):
             entry["axis"] = _vector(loop.axis)
         entry["placements"] = [_tensor(p) for p in loop.placements]
+        if loop.branch is not None:
+            entry["branch"] = loop.branch
+        if loop.reference:
+            entry["reference"] = {_end(robot, k): format_expression(v) for k, v in loop.reference}
         loops.append(entry)
     return {"actuated": [_end(robot, k) for k in robot.actuated], "loops": loops}
 

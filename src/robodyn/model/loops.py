@@ -45,10 +45,17 @@ class Loop:
     joint: str = "revolute"
     axis: Any = (0, 0, 1)
     name: str = ""
+    #: A four-bar's assembly branch (:mod:`robodyn.model.fourbars`): +1 or -1, "reference" (the branch of the
+    #: reference configuration; None: the same) or "other".
+    branch: Any = None
+    #: The reference configuration of a four-bar's branch: joint angles of the tree (link name or index -> angle;
+    #: the joints not given at 0), at which the loop closes; () for the tree's q = 0.
+    reference: Any = ()
 
     def subs(self, mapping: Any) -> Loop:
         return Loop(self.links, tuple(p.subs(mapping) for p in self.placements), self.joint,
-                    tuple(a.subs(mapping) for a in self.axis), self.name)
+                    tuple(a.subs(mapping) for a in self.axis), self.name, self.branch,
+                    tuple((k, v.subs(mapping)) for k, v in self.reference))
 
     @property
     def dof(self) -> int:
@@ -153,8 +160,35 @@ def check_loop(value: object, k: int, names: dict[str, int], parents: Sequence[i
         placements = (None, None)
     if isinstance(placements, str | Mapping) or not isinstance(placements, Sequence) or len(placements) != 2:
         raise _refuse(name, "placements", "expected two placements (one on each link)")
+    branch = value.branch
+    if branch is not None and not (branch in (1, -1) and not isinstance(branch, bool)) and \
+            branch not in ("reference", "other"):
+        raise _refuse(name, "branch", f"{shown(branch)} is not +1, -1, reference or other")
     return Loop((a, b), tuple(_placement(p, name, i) for i, p in enumerate(placements)), value.joint,
-                _axis(value.axis, value.joint, name), name)
+                _axis(value.axis, value.joint, name), name, None if branch is None else branch,
+                _reference(value.reference, names, len(parents), name))
+
+
+def _reference(value: object, names: dict[str, int], n: int, loop: str) -> tuple[tuple[int, sympy.Expr], ...]:
+    """A four-bar's reference configuration: (link index, angle) pairs from a mapping of link names or indices."""
+    if value is None or (isinstance(value, tuple) and not value):
+        return ()
+    pairs = list(value.items()) if isinstance(value, Mapping) else value
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or \
+            any(isinstance(p, str) or not isinstance(p, Sequence) or len(p) != 2 for p in pairs):
+        raise _refuse(loop, "reference", "expected a mapping of joints (link names or indices) to angles")
+    out = []
+    for key, angle in pairs:
+        if isinstance(key, str) and key not in names:
+            raise _refuse(loop, "reference", f"no link is named {shown(key)}")
+        k = _link(key, names, n, loop)
+        if k < 0:
+            raise _refuse(loop, "reference", f"{shown(key)} is not a joint")
+        try:
+            out.append((k, to_expr(angle, "reference")))
+        except ModelError as exc:
+            raise _refuse(loop, "reference", exc.problem) from None
+    return tuple(out)
 
 
 def _label(k: int, names: dict[str, int]) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import InitVar, dataclass
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +44,14 @@ import sympy
 from robodyn.errors import ModelError, prefixed_warnings
 from robodyn.model import files
 from robodyn.model.convert import to_convention
-from robodyn.model.couplings import Coupling, coupling_map, independent
+from robodyn.model.couplings import ClosureMap, Coupling, closure_map, coupling_map, independent
 from robodyn.model.expr import check_name, check_text, shown, to_expr
 from robodyn.model.frames import Frame, check_frames, find_frame, frame_names
 from robodyn.model.inertia import as_vector3, check_inertia
 from robodyn.model.link import ZERO3, Link, Payload, RigidBody, _as_transform
-from robodyn.model.loops import Loop, check_actuated, check_loops
+from robodyn.model.loops import Loop, check_actuated, check_loops, loop_joints
 from robodyn.model.names import check_source_names, joint_names, named, q_from
-from robodyn.model.parallelograms import close_loops
+from robodyn.model.parallelograms import eliminate_loops
 from robodyn.model.tables import dh_table_latex
 from robodyn.symbols import g as gravity_symbol
 
@@ -194,12 +194,17 @@ class Manipulator:
     frames: Any = ()
     #: Loop closures (:mod:`robodyn.model.loops`): a closed chain is the tree plus these; each passive joint of a
     #: loop then follows the ``actuated`` ones through a coupling derived from the loop (parallelograms:
-    #: :mod:`robodyn.model.parallelograms`), and the robot's q are its actuated joints'.
+    #: :mod:`robodyn.model.parallelograms`), or through the loop's constraints solved numerically (an implicit loop,
+    #: :attr:`implicit`), and the robot's q are its actuated joints'.
     loops: tuple[Loop, ...] = ()
     #: The actuated joints (0-based link indices, or names) of a robot with loops; () without loops.
     actuated: tuple[int, ...] = ()
     #: A free joint at the root (see the module docstring): the base moves and carries :attr:`base`.
     floating: bool = False
+    #: The names of the implicit loops (derived, not given): the loops that no elimination solves in closed form, whose
+    #: constraints phi(q_tree) = 0 the numeric engine solves (:mod:`robodyn.numeric.closed_chains`); their passive
+    #: joints (:attr:`passive`) are none of the robot's coordinates.
+    implicit: tuple[str, ...] = field(default=(), init=False, compare=False, repr=False)
     #: The floating base's body (in the base frame); None for a fixed base (a floating one without it: massless).
     base: RigidBody | None = None
     strict: InitVar[bool] = False
@@ -232,8 +237,10 @@ class Manipulator:
         link_names = [link.name for link in links]
         object.__setattr__(self, "loops", check_loops(self.loops, link_names, self.parents))
         object.__setattr__(self, "actuated", check_actuated(self.actuated, link_names))
-        object.__setattr__(self, "couplings", close_loops(links, self.convention, self.parents, self.loops,
-                                                          self.actuated, self.couplings))
+        couplings, implicit = eliminate_loops(links, self.convention, self.parents, self.loops, self.actuated,
+                                              self.couplings)
+        object.__setattr__(self, "couplings", couplings)
+        object.__setattr__(self, "implicit", implicit)
         object.__setattr__(self, "name", check_name(self.name, "name"))
         object.__setattr__(self, "description", _text(self.description, "description"))
         object.__setattr__(self, "source", _text(self.source, "source"))
@@ -298,7 +305,7 @@ class Manipulator:
         """Number of independent coordinates: the length of q, qd, qdd and tau at every public API (``n`` less
         the coupled joints; ``n`` for a robot without :attr:`couplings`); a floating robot's 6 base velocities
         come first (then q has :attr:`nq` entries)."""
-        return self.n - len(self.couplings) + (6 if self.floating else 0)
+        return self.n - len(self.couplings) - len(self.passive) + (6 if self.floating else 0)
 
     @property
     def nq(self) -> int:
@@ -312,11 +319,36 @@ class Manipulator:
         if self.floating:
             raise ModelError(f"{self.name}: floating base: only the numeric engine (robodyn.numeric) handles it "
                              "so far")
+        if self.implicit:
+            raise ModelError(f"{self.name}: implicit loop {self.implicit[0]!r}: implicit loops are numeric only in "
+                             "this version (robodyn.numeric.closed_chains, rd.simulate)")
+
+    @property
+    def passive(self) -> tuple[int, ...]:
+        """The passive joints of the implicit loops (0-based, in link order): the tree's joints that the loops'
+        constraints fix (:mod:`robodyn.numeric.closed_chains`), neither actuated nor coupled; () without implicit
+        loops."""
+        if not self.implicit:
+            return ()
+        coupled = {int(c.joint) for c in self.couplings}
+        held: set[int] = set()
+        for loop in self.loops:
+            if loop.name in self.implicit:
+                up_a, _, up_b = loop_joints(loop, self.parents)
+                held |= {j for j in up_a + up_b if j not in self.actuated and j not in coupled}
+        return tuple(sorted(held))
 
     @property
     def independent(self) -> tuple[int, ...]:
-        """The links whose joints follow none (0-based, in link order): q[j] is joint independent[j]'s."""
-        return independent(self.n, self.couplings)
+        """The links whose joints follow none (0-based, in link order; neither coupled nor :attr:`passive`): q[j] is
+        joint independent[j]'s."""
+        passive = set(self.passive)
+        return tuple(k for k in independent(self.n, self.couplings) if k not in passive)
+
+    def closure_map(self) -> ClosureMap:
+        """q_tree = g(q), W(q), Wdot qd: the linear couplings and the four-bars' closed forms
+        (:class:`robodyn.model.couplings.ClosureMap`)."""
+        return closure_map(self.n, self.couplings)
 
     def coupling_map(self) -> tuple[sympy.Matrix, sympy.Matrix]:
         """(G, c), n x nv and n x 1, with q_tree = G q + c (:mod:`robodyn.model.couplings`)."""

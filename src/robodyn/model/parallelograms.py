@@ -25,19 +25,27 @@ linearisation) works unchanged on it.
 Signs, sides and constants come from the geometry (the tree's transforms at q = 0, in the loop's common
 ancestor's frame), never by hand. Where the description is exact (integers, rationals, pi, sqrt, parameters)
 every test (parallel axes, equal sides, the closing frames at one height along n) is exact (``sympy.simplify``
-to zero); where it holds floats, a test passes within :data:`TOLERANCE` relative to the loop's size. A loop that
-is not a parallelogram is refused in one line: only parallelogram (linear) loops are supported in this version.
+to zero); where it holds floats, a test passes within :data:`TOLERANCE` relative to the loop's size.
+
+A loop of four sides that is no parallelogram, its four bodies joined by three tree joints and the closing one, is
+a planar four-bar: its two passive joints are given in closed form of its actuated one (atan2 and sqrt, the
+assembly branch from the loop's ``branch`` or the tree's q = 0 configuration; :mod:`robodyn.model.fourbars`), as
+couplings that carry the closed form (``closure``). A loop that is neither (a planar five-bar, a loop in space, a
+prismatic or spherical joint in it) is left as it is: an *implicit* loop (:func:`eliminate_loops` names it), whose
+constraints phi(q_tree) = 0 the numeric engine solves (:mod:`robodyn.numeric.closed_chains`); its passive joints
+are then none of the robot's coordinates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sympy
 
 from robodyn.errors import ModelError
 from robodyn.model.couplings import Coupling, resolve
+from robodyn.model.fourbars import four_bar, plane
 from robodyn.model.link import Link
 from robodyn.model.loops import Loop, loop_joints
 
@@ -108,8 +116,12 @@ def _refuse(loop: Loop, problem: str) -> ModelError:
     return ModelError(f"loop {loop.name!r}: {problem}", field="loops")
 
 
+class NotParallelogramError(ModelError):
+    """A loop that is no parallelogram: not eliminated here (an implicit loop, :func:`eliminate_loops`)."""
+
+
 def _unsupported(loop: Loop, why: str) -> ModelError:
-    return _refuse(loop, f"{why}: only parallelogram (linear) loops are supported in this version")
+    return NotParallelogramError(f"loop {loop.name!r}: {why}: not a parallelogram", field="loops")
 
 
 class _LoopEquations:
@@ -118,6 +130,7 @@ class _LoopEquations:
     def __init__(self, loop: Loop, geometry: _Geometry, links: Sequence[Link], parents: Sequence[int]) -> None:
         self.loop = loop
         up_a, ancestor, up_b = loop_joints(loop, parents)
+        self.up_a, self.up_b = up_a, up_b
         self.joints = up_a + up_b
         a, b = loop.links
         anc = geometry.frame(ancestor)
@@ -164,14 +177,18 @@ class _LoopEquations:
                 w = sympy.simplify(w)
             sides.append((body, w))
         scale = max([1.0, *(abs(complex(x.evalf())) for _, w in sides for x in w if x.is_number)])
+        self.walk = sides  # every body of the loop in walking order, with its side (zero or not)
         self.sides = [(body, w) for body, w in sides if not all(_is_zero(x, scale) for x in w)]
         if len(self.sides) != 4:
-            raise _unsupported(loop, f"{len(self.sides)} sides of nonzero length, not a parallelogram's four")
-        for i in (0, 1):
-            (_, u), (_, v) = self.sides[i], self.sides[i + 2]
-            if not _is_zero((u.T * u)[0] - (v.T * v)[0], scale**2):
-                raise _unsupported(loop, "its opposite sides are not of equal length")
+            raise _unsupported(loop, f"{len(self.sides)} sides of nonzero length, not a four-bar's four")
         self.scale = scale
+        #: opposite sides of equal length: a parallelogram (linear couplings); else a four-bar in closed form
+        #: (:mod:`robodyn.model.fourbars`)
+        self.parallelogram = all(_is_zero((u.T * u)[0] - (v.T * v)[0], scale**2)
+                                 for (_, u), (_, v) in (self.sides[i::2] for i in (0, 1)))
+        if not self.parallelogram and (len(self.walk) != 4 or len(self.joints) != 3):
+            raise _unsupported(loop, "its opposite sides are not of equal length, and it is no four-bar of three "
+                                     "tree joints")
 
     def _parallel(self, v: sympy.Matrix) -> bool:
         cross = self.n.cross(v)
@@ -213,14 +230,23 @@ def close_loops(links: Sequence[Link], convention: str, parents: Sequence[int], 
                 actuated: Sequence[int], couplings: Sequence[Coupling]) -> tuple[Coupling, ...]:
     """The robot's couplings: those given (``couplings``, resolved, none derived from a loop) and, with
     ``loops``, each passive joint's coupling derived from the parallelograms (see the module docstring)."""
+    return eliminate_loops(links, convention, parents, loops, actuated, couplings)[0]
+
+
+def eliminate_loops(links: Sequence[Link], convention: str, parents: Sequence[int], loops: Sequence[Loop],
+                    actuated: Sequence[int], couplings: Sequence[Coupling]) -> tuple[tuple[Coupling, ...],
+                                                                                   tuple[str, ...]]:
+    """(:func:`close_loops`'s couplings, the names of the implicit loops: those that are no parallelogram, left to
+    :mod:`robodyn.numeric.closed_chains`)."""
     names = [link.name for link in links]
     given = resolve([c for c in couplings if not c.loop], names)
     if not loops:
         if actuated and set(actuated) != {k for k in range(len(links)) if k not in {c.joint for c in given}}:
             raise ModelError("actuated joints are given without loops: every joint that no coupling moves is "
                              "actuated (give loops, or leave actuated out)", field="actuated")
-        return given
-    return resolve(list(given) + list(_derived(links, convention, parents, loops, actuated, given)), names)
+        return given, ()
+    derived, implicit = _derived(links, convention, parents, loops, actuated, given)
+    return resolve(list(given) + derived, names), implicit
 
 
 def _label(links: Sequence[Link], k: int) -> str:
@@ -228,7 +254,7 @@ def _label(links: Sequence[Link], k: int) -> str:
 
 
 def _derived(links: Sequence[Link], convention: str, parents: Sequence[int], loops: Sequence[Loop],
-             actuated: Sequence[int], given: Sequence[Coupling]) -> list[Coupling]:
+             actuated: Sequence[int], given: Sequence[Coupling]) -> tuple[list[Coupling], tuple[str, ...]]:
     if not actuated:
         raise ModelError("a robot with loops needs its actuated joints (the others of each loop are passive)",
                          field="actuated")
@@ -244,7 +270,12 @@ def _derived(links: Sequence[Link], convention: str, parents: Sequence[int], loo
             listed = ", ".join(_label(links, j) for j in sorted({*up_a, *up_b}))
             raise _refuse(loop, f"none of its joints ({listed}) is actuated")
     geometry = _Geometry(links, convention, parents)
-    per_loop = [_LoopEquations(loop, geometry, links, parents) for loop in loops]
+    per_loop, implicit = [], []
+    for loop in loops:
+        try:
+            per_loop.append(_LoopEquations(loop, geometry, links, parents))
+        except NotParallelogramError:  # an implicit loop: its passive joints stay the tree's, solved numerically
+            implicit.append(_implicit(loop, parents, known, coupled))
     passive: list[int] = []
     for eq in per_loop:
         mine = [j for j in eq.joints if j not in known and j not in coupled]
@@ -252,10 +283,21 @@ def _derived(links: Sequence[Link], convention: str, parents: Sequence[int], loo
             raise _refuse(eq.loop, f"over-constrained: {eq.constraints()} constraints on {len(mine)} passive "
                                    f"joint{'s' if len(mine) != 1 else ''}")
         passive += [j for j in mine if j not in passive]
-    free = [k for k in range(len(links)) if k not in known and k not in coupled and k not in passive]
+    held = {j for loop in implicit for j in _passive(loop, parents, known, coupled)}
+    free = [k for k in range(len(links)) if k not in known and k not in coupled and k not in passive and k not in held]
     if free:
         raise ModelError(f"joint {_label(links, free[0])} is neither actuated, coupled nor in a loop",
                          field="actuated")
+    names = tuple(loop.name for loop in implicit)
+    if held & set(passive):
+        raise ModelError(f"loop {names[0]!r} shares a passive joint with a parallelogram: not handled in this version",
+                         field="loops")
+    bars = [eq for eq in per_loop if not eq.parallelogram]  # four-bars, in closed form (robodyn.model.fourbars)
+    per_loop = [eq for eq in per_loop if eq.parallelogram]
+    closed_form = _four_bars(bars, per_loop, held, known, coupled)
+    passive = [j for j in passive if not any(j in eq.joints for eq in bars)]
+    if not per_loop:
+        return closed_form, names
     rows: list[tuple[dict[int, sympy.Expr], sympy.Expr]] = []
     for eq in per_loop:
         for coefficients, angle in eq.equations():  # the given couplings substituted: q_j = sum r q_l + c
@@ -291,7 +333,62 @@ def _derived(links: Sequence[Link], convention: str, parents: Sequence[int], loo
                       for m in range(len(others)) if X[i, m] != 0)
         offset = x0[i] if _floating(x0[i]) else sympy.simplify(x0[i])
         out.append(Coupling(j, leaders=terms, offset=offset, loop=owner[j]))
+    return out + closed_form, names
+
+
+def _four_bars(bars: Sequence[_LoopEquations], others: Sequence[_LoopEquations], held: set[int], known: set[int],
+               coupled: Mapping[int, Coupling]) -> list[Coupling]:
+    """Each four-bar's passive joints, in closed form of its actuated one (:mod:`robodyn.model.fourbars`)."""
+    out = []
+    for eq in bars:
+        loop = eq.loop
+        shared = set(eq.joints) & ({j for other in (*bars, *others) if other is not eq for j in other.joints} | held)
+        if shared or set(eq.joints) & set(coupled):
+            raise _refuse(loop, "a four-bar that shares a joint with another loop or a coupling: not handled in this "
+                                "version")
+        bodies = [body for body, _ in eq.walk]
+        e1, e2 = plane(eq.n)
+        walk = [(body, ((e1.T * w)[0], (e2.T * w)[0])) for body, w in eq.walk]
+
+        def joint_at(i: int, bodies: list[int] = bodies, eq: _LoopEquations = eq) -> tuple[int, int]:
+            """(the tree joint at J_i, eps_i): the walk goes up the tree (child to parent) or down at J_i."""
+            up = bodies[i - 1] in eq.up_a
+            joint = bodies[i - 1] if up else bodies[i]
+            return joint, -eq.sign[joint] if up else eq.sign[joint]
+
+        def closes(w: Sequence[Any], scale: Any = eq.scale) -> bool:
+            return all(_is_zero(sum(x[k] for x in w), scale) for k in (0, 1))
+
+        actuated = [i for i in (1, 2, 3) if joint_at(i)[0] in known]
+        closure = four_bar(loop.name, walk, joint_at, actuated[0], loop.branch, closes, _at_reference(eq, walk))
+        out += [Coupling(j, closure.leader, 1, 0, loop=loop.name, closure=closure) for j in closure.joints]
     return out
 
 
-__all__ = ["TOLERANCE", "close_loops"]
+def _at_reference(eq: _LoopEquations, walk: Sequence[tuple[int, tuple[Any, Any]]]) -> list[tuple[Any, Any]] | None:
+    """The loop's sides (2-D) at its reference configuration (each turned by its body's psi there); None without
+    one (the tree's q = 0: the sides as they are)."""
+    if not eq.loop.reference:
+        return None
+    angle = dict(eq.loop.reference)
+    out = []
+    for body, (x, y) in walk:
+        psi = sum((s * angle.get(j, 0) for j, s in eq.psi[body].items()), sympy.Integer(0))
+        c, s = sympy.cos(psi), sympy.sin(psi)
+        out.append((c * x - s * y, s * x + c * y))
+    return out
+
+
+def _passive(loop: Loop, parents: Sequence[int], known: set[int], coupled: Mapping[int, Coupling]) -> list[int]:
+    up_a, _, up_b = loop_joints(loop, parents)
+    return [j for j in up_a + up_b if j not in known and j not in coupled]
+
+
+def _implicit(loop: Loop, parents: Sequence[int], known: set[int], coupled: Mapping[int, Coupling]) -> Loop:
+    """An implicit loop, once it is seen to have a passive joint (the numeric engine checks its Jacobian)."""
+    if not _passive(loop, parents, known, coupled):
+        raise _refuse(loop, "over-constrained: every one of its joints is actuated or coupled")
+    return loop
+
+
+__all__ = ["TOLERANCE", "NotParallelogramError", "close_loops", "eliminate_loops"]

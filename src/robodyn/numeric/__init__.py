@@ -18,7 +18,14 @@
   :func:`forward_dynamics` take q of length ``robot.nq`` (base position, unit quaternion (x, y, z, w), joints) and
   velocities, accelerations and forces of length ``robot.nv`` (the base's body-frame twist first), as Pinocchio's
   free flyer; :func:`center_of_mass`, :func:`centroidal_map` (A_G) and :func:`centroidal_momentum` (h_G = A_G v)
-  are for floating robots: :mod:`robodyn.numeric.floating`. The other functions refuse a floating robot.
+  are for floating robots: :mod:`robodyn.numeric.floating`; so are, with respect to the tangent space,
+  :func:`inverse_dynamics_derivatives` (dtau/dq, dtau/dv, M), :func:`forward_dynamics_derivatives` (dv'/dq, dv'/dv,
+  M^-1), :func:`center_of_mass_jacobian`, :func:`frame_jacobian`, :func:`frame_jacobian_dot` and
+  :func:`centroidal_map_dot` (dA_G/dt): :mod:`robodyn.numeric.floating_derivatives`. :func:`aba_forward_dynamics`
+  takes a floating robot too. The other functions refuse a floating robot.
+- A robot with implicit loops (``robot.implicit``: ``rd.load("fivebar")``): :func:`inverse_dynamics`,
+  :func:`mass_matrix`, :func:`bias_forces`, :func:`coriolis`, :func:`gravity` and :func:`forward_dynamics` take its
+  actuated joints' q and hand it to :mod:`robodyn.numeric.closed_chains` (the passive joints by Newton's method).
 
 The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + load, armature in M.
 A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy Symbol); otherwise a
@@ -43,6 +50,14 @@ from robodyn.numeric.api import (
     tip_load,
 )
 from robodyn.numeric.floating import center_of_mass, centroidal_map, centroidal_momentum
+from robodyn.numeric.floating_derivatives import (
+    center_of_mass_jacobian,
+    centroidal_map_dot,
+    forward_dynamics_derivatives,
+    frame_jacobian,
+    frame_jacobian_dot,
+    inverse_dynamics_derivatives,
+)
 from robodyn.numeric.model import NumericModel, compile_model
 
 __all__ = [
@@ -50,16 +65,22 @@ __all__ = [
     "aba_forward_dynamics",
     "bias_forces",
     "center_of_mass",
+    "center_of_mass_jacobian",
     "centroidal_map",
+    "centroidal_map_dot",
     "centroidal_momentum",
     "cholesky_solve",
     "compile_model",
     "coriolis",
     "forward_dynamics",
+    "forward_dynamics_derivatives",
+    "frame_jacobian",
+    "frame_jacobian_dot",
     "friction",
     "gravity",
     "hot_path",
     "inverse_dynamics",
+    "inverse_dynamics_derivatives",
     "mass_matrix",
     "tip_load",
 ]

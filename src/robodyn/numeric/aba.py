@@ -20,6 +20,7 @@ import numpy as np
 from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bound_robot
+from robodyn.numeric import floating
 from robodyn.numeric.kane import NumpyOps, in_blocks
 from robodyn.recursions.aba import joint_accelerations
 from robodyn.recursions.arm import arm_data
@@ -36,8 +37,11 @@ def aba_forward_dynamics(
     """qdd with M(q) qdd = tau - bias(q, qd) (damping, tip load and payload from the model, armature in M).
 
     ``q``, ``qd``, ``tau``: (n,) for one state or (N, n) for a batch; the result has the same shape.
-    ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``.
+    ``params`` binds the model's free symbols (keys str or sympy Symbol), e.g. ``{"g": 9.81}``. A floating robot
+    (q of length ``robot.nq``, qd and tau of ``robot.nv``) runs the free-joint ABA of :mod:`robodyn.numeric.floating`.
     """
+    if robot.floating:
+        return floating.forward_dynamics(robot, q, qd, tau, params=params, method="aba")
     if robot.couplings:
         raise ModelError(f"{robot.name}: the articulated-body algorithm runs on a tree without couplings; use "
                          "numeric.forward_dynamics (coupled coordinates: Cholesky of G^T M G)")

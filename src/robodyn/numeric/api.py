@@ -28,12 +28,12 @@ import numpy as np
 
 from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
-from robodyn.numeric import couplings, floating
+from robodyn.numeric import closed_chains, couplings, floating
 from robodyn.numeric.crba import crba, crba_one
 from robodyn.numeric.hotpath import HotPath
 from robodyn.numeric.kane import NumpyOps
 from robodyn.numeric.kinematics import external_torques
-from robodyn.numeric.model import FloatingBaseError, NumericModel, Params, compile_model
+from robodyn.numeric.model import FloatingBaseError, ImplicitLoopError, NumericModel, Params, compile_model
 from robodyn.numeric.rnea import rnea
 from robodyn.recursions.arm import coulomb_scalars, joint_friction
 
@@ -115,10 +115,13 @@ def inverse_dynamics(
     except FloatingBaseError:
         _no_fext(robot, fext)
         return floating.inverse_dynamics(robot, q, qd, qdd, params=params)  # type: ignore[arg-type]
+    except ImplicitLoopError:
+        _no_fext(robot, fext)
+        return closed_chains.inverse_dynamics(robot, q, qd, qdd, params=params)  # type: ignore[arg-type]
     if model.coupling is not None:  # the tree's, projected (robodyn.numeric.couplings)
-        tree = inverse_dynamics(model.tree, couplings.position(model, q), couplings.rate(model, qd),
-                                couplings.rate(model, qdd))
-        tau = couplings.project(model, tree)
+        tree = inverse_dynamics(model.tree, couplings.position(model, q), couplings.rate(model, qd, q),
+                                couplings.acceleration(model, q, qd, qdd))
+        tau = couplings.project(model, tree, q)
         return tau if fext is None else tau + _external(robot, q, fext, fext_link, params)
     if fext is None and (tau := model.hot.call("inverse_dynamics", robot, params, q, qd, qdd)) is not NotImplemented:
         return tau
@@ -132,9 +135,10 @@ def inverse_dynamics(
 
 
 def _no_fext(robot: Robot, fext: np.ndarray | None) -> None:
-    """A floating robot's external wrench is refused (not handled yet)."""
+    """A floating robot's (or one with implicit loops') external wrench is refused (not handled yet)."""
     if fext is not None:
-        raise ModelError(f"{robot.name}: floating base: fext is not handled yet")
+        what = "floating base" if getattr(robot, "floating", False) else "implicit loops"
+        raise ModelError(f"{robot.name}: {what}: fext is not handled yet")
 
 
 def hot_path(robot: Robot, *, params: Params | None = None) -> HotPath:
@@ -157,10 +161,17 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
     This is inverse dynamics at qdd = 0 (one Newton-Euler pass), so that forward dynamics solves
     M qdd = tau - bias_forces.
     """
-    model = compile_model(robot, params)
+    try:
+        model = compile_model(robot, params)
+    except ImplicitLoopError:
+        return closed_chains.bias_forces(robot, q, qd, params=params)  # type: ignore[arg-type]
     if model.coupling is not None:
-        tree = bias_forces(model.tree, couplings.position(model, q), couplings.rate(model, qd))
-        return couplings.project(model, tree)
+        if model.bars:  # the tree's at qdd_tree = Wdot qd
+            tree = inverse_dynamics(model.tree, couplings.position(model, q), couplings.rate(model, qd, q),
+                                    couplings.bias_rate(model, q, qd))
+        else:
+            tree = bias_forces(model.tree, couplings.position(model, q), couplings.rate(model, qd))
+        return couplings.project(model, tree, q)
     if (bias := model.hot.call("bias_forces", robot, params, q, qd)) is not NotImplemented:
         return bias
     one = _one_state(model, q, qd)
@@ -172,10 +183,17 @@ def bias_forces(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params |
 
 def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """h(q, qd): Coriolis and centrifugal torques only (no gravity, damping or tip load), by Newton-Euler."""
-    model = compile_model(robot, params)
+    try:
+        model = compile_model(robot, params)
+    except ImplicitLoopError:
+        return closed_chains.coriolis(robot, q, qd, params=params)  # type: ignore[arg-type]
     if model.coupling is not None:
-        tree = coriolis(model.tree, couplings.position(model, q), couplings.rate(model, qd))
-        return couplings.project(model, tree)
+        q_tree = couplings.position(model, q)
+        tree = coriolis(model.tree, q_tree, couplings.rate(model, qd, q))
+        if model.bars:  # and M_tree Wdot qd
+            tree = tree + np.einsum("...jk,...k->...j", mass_matrix(model.tree, q_tree),
+                                    couplings.bias_rate(model, q, qd))
+        return couplings.project(model, tree, q)
     if (h := model.hot.call("coriolis", robot, params, q, qd)) is not NotImplemented:
         return h
     one = _one_state(model, q, qd)
@@ -188,9 +206,12 @@ def coriolis(robot: Robot, q: np.ndarray, qd: np.ndarray, *, params: Params | No
 
 def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.ndarray:
     """G(q): the torques that hold the arm against gravity (no tip load), by Newton-Euler at rest."""
-    model = compile_model(robot, params)
+    try:
+        model = compile_model(robot, params)
+    except ImplicitLoopError:
+        return closed_chains.gravity(robot, q, params=params)  # type: ignore[arg-type]
     if model.coupling is not None:
-        return couplings.project(model, gravity(model.tree, couplings.position(model, q)))
+        return couplings.project(model, gravity(model.tree, couplings.position(model, q)), q)
     if (G := model.hot.call("gravity", robot, params, q)) is not NotImplemented:
         return G
     one = _one_state(model, q)
@@ -201,12 +222,14 @@ def gravity(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np.
     return _shaped(single, _blocked(kernel, [q_, None, None], 1))
 
 
-def friction(robot: Robot, qd: np.ndarray, *, params: Params | None = None) -> np.ndarray:
+def friction(robot: Robot, qd: np.ndarray, *, params: Params | None = None, q: np.ndarray | None = None
+             ) -> np.ndarray:
     """damping(qd), the joint friction of Equations.damping: b qd plus the Coulomb friction, Tc+ where qd > 0, Tc-
-    where qd < 0 and 0 at rest (the odd and even parts of :attr:`~robodyn.model.manipulator.Link.coulomb_parts`)."""
+    where qd < 0 and 0 at rest (the odd and even parts of :attr:`~robodyn.model.manipulator.Link.coulomb_parts`).
+    ``q``: needed only for a robot with four-bars (its map to the tree's rates depends on it)."""
     model = compile_model(robot, params)
     if model.coupling is not None:
-        return couplings.project(model, friction(model.tree, couplings.rate(model, qd)))
+        return couplings.project(model, friction(model.tree, couplings.rate(model, qd, q)), q)
     qd = np.asarray(qd, dtype=float)
     ops = NumpyOps()
     columns = [joint_friction(ops, model.damping[j], coulomb_scalars(ops, tuple(model.coulomb[j])), qd[..., j])
@@ -218,7 +241,7 @@ def tip_load(robot: Robot, q: np.ndarray, *, params: Params | None = None) -> np
     """load(q) = J(q)^T (tip force, tip moment): the torques the tip load demands (Equations.load)."""
     model = compile_model(robot, params)
     if model.coupling is not None:
-        return couplings.project(model, tip_load(model.tree, couplings.position(model, q)))
+        return couplings.project(model, tip_load(model.tree, couplings.position(model, q)), q)
     single, (q_,) = _joint_major(model, q)
     if not model.has_tip_load:
         return _shaped(single, np.zeros_like(q_))
@@ -246,8 +269,10 @@ def mass_matrix(robot: Robot, q: np.ndarray, *, params: Params | None = None) ->
         model = compile_model(robot, params)
     except FloatingBaseError:
         return floating.mass_matrix(robot, q, params=params)  # type: ignore[arg-type]
+    except ImplicitLoopError:
+        return closed_chains.mass_matrix(robot, q, params=params)  # type: ignore[arg-type]
     if model.coupling is not None:
-        return couplings.project_matrix(model, mass_matrix(model.tree, couplings.position(model, q)))
+        return couplings.project_matrix(model, mass_matrix(model.tree, couplings.position(model, q)), q)
     if (M := model.hot.call("mass_matrix", robot, params, q)) is not NotImplemented:
         return M
     one = _one_state(model, q)
@@ -276,6 +301,9 @@ def forward_dynamics(
     except FloatingBaseError:
         _no_fext(robot, fext)
         return floating.forward_dynamics(robot, q, qd, tau, params=params)  # type: ignore[arg-type]
+    except ImplicitLoopError:
+        _no_fext(robot, fext)
+        return closed_chains.forward_dynamics(robot, q, qd, tau, params=params)  # type: ignore[arg-type]
     if fext is not None:
         tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
     if model.coupling is not None:  # G^T M G qdd = tau - G^T bias, by the same Cholesky solves

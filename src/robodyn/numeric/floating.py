@@ -16,9 +16,13 @@ form, 6-vectors (linear, angular) about the world origin), the base as joint 0 w
 - :func:`inverse_dynamics`: Newton-Euler (velocities and accelerations out, body forces back), gravity as the
   base's acceleration -g, the joints' damping and Coulomb friction and their armature as the numeric engine's;
 - :func:`mass_matrix`: the composite-rigid-body algorithm (nv x nv, armature on the joints' diagonal);
-- :func:`forward_dynamics`: M v' = tau - bias by a Cholesky solve;
+- :func:`forward_dynamics`: M v' = tau - bias by Featherstone's articulated-body algorithm with the free joint at
+  the root (the default) or by a Cholesky solve (``method="cholesky"``);
 - :func:`center_of_mass`, :func:`centroidal_map` A_G(q) (``pinocchio.computeCentroidalMap``: the momentum
   (linear; angular about the centre of mass) in world axes is h_G = A_G v) and :func:`centroidal_momentum`.
+
+The derivatives (with respect to the tangent space), the centre of mass's Jacobian, the named frames' Jacobians and
+their time derivatives and dA_G/dt are in :mod:`robodyn.numeric.floating_derivatives`.
 
 :func:`robodyn.numeric.inverse_dynamics`, :func:`~robodyn.numeric.mass_matrix` and
 :func:`~robodyn.numeric.forward_dynamics` hand a floating robot to the functions here.
@@ -147,12 +151,17 @@ def _project_matrix(model: FloatingModel, M: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class _World:
     """Per body b (0 the base, 1 + i link i): spatial inertia ``inertia`` (N, nb, 6, 6) about the world origin, joint
-    columns ``S`` (N, n, 6) and the base's ``Sb`` (N, 6, 6), in the world frame, (linear, angular) rows."""
+    columns ``S`` (N, n, 6) and the base's ``Sb`` (N, 6, 6), in the world frame, (linear, angular) rows; the base's
+    pose ``Rb`` (N, 3, 3), ``pb`` (N, 3) and the joint frames' ``R`` (N, n, 3, 3), ``o`` (N, n, 3) in the world."""
 
     inertia: np.ndarray
     S: np.ndarray
     Sb: np.ndarray
     parent: tuple[int, ...]  # body index of each link's parent body
+    Rb: np.ndarray
+    pb: np.ndarray
+    R: np.ndarray
+    o: np.ndarray
 
 
 def _inertia(m: np.ndarray, h: np.ndarray, J: np.ndarray) -> np.ndarray:
@@ -167,14 +176,15 @@ def _inertia(m: np.ndarray, h: np.ndarray, J: np.ndarray) -> np.ndarray:
     return out
 
 
-def _world_body(m: float, h_local: np.ndarray, J_local: np.ndarray, R: np.ndarray, o: np.ndarray) -> np.ndarray:
-    """The spatial inertia about the world origin of a body (m, h, J about its frame's origin, in its frame) whose
-    frame is at (R, o) (N, 3, 3), (N, 3): h_O = m o + R h, J_O = R J R^T - m [o][o] - [o][Rh] - [Rh][o]."""
-    h = np.einsum("nij,j->ni", R, h_local)
-    J = np.einsum("nij,jk,nlk->nil", R, J_local, R)
+def _world_body(m: np.ndarray, h_local: np.ndarray, J_local: np.ndarray, R: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """The spatial inertias (N, nb, 6, 6) about the world origin of bodies (m (nb,), h (nb, 3), J (nb, 3, 3) about
+    their frames' origins, in their frames) whose frames are at (R, o) (N, nb, 3, 3), (N, nb, 3):
+    h_O = m o + R h, J_O = R J R^T - m [o][o] - [o][Rh] - [Rh][o]."""
+    h = np.einsum("nbij,bj->nbi", R, h_local)
+    J = R @ J_local @ np.swapaxes(R, -1, -2)
     Ox, H = skew(o), skew(h)
-    J_O = J - m * Ox @ Ox - Ox @ H - H @ Ox
-    return _inertia(np.full(o.shape[0], m), m * o + h, J_O)
+    J_O = J - m[:, None, None] * (Ox @ Ox) - Ox @ H - H @ Ox
+    return _inertia(np.broadcast_to(m, o.shape[:-1]), m[:, None] * o + h, J_O)
 
 
 def _world(model: FloatingModel, q: np.ndarray) -> _World:
@@ -184,8 +194,10 @@ def _world(model: FloatingModel, q: np.ndarray) -> _World:
     Sb[:, :3, :3] = Rb
     Sb[:, 3:, 3:] = Rb
     Sb[:, :3, 3:] = skew(pb) @ Rb
-    bodies = [_world_body(model.base_mass, model.base_first_moment, model.base_inertia, Rb, pb)]
+    inertia = _world_body(np.array([model.base_mass]), model.base_first_moment[None], model.base_inertia[None],
+                          Rb[:, None], pb[:, None])
     S = np.zeros((N, model.n, 6))
+    R, o = np.zeros((N, model.n, 3, 3)), np.zeros((N, model.n, 3))
     parent: tuple[int, ...] = ()
     tree = model.tree
     if tree is not None:
@@ -195,26 +207,33 @@ def _world(model: FloatingModel, q: np.ndarray) -> _World:
         o = pb[:, None] + np.einsum("nij,nkj->nki", Rb, frames.o)
         z = R[..., :, 2]
         revolute = tree.revolute.astype(bool)
-        S[:, revolute, :3] = np.cross(o[:, revolute], z[:, revolute])  # a revolute joint: (o x z; z)
+        S[:, revolute, :3] = _cross(o[:, revolute], z[:, revolute])  # a revolute joint: (o x z; z)
         S[:, revolute, 3:] = z[:, revolute]
         S[:, ~revolute, :3] = z[:, ~revolute]  # a prismatic one: (z; 0)
-        for i in range(tree.n):
-            bodies.append(_world_body(float(tree.mass[i]), tree.first_moment[i], tree.inertia_origin[i], R[:, i],
-                                      o[:, i]))
+        links = _world_body(np.asarray(tree.mass, dtype=float), tree.first_moment, tree.inertia_origin, R, o)
+        inertia = np.concatenate([inertia, links], 1)
         parent = tuple(p + 1 for p in tree.parent)
-    return _World(np.stack(bodies, 1), S, Sb, parent)
+    return _World(inertia, S, Sb, parent, Rb, pb, R, o)
+
+
+_NEXT, _LAST = [1, 2, 0], [2, 0, 1]
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b of 3-vectors (..., 3) (numpy.cross's result, at a third of its overhead on small arrays)."""
+    return np.take(a, _NEXT, -1) * np.take(b, _LAST, -1) - np.take(a, _LAST, -1) * np.take(b, _NEXT, -1)
 
 
 def _cross_motion(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a x b of motions (..., 6) = (v, w): (w x v_b + v x w_b, w x w_b)."""
     v, w = a[..., :3], a[..., 3:]
-    return np.concatenate([np.cross(w, b[..., :3]) + np.cross(v, b[..., 3:]), np.cross(w, b[..., 3:])], -1)
+    return np.concatenate([_cross(w, b[..., :3]) + _cross(v, b[..., 3:]), _cross(w, b[..., 3:])], -1)
 
 
 def _cross_force(a: np.ndarray, f: np.ndarray) -> np.ndarray:
     """a x* f of a motion a = (v, w) and a force f = (f, n): (w x f, w x n + v x f)."""
     v, w = a[..., :3], a[..., 3:]
-    return np.concatenate([np.cross(w, f[..., :3]), np.cross(w, f[..., 3:]) + np.cross(v, f[..., :3])], -1)
+    return np.concatenate([_cross(w, f[..., :3]), _cross(w, f[..., 3:]) + _cross(v, f[..., :3])], -1)
 
 
 def _mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -224,34 +243,106 @@ def _mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
 # -- the algorithms -------------------------------------------------------------------------------------
 
 
+def _gravity_acceleration(model: FloatingModel, N: int, gravity: bool = True) -> np.ndarray:
+    """The world's fictitious acceleration (-g; 0) (N, 6) that stands for gravity (zero without it)."""
+    a_g = np.zeros((N, 6))
+    if gravity:
+        a_g[:, :3] = -model.gravity
+    return a_g
+
+
+def _velocities(model: FloatingModel, w: _World, v: np.ndarray, qd: np.ndarray) -> tuple[list[np.ndarray],
+                                                                                      list[np.ndarray]]:
+    """(V, c) per body (N, 6) each: the spatial velocity V_b and the velocity product c_b = V_b x S_b qd_b (zero for
+    the base: V_0 x V_0)."""
+    V = [_mv(w.Sb, v[:, :6])]
+    vJ = w.S * qd[:, :, None]
+    for i in range(model.n):
+        V.append(V[w.parent[i]] + vJ[:, i])
+    c = np.zeros((v.shape[0], model.n + 1, 6))
+    if model.n:
+        c[:, 1:] = _cross_motion(np.stack(V, 1)[:, list(w.parent)], vJ)
+    return V, list(np.swapaxes(c, 0, 1))
+
+
+def _accelerations(model: FloatingModel, w: _World, a: np.ndarray, qdd: np.ndarray, c: list[np.ndarray],
+                   a_g: np.ndarray) -> list[np.ndarray]:
+    """A_b per body (N, 6): the base's S_b a_b + a_g, then A_parent + S qdd + c_b."""
+    A = [_mv(w.Sb, a[:, :6]) + a_g]
+    for i in range(model.n):
+        A.append(A[w.parent[i]] + w.S[:, i] * qdd[:, i, None] + c[i + 1])
+    return A
+
+
+def _joint_friction(model: FloatingModel, qd: np.ndarray) -> np.ndarray:
+    """The tree joints' friction (N, n): damping b qd and Coulomb's (the numeric engine's)."""
+    out = np.zeros(qd.shape)
+    if model.tree is not None:
+        tree, ops = model.tree, NumpyOps()
+        for j in range(model.n):
+            out[:, j] = joint_friction(ops, tree.damping[j], coulomb_scalars(ops, tuple(tree.coulomb[j])), qd[:, j])
+    return out
+
+
+def _armature(model: FloatingModel) -> np.ndarray:
+    return np.zeros(0) if model.tree is None else np.asarray(model.tree.armature, dtype=float)
+
+
 def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gravity: bool = True) -> np.ndarray:
     """(N, 6 + n_tree): the tree's generalised forces (before the couplings' projection)."""
     w = _world(model, q)
     qd, qdd = _tree_rate(model, v), _tree_rate(model, a)
     N = q.shape[0]
-    a_g = np.zeros((N, 6))
-    if gravity:
-        a_g[:, :3] = -model.gravity
-    V = [_mv(w.Sb, v[:, :6])]
-    A = [_mv(w.Sb, a[:, :6]) + a_g]  # (the base's S-dot v is V0 x V0 = 0)
-    for i in range(model.n):
-        p = w.parent[i]
-        vJ = w.S[:, i] * qd[:, i, None]
-        V.append(V[p] + vJ)
-        A.append(A[p] + w.S[:, i] * qdd[:, i, None] + _cross_motion(V[p], vJ))
-    F = [_mv(w.inertia[:, b], A[b]) + _cross_force(V[b], _mv(w.inertia[:, b], V[b])) for b in range(model.n + 1)]
+    V, c = _velocities(model, w, v, qd)
+    A = _accelerations(model, w, a, qdd, c, _gravity_acceleration(model, N, gravity))
+    V_, A_ = np.stack(V, 1), np.stack(A, 1)
+    F = list(np.swapaxes(_mv(w.inertia, A_) + _cross_force(V_, _mv(w.inertia, V_)), 0, 1))
     tau = np.zeros((N, 6 + model.n))
     for i in reversed(range(model.n)):
         tau[:, 6 + i] = np.einsum("nk,nk->n", w.S[:, i], F[i + 1])
         F[w.parent[i]] = F[w.parent[i]] + F[i + 1]
     tau[:, :6] = np.einsum("nki,nk->ni", w.Sb, F[0])
-    if model.tree is not None:
-        tree = model.tree
-        ops = NumpyOps()
-        for j in range(model.n):
-            friction = joint_friction(ops, tree.damping[j], coulomb_scalars(ops, tuple(tree.coulomb[j])), qd[:, j])
-            tau[:, 6 + j] += friction + tree.armature[j] * qdd[:, j]
+    tau[:, 6:] += _joint_friction(model, qd) + _armature(model) * qdd
     return tau
+
+
+def _aba(model: FloatingModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """(N, nv): Featherstone's articulated-body algorithm with the free joint at the root, on a tree without
+    couplings. Articulated inertias I^A and bias forces p^A leaves first (the joints' friction on tau, the armature
+    in D), the base's six accelerations from (S_b^T I^A_0 S_b) a_b = tau_b - S_b^T (p^A_0 + I^A_0 a_g), then the
+    joints' root first."""
+    w = _world(model, q)
+    qd = v[:, 6:]
+    N, n = q.shape[0], model.n
+    V, c = _velocities(model, w, v, qd)
+    IA = w.inertia.copy()
+    V_ = np.stack(V, 1)
+    pA = _cross_force(V_, _mv(w.inertia, V_))
+    u_joint = tau[:, 6:] - _joint_friction(model, qd)
+    armature = _armature(model)
+    U, D = np.zeros((N, n, 6)), np.zeros((N, n))
+    for i in reversed(range(n)):
+        b, p, S = i + 1, w.parent[i], w.S[:, i]
+        U[:, i] = _mv(IA[:, b], S)
+        D[:, i] = np.einsum("nk,nk->n", S, U[:, i]) + armature[i]
+        if not np.all(D[:, i] > 0):  # (as the Cholesky factorisation: a massless subtree without armature)
+            raise np.linalg.LinAlgError(f"{model.name}: M is not positive definite (joint {i + 1}'s articulated "
+                                        "inertia is not positive)")
+        u_joint[:, i] -= np.einsum("nk,nk->n", S, pA[:, b])
+        Ia = IA[:, b] - U[:, i, :, None] * (U[:, i, None, :] / D[:, i, None, None])
+        pA[:, p] += pA[:, b] + _mv(Ia, c[b]) + U[:, i] * (u_joint[:, i] / D[:, i])[:, None]
+        IA[:, p] += Ia
+    a_g = _gravity_acceleration(model, N)
+    SbT = np.swapaxes(w.Sb, 1, 2)
+    rhs = tau[:, :6] - _mv(SbT, pA[:, 0] + _mv(IA[:, 0], a_g))
+    qdd = np.zeros((N, model.nv))
+    qdd[:, :6] = np.linalg.solve(SbT @ IA[:, 0] @ w.Sb, rhs[..., None])[..., 0]
+    A = [a_g + _mv(w.Sb, qdd[:, :6])]
+    for i in range(n):
+        a_parent = A[w.parent[i]] + c[i + 1]
+        qdd[:, 6 + i] = (u_joint[:, i] - np.einsum("nk,nk->n", U[:, i], a_parent)) / D[:, i]
+        A.append(a_parent + w.S[:, i] * qdd[:, 6 + i, None])
+    return qdd
 
 
 def _composite(model: FloatingModel, w: _World) -> np.ndarray:
@@ -306,15 +397,36 @@ def mass_matrix(robot: Manipulator, q: Any, *, params: Params | None = None) -> 
     return _shaped(single, _project_matrix(model, _crba(model, q_)))
 
 
-def forward_dynamics(robot: Manipulator, q: Any, v: Any, tau: Any, *, params: Params | None = None) -> np.ndarray:
-    """v' with M(q) v' = tau - bias(q, v) (``pinocchio.aba``), by a Cholesky solve."""
+#: The ways :func:`forward_dynamics` solves: ``"aba"`` (the articulated-body algorithm, O(n)) and ``"cholesky"``
+#: (M by the composite bodies, the bias by Newton-Euler, a Cholesky solve).
+FORWARD_METHODS = ("aba", "cholesky")
+
+
+def forward_dynamics(robot: Manipulator, q: Any, v: Any, tau: Any, *, params: Params | None = None,
+                     method: str | None = None) -> np.ndarray:
+    """v' with M(q) v' = tau - bias(q, v) (``pinocchio.aba``). ``method``: ``"aba"``, Featherstone's articulated-body
+    algorithm with the free joint at the root, or ``"cholesky"``, M by the composite bodies and a Cholesky solve
+    (:data:`FORWARD_METHODS`); None, the default: ABA, the cheaper on the example-robot-data robots from solo12
+    (18 dof) to talos (38) in this NumPy form, one state or a batch, except with coupled joints, which only the
+    Cholesky solve of G^T M G handles."""
+    if method is not None and method not in FORWARD_METHODS:
+        raise ValueError(f"method must be one of {', '.join(FORWARD_METHODS)}, got {method!r}")
     model = floating_model(robot, params)
     single, q_, (v_, tau_) = _states(model, q, v, tau)
-    rhs = tau_ - _project(model, _rnea(model, q_, v_, np.zeros_like(v_)))
-    M = _project_matrix(model, _crba(model, q_))
-    L = np.linalg.cholesky(M)
+    coupled = model.tree is not None and model.tree.coupling is not None
+    if method == "aba" and coupled:
+        raise ModelError(f"{model.name}: the articulated-body algorithm runs on a tree without couplings; use "
+                         "method='cholesky'")
+    if method == "cholesky" or coupled:
+        return _shaped(single, _cholesky_forward(model, q_, v_, tau_))
+    return _shaped(single, _aba(model, q_, v_, tau_))
+
+
+def _cholesky_forward(model: FloatingModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    rhs = tau - _project(model, _rnea(model, q, v, np.zeros_like(v)))
+    L = np.linalg.cholesky(_project_matrix(model, _crba(model, q)))
     y = np.linalg.solve(L, rhs[..., None])
-    return _shaped(single, np.linalg.solve(np.swapaxes(L, 1, 2), y)[..., 0])
+    return np.linalg.solve(np.swapaxes(L, 1, 2), y)[..., 0]
 
 
 def center_of_mass(robot: Manipulator, q: Any, *, params: Params | None = None) -> np.ndarray:
@@ -355,5 +467,5 @@ def centroidal_momentum(robot: Manipulator, q: Any, v: Any, *, params: Params | 
     return np.einsum("...ij,...j->...i", A, np.asarray(v, dtype=float))
 
 
-__all__ = ["FloatingModel", "bias_forces", "center_of_mass", "centroidal_map", "centroidal_momentum",
+__all__ = ["FORWARD_METHODS", "FloatingModel", "bias_forces", "center_of_mass", "centroidal_map", "centroidal_momentum",
            "floating_model", "forward_dynamics", "inverse_dynamics", "mass_matrix"]

@@ -186,7 +186,7 @@ def jacobian(robot: Manipulator, q: np.ndarray, params: Params | None = None, *,
     frames = joint_frames(model, qb)
     k, T = frame_offset(robot, frame, params)
     R, p = _placed(frames, k, T)
-    J = couplings.project_columns(model, _expressed(_columns(model, frames, p, k), R, p, reference))
+    J = couplings.project_columns(model, _expressed(_columns(model, frames, p, k), R, p, reference), q)
     return J[0] if single else J
 def link_offset(robot: Manipulator, k: int, params: Params | None = None) -> np.ndarray:
     """C_k as a 4x4 array: link frame k in joint frame k (Trans(x, a_k) Rot(x, alpha_k) in standard DH, else I)."""
@@ -233,7 +233,7 @@ def external_torques(robot: Manipulator, q: np.ndarray, fext: np.ndarray, link: 
     wb = np.broadcast_to(np.atleast_2d(w), (N, 6))
     f, m = np.einsum("nij,nj->ni", R, wb[:, :3]), np.einsum("nij,nj->ni", R, wb[:, 3:])
     J = _columns(model, frames, origin, k)
-    tau = couplings.project(model, np.einsum("nri,nr->ni", J, np.concatenate([f, m], axis=1)))
+    tau = couplings.project(model, np.einsum("nri,nr->ni", J, np.concatenate([f, m], axis=1)), q)
     return tau[0] if single and w.ndim == 1 else tau
 
 
@@ -253,7 +253,7 @@ def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Para
     reference = _reference(reference)
     model = compile_model(robot, params)
     single, qb = _batch(couplings.position(model, q), model.n)
-    _, qdb = _batch(couplings.rate(model, qd), model.n)
+    _, qdb = _batch(couplings.rate(model, qd, q), model.n)
     frames = joint_frames(model, qb)
     k, T = frame_offset(robot, frame, params)
     R, p = _placed(frames, k, T)
@@ -281,7 +281,10 @@ def jacobian_dot(robot: Manipulator, q: np.ndarray, qd: np.ndarray, params: Para
         else:
             Jdot[:, :3, i] = zdot
     Jdot = _expressed_rate(J, Jdot, R, p, pdot, np.einsum("nij,nj->ni", J[:, 3:], qdb), reference)
-    Jdot = couplings.project_columns(model, Jdot)
+    Jdot = couplings.project_columns(model, Jdot, q)
+    if model.bars:  # d/dt (J_tree W) = Jdot_tree W + J_tree Wdot
+        tree = _expressed(J, R, p, reference)
+        Jdot = Jdot + tree @ couplings.jacobian_rate(model, q, qd)
     return Jdot[0] if single else Jdot
 
 

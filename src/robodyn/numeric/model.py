@@ -37,6 +37,7 @@ from robodyn.model.floats import Floats, Params, bound_floats
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.model.params import symbol_values
+from robodyn.numeric.fourbars import bars
 from robodyn.numeric.hotpath import HotPath
 from robodyn.recursions.arm import ArmData, Inertial, JointData
 from robodyn.recursions.arm import arm_data as recursions_arm
@@ -76,6 +77,9 @@ class NumericModel:
     #: :mod:`robodyn.numeric.couplings`; the arrays above are the tree's.
     coupling: np.ndarray | None = None
     coupling_offset: np.ndarray | None = None
+    #: The four-bars' closed forms (:class:`robodyn.numeric.couplings.Bar`; their joints' rows of ``coupling`` are
+    #: zero): the map is then nonlinear, q_tree = g(q).
+    bars: tuple[Any, ...] = ()
     #: Its one-state calls, counted until compiled routines take them over (:mod:`robodyn.numeric.hotpath`).
     hot: HotPath = field(init=False, repr=False, compare=False)
 
@@ -95,7 +99,7 @@ class NumericModel:
     @cached_property
     def tree(self) -> NumericModel:
         """The model without its couplings: the tree's joints, each independent (itself when it has none)."""
-        return self if self.coupling is None else replace(self, coupling=None, coupling_offset=None)
+        return self if self.coupling is None else replace(self, coupling=None, coupling_offset=None, bars=())
 
     @property
     def has_tip_load(self) -> bool:
@@ -187,6 +191,11 @@ class FloatingBaseError(ModelError):
     the robot to :mod:`robodyn.numeric.floating` (so that a fixed base's calls pay no test of their own)."""
 
 
+class ImplicitLoopError(ModelError):
+    """A robot with implicit loops, which no :class:`NumericModel` describes: :mod:`robodyn.numeric.api` catches it
+    and hands the robot to :mod:`robodyn.numeric.closed_chains`."""
+
+
 def build(robot: Manipulator, params: Params | None = None, *, check_bodies: bool = True) -> NumericModel:
     """Compile ``robot`` (with ``params`` bound) into a :class:`NumericModel`; no caching, see :func:`compile_model`.
     ``check_bodies=False`` skips :func:`check_bound_bodies` (for placeholder values, as the regressor's)."""
@@ -195,6 +204,9 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     if robot.floating:
         raise FloatingBaseError(f"{robot.name}: floating base: robodyn.numeric handles it in inverse_dynamics, "
                                 "mass_matrix, forward_dynamics and robodyn.numeric.floating so far")
+    if robot.implicit:
+        raise ImplicitLoopError(f"{robot.name}: implicit loop {robot.implicit[0]!r}: robodyn.numeric.closed_chains "
+                                "handles it")
     floats = bound_floats(robot, params)
     if check_bodies:
         check_bound_bodies(robot, floats)
@@ -225,12 +237,14 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     )
 
 
-def _coupling_arrays(robot: Manipulator, floats: Floats) -> dict[str, np.ndarray]:
+def _coupling_arrays(robot: Manipulator, floats: Floats) -> dict[str, Any]:
     """``coupling`` (G) and ``coupling_offset`` (c) of a robot with couplings, bound to floats."""
     if not robot.couplings:
         return {}
-    G, c = robot.coupling_map()
-    return {"coupling": floats.array(G, (robot.n, robot.nv)), "coupling_offset": floats.array(c, (robot.n,))}
+    closure = robot.closure_map()
+    G, c = closure.G, closure.c
+    out = {"coupling": floats.array(G, (robot.n, robot.nv)), "coupling_offset": floats.array(c, (robot.n,))}
+    return {**out, "bars": bars(robot, floats.mapping)} if closure.bars else out
 
 
 # -- the cache ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any
 
 from robodyn.errors import ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS
-from robodyn.program import coupled, routes
+from robodyn.program import coupled, floating, routes
 from robodyn.program.core import Program
 from robodyn.program.outputs import ABA, AUTO, DERIVATIVES, FRAME_OUTPUTS, LDLT, OUTPUTS, ROUTES, is_frame_output
 from robodyn.program.progress import stage
@@ -81,14 +81,16 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     (no fill-in).
     """
     outputs = tuple(outputs)
-    if getattr(robot, "floating", False):  # every program, code generator and rd.compile comes through here
-        robot.check_fixed_base()
     unknown = [name for name in outputs if name not in OUTPUTS and not is_frame_output(name)]
     if unknown:
         raise ValueError(f"unknown output {unknown[0]!r}; choose from {', '.join(OUTPUTS)}, or a frame's "
                          f"{', '.join(FRAME_OUTPUTS)} (of the frame F: 'pose:F')")
     if route not in (AUTO, *ROUTES):
         raise ValueError(f"unknown route {route!r}; choose from {AUTO}, {', '.join(ROUTES)}")
+    if getattr(robot, "floating", False):  # nq != nv: every program, code generator and rd.compile comes here
+        floating.check(robot, outputs, route, base)
+        _check_size(robot, outputs)
+        return floating.build(robot, outputs, route, base)
     if "elements" in outputs:
         if outputs != ("elements",) or route not in ("auto", "emdeg"):
             raise ValueError("'elements' is built alone, by the emdeg route")

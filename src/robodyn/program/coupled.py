@@ -38,9 +38,21 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str) -> Program:
     ctx = routes.Context(robot)  # the tree's arm and parameters (the couplings' symbols among them)
     q, qd, qdd = joint_symbols(nv).symengine()
     tau = [se.Symbol(f"tau{i + 1}") for i in range(nv)]
-    G_, c_ = robot.coupling_map()
+    closure = robot.closure_map()
+    G_, c_ = closure.G, closure.c
     G = [[to_se(G_[j, a]) for a in range(nv)] for j in range(n)]
     c = [to_se(c_[j]) for j in range(n)]
+    closed: dict[int, Any] = {}
+    if not closure.linear:  # four-bars: their steps as the program's values, W's entries among them
+        if any(name in DERIVATIVES or (is_frame_output(name) and name.split(":")[0].endswith("_dot"))
+               for name in outputs):
+            raise ValueError(f"{robot.name} has a four-bar in closed form: its derivative programs (dtau, dqdd, "
+                             "jacobian_dot) are not built in this version (robodyn.numeric and linearize give them)")
+        early = Builder(ctx.params)
+        closed = closure.closed_rows(q, to_se, lambda e: early.value(e).expr)
+        closed = {j: (*(early.value(x).expr for x in row[:3]), row[3]) for j, row in closed.items()}
+        for j, (_, rate, _, column) in closed.items():
+            G[j][column] = rate
 
     def spread(x: Sequence[Any], offset: Sequence[Any] | None = None) -> list[Any]:
         return [sum((G[j][a] * x[a] for a in range(nv) if G[j][a] != 0), offset[j] if offset else se.Integer(0))
@@ -52,7 +64,14 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str) -> Program:
 
     # the tree's inputs as expressions of the independent ones: the recursions take them as they are
     ctx.inputs = {"q": spread(q, c), "qd": spread(qd), "qdd": spread(qdd), "tau": tau, "parameters": ctx.params}
-    ops = Builder(ctx.params)
+    ops = Builder(ctx.params) if not closed else early
+    bias: list[Any] | None = None
+    if closed:  # q_tree = g(q), qdd_tree = W qdd + Wdot qd (the curvature times the actuated rate squared)
+        bias = [se.Integer(0)] * n
+        for j, (position, _, curvature, column) in closed.items():
+            ctx.inputs["q"][j] = position
+            bias[j] = ops.mul(curvature, ops.mul(qd[column], qd[column])).expr
+            ctx.inputs["qdd"][j] = ctx.inputs["qdd"][j] + bias[j]
     column = [[(j, G[j][a]) for j in range(n) if G[j][a] != 0] for a in range(nv)]
 
     def project(x: Sequence[Any]) -> list[Any]:
@@ -68,7 +87,7 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str) -> Program:
 
     def part(name: str) -> Any:
         if name not in parts:
-            tree = routes.recursive_part(ctx, ops, name)
+            tree = routes.recursive_part(ctx, ops, name, bias)
             if name == "M":
                 upper = project_matrix(tree)
                 parts[name] = [[upper[min(a, b)][max(a, b)] for b in range(nv)] for a in range(nv)]

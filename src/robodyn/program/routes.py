@@ -153,11 +153,18 @@ class Context:
         return ops.program(used, out, angles=self.inputs["q"])
 
 
-def recursive_part(ctx: Context, ops: Builder, name: str) -> list[Any]:
+def recursive_part(ctx: Context, ops: Builder, name: str, bias: Sequence[Any] | None = None) -> list[Any]:
     """One part by the customised recursions (:mod:`robodyn.recursions.newton_euler`,
-    :mod:`robodyn.recursions.composite`) on the builder's scalars, specialised to the arm as they run."""
+    :mod:`robodyn.recursions.composite`) on the builder's scalars, specialised to the arm as they run. ``bias``:
+    the tree's accelerations at qdd = 0 where they are not zero (a four-bar's Wdot qd), taken by h and bias."""
     arm, scalars = ctx.arm_data, BuilderOps(ops)
     q, qd, qdd = ([ops.value(x) for x in ctx.inputs[k]] for k in ("q", "qd", "qdd"))
+    if bias is not None and name in ("h", "bias"):
+        at = [ops.value(x) for x in bias]
+        if name == "bias":
+            return newton_euler.inverse_dynamics(arm, scalars, q, qd, at, parameters=ctx.link_parameters(ops))
+        return newton_euler.inverse_dynamics(arm, scalars, q, qd, at, parameters=ctx.link_parameters(ops),
+                                             tip_load=False, friction=False, gravity=False)
     given = ctx.link_parameters(ops)
     if name == "M":
         return [x for row in ctx.mass_matrix(arm, scalars, q, parameters=given) for x in row]

@@ -19,10 +19,14 @@ them into the scalars of an ``ops`` (:mod:`robodyn.recursions.scalars`) at one s
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import sympy
+
+from robodyn.errors import ModelWarning
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.spatial import x_screw
@@ -119,6 +123,33 @@ def arm_data(robot: Manipulator) -> ArmData:
         tip_force=tuple(arm.tip_force),
         tip_moment=tuple(arm.tip_moment),
     )
+
+
+@functools.lru_cache(maxsize=16)
+def fixed_tree(robot: Manipulator) -> Manipulator:
+    """A floating robot's tree on a fixed base (its links, on the base frame)."""
+    if not robot.floating:
+        raise ValueError(f"{robot.name}: not a floating robot")
+    with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
+        warnings.simplefilter("ignore", ModelWarning)
+        return robot.replace(floating=False, base=None)
+
+
+@functools.lru_cache(maxsize=16)
+def floating_arm_data(robot: Manipulator) -> tuple[ArmData, Inertial]:
+    """A floating robot's tree as :func:`arm_data` reads the fixed one (the tree's base frame is the floating
+    base's, its ``gravity`` the world's) and the base body's parameters about the base origin, in the base frame
+    (J = I_c + m (c.c 1 - c c^T), MS = m c, M; zero without a ``base`` body)."""
+    fixed = fixed_tree(robot)
+    body = robot.base
+    if body is None:
+        zero = sympy.Integer(0)
+        return arm_data(fixed), Inertial(J=((zero,) * 3,) * 3, MS=(zero,) * 3, M=zero)
+    m, c = body.mass, list(body.com)
+    cc = sum(x * x for x in c)
+    J = tuple(tuple(sympy.expand(body.inertia[a, b] + m * ((cc if a == b else 0) - c[a] * c[b])) for b in range(3))
+              for a in range(3))
+    return arm_data(fixed), Inertial(J=J, MS=tuple(sympy.expand(m * x) for x in c), M=m)  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=16)

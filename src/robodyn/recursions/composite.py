@@ -44,9 +44,12 @@ def link_parameters(arm: ArmData, ops: ScalarOps, group: bool, given: Sequence[I
     return grouped(arm, ops, par) if group else par
 
 
-def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial]) -> list[Inertial]:
-    """The regrouped parameters (module docstring); on a tree, the moved part joins the parent lambda(j)."""
-    out = list(parameters)
+def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial], root: Inertial | None = None
+            ) -> list[Inertial]:
+    """The regrouped parameters (module docstring); on a tree, the moved part joins the parent lambda(j).
+    ``root``: the parameters of a floating base, which the moved parts of the links on it join (it moves: they act
+    there), returned after the links'."""
+    out = list(parameters) + ([] if root is None else [root])
     for j in reversed(range(arm.n)):
         data, p = arm.joints[j], out[j]
         if data.revolute:
@@ -62,7 +65,9 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial]) -> list[In
         out[j] = rest
         lam = arm.parents[j]
         if lam < 0:
-            continue
+            if root is None:
+                continue
+            lam = arm.n  # (the floating base, last)
         J, MS = carry(fixed_joint(data, ops), m, J_moved, MS_moved)
         parent = out[lam]
         out[lam] = Inertial(
@@ -74,6 +79,19 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial]) -> list[In
             coulomb=parent.coulomb,
         )
     return out
+
+
+def floating_parameters(arm: ArmData, ops: ScalarOps, base: Inertial, group: bool
+                        ) -> tuple[list[Inertial], Inertial]:
+    """The links' parameters and a floating base's (``base``, model numbers) as scalars of ``ops``; regrouped with
+    ``group`` (:func:`grouped`, the moved parts of the links on the base joining the base)."""
+    par = inertials(arm, ops)
+    root = Inertial(J=tuple(tuple(ops.number(x) for x in row) for row in base.J),  # type: ignore[arg-type]
+                    MS=tuple(ops.number(x) for x in base.MS), M=ops.number(base.M))
+    if not group:
+        return par, root
+    out = grouped(arm, ops, par, root)
+    return out[:-1], out[-1]
 
 
 def _sub33(A: Mat, B: Mat) -> Mat:
@@ -196,6 +214,49 @@ def inertia_matrix_root_frame(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar],
             z = R[i][2]
             value = dot(z, f_root) if not geo[i].revolute else dot(z, n_root) + dot(moment_arm[i], f_root)
             out[i][j] = out[j][i] = value
+    return out
+
+
+def floating_inertia_matrix(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], base: Inertial, *,
+                            group: bool = True, joint_block: Callable[..., list[list[Scalar]]] | None = None
+                            ) -> list[list[Scalar]]:
+    """M (nv x nv, nv = 6 + n, symmetric) of a tree on a floating base (Pinocchio's ``crba`` with a
+    ``JointModelFreeFlyer`` root; the base's six coordinates first, its body-frame twist (linear, angular)).
+
+    The joints' block is the fixed-base tree's M (``joint_block``, :func:`inertia_matrix` by default: the composite
+    bodies of the links do not depend on the base), with the parameters regrouped into the base
+    (:func:`floating_parameters`). The base's block is the spatial inertia of the whole robot, the composite body
+    of the base (its own parameters and its children's composite bodies carried into its frame, a modified-DH
+    factor at a time: :func:`carry_dh`), [[M 1, -hat(MS)], [hat(MS), J]] in (linear, angular) order; the base's
+    entries of joint j's column are the wrench that a unit qdd_j produces on j's composite body
+    (:func:`unit_wrench`) carried through j's ancestors into the base frame (S_base^T F_j, S_base = 1)."""
+    n = arm.n
+    geo = joints(arm, ops, q)
+    par, root = floating_parameters(arm, ops, base, group)
+    inner = (joint_block or inertia_matrix)(arm, ops, q, parameters=par)
+    step = dh_step(arm, ops, geo, q)
+    J, MS, M = composite_bodies(arm, ops, geo, par, step)
+    Jb = [list(row) for row in root.J]
+    MSb, Mb = root.MS, root.M
+    for j in range(n):
+        if arm.parents[j] < 0:
+            carried_J, carried_MS = step(j, M[j], J[j], MS[j])
+            Jb = [[Jb[a][b] + carried_J[a][b] for b in range(3)] for a in range(3)]
+            MSb, Mb = vadd(MSb, carried_MS), Mb + M[j]
+    hx, hy, hz = MSb
+    out: list[list[Scalar]] = [[0] * (6 + n) for _ in range(6 + n)]
+    block = [[Mb, 0, 0, 0, hz, -hy], [0, Mb, 0, -hz, 0, hx], [0, 0, Mb, hy, -hx, 0],
+             [0, -hz, hy, *Jb[0]], [hz, 0, -hx, *Jb[1]], [-hy, hx, 0, *Jb[2]]]
+    for a in range(6):
+        out[a][:6] = block[a]
+    for j in range(n):
+        f, m = unit_wrench(geo[j], J[j], MS[j], M[j])
+        for i in arm.ancestors(j):
+            f, m = carry_wrench(geo[i], f, m)
+        for a, value in enumerate((*f, *m)):
+            out[a][6 + j] = out[6 + j][a] = value
+        for i in range(n):
+            out[6 + i][6 + j] = inner[i][j]
     return out
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from robodyn.recursions.arm import ArmData, Inertial, Joint, joint_friction, joints
-from robodyn.recursions.composite import carry_wrench, link_parameters
+from robodyn.recursions.composite import carry_wrench, floating_parameters, link_parameters
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd, vscale
 
@@ -84,11 +84,14 @@ def link_motion(jt: Joint, parent: Motion) -> Motion:
     return w, wd, vd
 
 
-def forward(geo: Sequence[Joint], parents: Sequence[int], base_vd: Vec, progress: Progress = None) -> list[Motion]:
-    """The motion of every link, from its parent's (the base: at rest, accelerating by ``base_vd``)."""
+def forward(geo: Sequence[Joint], parents: Sequence[int], base_vd: Vec, progress: Progress = None, *,
+            root: Motion | None = None) -> list[Motion]:
+    """The motion of every link, from its parent's (the base: at rest, accelerating by ``base_vd``; or, for a
+    floating base, moving as ``root`` says: its w, wd, vd in its own frame, gravity in vd)."""
     motion: list[Motion] = []
+    base = (ZERO3, ZERO3, base_vd) if root is None else root
     for j, jt in enumerate(geo):
-        motion.append(link_motion(jt, motion[parents[j]] if parents[j] >= 0 else (ZERO3, ZERO3, base_vd)))
+        motion.append(link_motion(jt, motion[parents[j]] if parents[j] >= 0 else base))
         if progress:
             progress(f"forward recursion, link {j + 1}")
     return motion
@@ -160,3 +163,41 @@ def inverse_dynamics(
         tau = [t + joint_friction(ops, p.damping, p.coulomb, jt.qd) + p.armature * jt.qdd
                for t, p, jt in zip(tau, par, geo, strict=True)]
     return tau
+
+
+def floating_inverse_dynamics(
+    arm: ArmData,
+    ops: ScalarOps,
+    base: Inertial,
+    root: Motion,
+    q: Sequence[Scalar],
+    qd: Sequence[Scalar] | None,
+    qdd: Sequence[Scalar] | None,
+    *,
+    friction: bool = True,
+    group: bool = True,
+) -> list[Scalar]:
+    """tau of a tree on a floating base (6 + n entries): the wrench on the base, force then moment about its
+    origin, in its frame (Pinocchio's ``rnea`` rows of a ``JointModelFreeFlyer`` root, whose motion subspace is the
+    identity in the base frame), then the joints' (:func:`inverse_dynamics`' recursion unchanged).
+
+    ``base``: the base body's parameters (:func:`robodyn.recursions.arm.floating_arm_data`); ``root``: its motion
+    (w, wd, vd: the angular velocity and acceleration and the classical acceleration of its origin, in its frame),
+    gravity in vd as the base's upward acceleration -R^T g (:mod:`robodyn.program.floating` makes it from the
+    twist). The base's wrench is its own Newton-Euler wrench plus those of the links on it, carried into its frame:
+    the composite wrench at the root. ``friction``, ``group`` as :func:`inverse_dynamics` (the links on the base
+    regroup into the base body, :func:`~robodyn.recursions.composite.floating_parameters`)."""
+    geo = joints(arm, ops, q, qd, qdd)
+    par, base_par = floating_parameters(arm, ops, base, group)
+    motion = forward(geo, arm.parents, ZERO3, root=root)
+    total = backward(geo, arm.parents, [link_wrench(p, m) for p, m in zip(par, motion, strict=True)])
+    f, n = link_wrench(base_par, root)
+    for j in range(arm.n):
+        if arm.parents[j] < 0:
+            carried = carry_wrench(geo[j], *total[j])
+            f, n = vadd(f, carried[0]), vadd(n, carried[1])
+    tau = [joint_force(jt, w) for jt, w in zip(geo, total, strict=True)]
+    if friction:
+        tau = [t + joint_friction(ops, p.damping, p.coulomb, jt.qd) + p.armature * jt.qdd
+               for t, p, jt in zip(tau, par, geo, strict=True)]
+    return [*f, *n, *tau]

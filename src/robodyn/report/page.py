@@ -253,7 +253,8 @@ def _couplings_note(robot: Manipulator) -> str:
     """A coupled robot's couplings (q_joint = ratio q_leader + offset) and its independent coordinates."""
     if not robot.couplings:
         return ""
-    rules = "; ".join(" + ".join([f"joint {int(c.joint) + 1} = {r} x joint {int(k) + 1}" if i == 0 else
+    rules = "; ".join(c.describe() if c.closure is not None else  # (a four-bar's passive joint: its closed form)
+                      " + ".join([f"joint {int(c.joint) + 1} = {r} x joint {int(k) + 1}" if i == 0 else
                                   f"{r} x joint {int(k) + 1}" for i, (k, r) in enumerate(c.leaders)]) + f" + {c.offset}"
                       for c in robot.couplings)
     free = ", ".join(str(j + 1) for j in robot.independent)
@@ -384,8 +385,8 @@ def _equations_section(eqs: Equations) -> str:
 
 
 def _forward_section(robot: Manipulator) -> str:
-    if robot.nv > SYMBOLIC_MAX_JOINTS:
-        return ""
+    if robot.nv > SYMBOLIC_MAX_JOINTS or any(c.closure is not None for c in robot.couplings):  # (four-bars: no
+        return ""  # canonical form, robodyn.analysis.simulation.forward_dynamics_symbolic)
     fd = forward_dynamics_symbolic(robot)
     det_lhs = "<mi>&#x0394;</mi><mo>=</mo><mi>det</mi><mi>M</mi>"
     det_formula = math(fd.denominator, display=True, lhs=det_lhs, lhs_latex=r"\Delta = \det M")

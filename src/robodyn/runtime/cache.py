@@ -104,6 +104,8 @@ def _cache_key(robot: Any, outputs: tuple[str, ...], command: list[str], base: b
     }
     if frames:  # the frames' routines (a key without them stays what it was)
         data["frames"] = list(frames)
+    if getattr(robot, "floating", False):  # (not in the model file's dict: a fixed robot's key stays what it was)
+        data["floating"] = repr(robot.base)
     text = json.dumps(data, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -151,6 +153,8 @@ class Expected:
     key: str
     backend: str = "c"
     frames: tuple[str, ...] = ()
+    #: The length of q where it is not ``n`` (a floating base: ``robot.nq``); None otherwise.
+    nq: int | None = None
 
     def problem(self, spec: ModuleSpec) -> str | None:
         """What ``spec`` gets wrong, or None: every array shape the wrapper allocates by must be the robot's."""
@@ -160,6 +164,8 @@ class Expected:
                     f"{self.name!r} with {self.n} joints and constants, {', '.join(self.kinds)}")
         if spec.frames != self.frames:
             return f"frames {spec.frames}, not {self.frames}"
+        if spec.nq != self.nq:
+            return f"q of {spec.nq or spec.n} entries, not {self.nq or self.n}"
         if self.parameters is not None and spec.parameters != self.parameters:
             return f"parameters {', '.join(spec.parameters) or 'none'}, not {', '.join(self.parameters) or 'none'}"
         for routine in spec.routines:
@@ -174,7 +180,7 @@ class Expected:
         if routine == "constants":
             return [("params", (len(spec.parameters),)), k]
         kind = next(kind for kind in KINDS if kind.name == routine)
-        return [k, *((name, (self.n,)) for name in kind.inputs),
+        return [k, *((name, (self.nq if name == "q" and self.nq is not None else self.n,)) for name in kind.inputs),
                 (kind.output, output_shape(kind.output, self.n, len(self.frames)))]
 
 
@@ -391,6 +397,8 @@ def _spec_to_json(spec: ModuleSpec, hashes: Mapping[str, str], key: str) -> str:
             "n_constants": spec.n_constants, "version": spec.version, "routines": routines}
     if spec.frames:  # (a manifest without frames stays what it was)
         data["frames"] = list(spec.frames)
+    if spec.nq is not None:  # (likewise without a floating base)
+        data["nq"] = spec.nq
     manifest = {"format": MANIFEST_FORMAT, "key": key, "spec": data, "spec_sha256": _sha256(_canonical(data)),
                 "files": dict(sorted(hashes.items()))}
     return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
@@ -412,4 +420,4 @@ def _spec_from_json(data: Mapping[str, Any]) -> ModuleSpec:
                                 assignments=(), stores=(), count=OperationCount(), batched=r["batched"]))
     return ModuleSpec(name=data["name"], robot=data["robot"], n=data["n"], parameters=tuple(data["parameters"]),
                       n_constants=data["n_constants"], routines=tuple(routines), version=data["version"],
-                      frames=tuple(data.get("frames", ())))
+                      frames=tuple(data.get("frames", ())), nq=data.get("nq"))

@@ -76,6 +76,10 @@ class CompiledDynamics:
         self._fast_call = fast
         self._fast: dict[str, Callable[..., Any]] = {}
         self.n = spec.n
+        #: The length of q: ``n``, or for a floating base n + 1 (its position and unit quaternion (x, y, z, w), then
+        #: the joints'; qd, qdd, tau and the results have n = nv entries: :mod:`robodyn.program.floating`).
+        self.nq = spec.nq if spec.nq is not None else spec.n
+        self._sized: dict[str, tuple[tuple[str, int], ...]] = {}  # routine -> its joint arrays' names and lengths
         self.parameters: tuple[str, ...] = spec.parameters
         self.routines: tuple[str, ...] = spec.kinds
         #: The named frames of the frames' routines (``frame_pose``, ...), "" the tool frame; () without them.
@@ -137,10 +141,13 @@ class CompiledDynamics:
             raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
         k = self.constants(params)
         given = [np.asarray(a, dtype=float) for a in arrays]
-        self._check_joint_arrays(given)
+        if self.nq != self.n:
+            self._check_sized_arrays(routine, given)
+        else:
+            self._check_joint_arrays(given)
         if out is None and self._one_state is not None and all(a.ndim == 1 for a in given):  # one state
             return self._single(routine, k)(*given)
-        shape, batch, flat = self._batched(given, np)
+        shape, batch, flat = self._batched(given, np) if self.nq == self.n else self._batched_sized(routine, given)
         tail = self._tail(routine)
         target = None if out is None else _out_array(out, (batch[0], *tail), shape[:-1] + tail, flat)
         result = self._call(routine, k, flat, tail, target)
@@ -153,6 +160,34 @@ class CompiledDynamics:
             if a.ndim not in (1, 2) or a.shape[-1] != self.n:
                 raise ValueError(f"joint arrays of {self.name!r} must have shape ({self.n},) or (N, {self.n}), "
                                  f"got {a.shape}")
+
+    def _sizes(self, routine: str) -> tuple[tuple[str, int], ...]:
+        """The name and length of one state of each joint array of ``routine`` (q: :attr:`nq`; the others: n)."""
+        sizes = self._sized.get(routine)
+        if sizes is None:
+            sizes = self._sized[routine] = tuple((a.name, a.size) for a in self._spec.routine(routine).inputs[1:])
+        return sizes
+
+    def _check_sized_arrays(self, routine: str, given: Sequence[Any]) -> None:
+        """A floating base's arrays: q of nq, the others of nv, one state or a batch."""
+        for (name, size), a in zip(self._sizes(routine), given, strict=True):
+            if a.ndim not in (1, 2) or a.shape[-1] != size:
+                what = ("nq: base position, unit quaternion (x, y, z, w), joints" if name == "q" else
+                        "nv: base twist (linear, angular) or wrench, joints")
+                raise ValueError(f"{name} of {self.name!r} must have shape ({size},) or (N, {size}) ({what}), "
+                                 f"got {a.shape}")
+
+    def _batched_sized(self, routine: str, given: Sequence[Any]) -> tuple[tuple[int, ...], tuple[int, ...],
+                                                                          list[Any]]:
+        """:meth:`_batched` for arrays of different lengths (a floating base): the states broadcast, each array
+        its own length; ``shape`` and ``batch`` as :meth:`_batched` gives them, with n."""
+        try:
+            lead = np.broadcast_shapes(*(a.shape[:-1] for a in given))
+        except ValueError:
+            raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
+        N = lead[0] if lead else 1
+        flat = [np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[-1]))) for a in given]
+        return (*lead, self.n), (N, self.n), flat
 
     def _batched(self, given: Sequence[Any], xp: Any) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
         """(shape, batch, flat): the broadcast shape of the joint arrays, the batch's (N, n) shape (one state: (1, n))
@@ -407,11 +442,10 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
                       strict=strict, keep=lib, name=spec.robot)
 
     def one_state(routine: str, k: np.ndarray, tail: tuple[int, ...]) -> Callable[..., np.ndarray]:
-        if Caller is not None:
+        if Caller is not None and spec.nq is None:  # (the extension takes arrays of one length)
             return caller(routine, k, tail)
-        count = len(spec.routine(routine).inputs) - 1  # the joint arrays after k
         kk = k if k.size else np.zeros(1)
-        buffers = [np.empty(spec.n) for _ in range(count)]
+        buffers = [np.empty(a.size) for a in spec.routine(routine).inputs[1:]]  # the joint arrays after k
         out = np.empty(tail)
         # the call with its pointers bound once: a ctypes call converts each argument, so fewer is faster
         f = functools.partial(functions[routine], kk.ctypes.data, *(b.ctypes.data for b in buffers),
@@ -422,7 +456,7 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
         return run
 
     call.library = lib  # type: ignore[attr-defined]  # keep it alive with the closure
-    fast = None if Caller is None else functools.partial(caller, strict=False)
+    fast = None if Caller is None or spec.nq is not None else functools.partial(caller, strict=False)
     return CompiledDynamics(spec, call, backend="c", path=Path(path), one_state=one_state, fast=fast)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from robodyn.codegen.cuda import PRECISIONS
 from robodyn.codegen.spec import DEFAULT_KEYS, KEYS, KINDS, ModuleSpec, frames_of, module_spec, sanitize
+from robodyn.errors import ModelError
 from robodyn.runtime import cache as _cache
 from robodyn.runtime import compiled
 from robodyn.runtime.backends import BACKENDS, RECORDS, cuda_record
@@ -70,8 +71,9 @@ def compile(
     outputs ``pose``, ``jacobian``, ``jacobian_world``, ``jacobian_local`` and their ``_dot`` (default the tool
     frame): ``dyn.frame_pose(q, frame="panda_hand")``.
     Raises :class:`CompileError` without a compiler or if compiling fails."""
-    if getattr(robot, "floating", False):  # before the cache is looked up (programs refuse it too)
-        robot.check_fixed_base()
+    if getattr(robot, "floating", False) and backend != "c":  # before the cache is looked up
+        raise ModelError(f"{robot.name}: floating base: rd.compile builds it with backend='c' only so far (q of "
+                         f"{robot.nq} entries, the rest {robot.nv})")
     wanted = set(DEFAULT_KEYS if outputs is None else outputs)
     keys = tuple(kind.key for kind in KINDS if kind.key in wanted)
     if outputs is not None:
@@ -103,7 +105,8 @@ def compile(
         raise ValueError(f"spec has frames {spec.frames}, not {named}")
     key = _cache._cache_key(robot, keys, command, base, named)
     expected = Expected(name, robot.nv, tuple(kind.name for kind in KINDS if kind.key in keys),
-                        None if base else tuple(s.name for s in robot.parameters()), key, record, named)
+                        None if base else tuple(s.name for s in robot.parameters()), key, record, named,
+                        robot.nq if getattr(robot, "floating", False) else None)
     entry = _cache._cache_root(cache) / f"{name}-{key}"
     replace = False
     try:

@@ -1,0 +1,174 @@
+"""Programs of a robot on a floating base (``rd.load(path, floating=True)``; :mod:`robodyn.model.joints`): nq != nv.
+
+Coordinates (Pinocchio's, a ``JointModelFreeFlyer`` root): the input ``q`` has nq = n + 7 entries, the base's
+position in the world, its **unit** quaternion (x, y, z, w) and the joints' q; ``qd`` and ``qdd`` (and ``tau``
+for ``forward``) have nv = n + 6, the base's body-frame twist (the velocity of its origin, then its angular
+velocity, both in its frame) and its time derivative (Pinocchio's ``a``), then the joints'. The rotation of the
+base is the quaternion's polynomials (R = 1 + 2 P, P quadratic in x, y, z, w), with no normalisation inside the
+program: **the caller passes a unit quaternion** (a quaternion of norm s gives the rotation scaled by s^2 in the
+gravity terms). The outputs have nv rows: the base's six (the wrench on the base, force then moment about its
+origin, in its frame, as ``pinocchio.rnea`` returns it), then the joints'.
+
+The recursions are the fixed-base tree's (:mod:`robodyn.recursions`), run from the base's motion: its angular
+velocity and acceleration are the twist's, the classical acceleration of its origin a_lin + w x v_lin - R^T g
+(gravity as the base accelerating upwards, in its frame);
+:func:`~robodyn.recursions.newton_euler.floating_inverse_dynamics` gives tau (the base's rows: the composite
+wrench at the root), :func:`~robodyn.recursions.composite.floating_inertia_matrix` M (the joints' block by the
+cheapest fixed-base recursion, :attr:`robodyn.program.routes.Context.mass_matrix`; the base's block the
+composite inertia of the whole robot), and ``forward`` is the L D L^T solve of M qdd = tau - bias over the tree
+whose root is the base's six coordinates (no fill-in: the joints first, leaves first, then the base's dense 6 x 6
+block). Parts: ``tau``, ``M``, ``h`` (velocity terms, no gravity or friction), ``G``, ``bias`` (tau at qdd = 0),
+``forward``; the rest (derivatives, Burdick's elements, the frames' kinematics) refuse a floating robot in one line,
+as do coupled joints, implicit loops, a tip load and routes other than the recursive one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import symengine as se
+
+from robodyn.errors import ModelError
+from robodyn.model.manipulator import Manipulator
+from robodyn.program import routes
+from robodyn.program.builder import Builder
+from robodyn.program.core import Program
+from robodyn.program.outputs import AUTO
+from robodyn.program.progress import stage
+from robodyn.recursions import composite, newton_euler
+from robodyn.recursions.arm import fixed_tree, floating_arm_data
+from robodyn.recursions.vec3 import Vec, cross, vadd, vsub
+from robodyn.symbols import joint_symbols
+
+#: The outputs a floating robot's program gives so far.
+FLOATING_OUTPUTS = ("tau", "M", "h", "G", "bias", "forward")
+#: The names of the base's inputs (the joints' are q1.., qd1.., qdd1.., tau1..): position and quaternion (x, y, z,
+#: w); twist (linear, angular); its derivative; the wrench (force, moment).
+BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_V = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+BASE_A = ("base_ax", "base_ay", "base_az", "base_dwx", "base_dwy", "base_dwz")
+BASE_TAU = ("base_fx", "base_fy", "base_fz", "base_nx", "base_ny", "base_nz")
+#: The route name of a floating robot's program.
+ROUTE = "recursive (floating base)"
+
+
+def refusal(robot: Manipulator, what: str) -> ModelError:
+    """The one-line refusal of what a floating robot's programs do not give yet."""
+    return ModelError(f"{robot.name}: floating base: {what}; its programs give {', '.join(FLOATING_OUTPUTS)} so far "
+                      "(robodyn.numeric handles the rest)")
+
+
+def check(robot: Manipulator, outputs: Sequence[str], route: str, base: Any) -> None:
+    """One line for what :func:`build` does not handle (before any work)."""
+    others = [name for name in outputs if name not in FLOATING_OUTPUTS]
+    if others:
+        raise refusal(robot, f"no program of {others[0]!r}")
+    if route not in (AUTO, "recursive"):
+        raise refusal(robot, f"no route {route!r} (the recursive route builds it)")
+    if base is not None and base is not False:
+        raise refusal(robot, "no base-parameter model")
+    if robot.couplings or robot.implicit:
+        raise refusal(robot, "no coupled joints or loops")
+    if any(x != 0 for x in (*robot.tip_force, *robot.tip_moment)):
+        raise refusal(robot, "no tip load")
+
+
+def inputs(robot: Manipulator, params: list[se.Symbol]) -> dict[str, list[se.Symbol]]:
+    """The program's inputs: q (nq), qd and qdd (nv), tau (nv), parameters."""
+    q, qd, qdd = joint_symbols(robot.n).symengine()
+    names = {str(p) for p in params}
+    base = [*BASE_Q, *BASE_V, *BASE_A, *BASE_TAU]
+    if names & set(base):
+        raise ModelError(f"{robot.name}: a parameter is named {sorted(names & set(base))[0]!r}, as an input of the "
+                         "floating base's programs: rename it")
+    symbols = [[se.Symbol(s) for s in group] for group in (BASE_Q, BASE_V, BASE_A, BASE_TAU)]
+    tau = [se.Symbol(f"tau{i + 1}") for i in range(robot.n)]
+    return {"q": symbols[0] + list(q), "qd": symbols[1] + list(qd), "qdd": symbols[2] + list(qdd),
+            "tau": symbols[3] + tau, "parameters": params}
+
+
+def gravity_in_base(ops: Builder, quaternion: Sequence[Any], g: Sequence[Any]) -> Vec:
+    """R^T g: the world's gravity in the base frame, R = 1 + 2 P the rotation of the unit quaternion (x, y, z, w)
+    (:func:`robodyn.model.joints.quaternion_matrix`), P's entries quadratic (no normalisation)."""
+    x, y, z, w = quaternion
+    P = ((-(y * y + z * z), x * y - z * w, x * z + y * w),
+         (x * y + z * w, -(x * x + z * z), y * z - x * w),
+         (x * z - y * w, y * z + x * w, -(x * x + y * y)))
+    g2 = [ops.value(2 * ops.value(gr)) for gr in g]  # (2 g_r: a number or a constant)
+    return tuple(ops.value(g[c]) + sum((g2[r] * P[r][c] for r in range(3)), ops.value(0))  # type: ignore[return-value]
+                 for c in range(3))
+
+
+class _Parts:
+    """The parts of one floating robot in one builder (each built once)."""
+
+    def __init__(self, robot: Manipulator, ctx: routes.Context, ops: Builder, symbols: dict[str, list[se.Symbol]]):
+        self.robot, self.ctx, self.ops = robot, ctx, ops
+        self.arm, self.base = floating_arm_data(robot)
+        self.q, self.v, self.a = ([ops.value(x) for x in symbols[k]] for k in ("q", "qd", "qdd"))
+        self.g_base = gravity_in_base(ops, self.q[3:7], self.arm.gravity)
+        self.scalars = routes.BuilderOps(ops)
+
+    def root(self, velocity: bool, acceleration: bool, gravity: bool) -> newton_euler.Motion:
+        """The base's w, wd and vd (module docstring), each term kept or left out."""
+        zero = (0, 0, 0)
+        v_lin, w = (tuple(self.v[:3]), tuple(self.v[3:6])) if velocity else (zero, zero)
+        a_lin, wd = (tuple(self.a[:3]), tuple(self.a[3:6])) if acceleration else (zero, zero)
+        vd = vadd(a_lin, cross(w, v_lin))  # type: ignore[arg-type]
+        return w, wd, vsub(vd, self.g_base) if gravity else vd  # type: ignore[return-value]
+
+    def part(self, name: str) -> list[Any]:
+        joint_q = self.q[7:]
+        if name == "M":
+            M = composite.floating_inertia_matrix(self.arm, self.scalars, joint_q, self.base,
+                                                  joint_block=self.ctx.mass_matrix)
+            return [x for row in M for x in row]
+        velocity, acceleration, gravity, friction = {
+            "tau": (True, True, True, True), "bias": (True, False, True, True),
+            "h": (True, False, False, False), "G": (False, False, True, False)}[name]
+        qd = self.v[6:] if velocity else None
+        qdd = self.a[6:] if acceleration else None
+        return newton_euler.floating_inverse_dynamics(self.arm, self.scalars, self.base,
+                                                      self.root(velocity, acceleration, gravity), joint_q, qd, qdd,
+                                                      friction=friction)
+
+    def parents(self) -> list[int]:
+        """The tree of the nv coordinates: the base's six a chain, each joint on the base's last or its parent's."""
+        return [*range(-1, 5), *(5 if p < 0 else 6 + p for p in self.arm.parents)]
+
+
+def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: Any = None) -> Program:
+    """The program of ``outputs`` (of :data:`FLOATING_OUTPUTS`) of the floating ``robot`` (module docstring)."""
+    outputs = tuple(outputs)
+    check(robot, outputs, route, base)
+    if not robot.n:
+        raise refusal(robot, "no link (a drone): its programs need a joint")
+    ctx = routes.Context(fixed_tree(robot))
+    params = [se.Symbol(s.name) for s in robot.parameters()]
+    symbols = inputs(robot, params)
+    ops = Builder(params)
+    parts = _Parts(robot, ctx, ops, symbols)
+    built: dict[str, list[Any]] = {}
+
+    def part(name: str) -> list[Any]:
+        if name not in built:
+            stage(f"building {name} (floating base)")
+            built[name] = parts.part(name)
+        return built[name]
+
+    out: dict[str, list[Any]] = {}
+    for name in outputs:
+        if name == "forward":
+            nv = robot.nv
+            flat = part("M")
+            rhs = [ops.value(t) - b for t, b in zip(symbols["tau"], part("bias"), strict=True)]
+            stage("forward by L D L^T (floating base)")
+            out[name] = routes.ldlt_solve(ops, [flat[i * nv:(i + 1) * nv] for i in range(nv)], rhs, parts.parents())
+        else:
+            out[name] = part(name)
+    used = {k: v for k, v in symbols.items() if k != "tau" or "forward" in outputs}
+    stage("tidying the program")
+    program = ops.program(used, out, angles=symbols["q"][7:])
+    program.route = ROUTE
+    return program
