@@ -362,11 +362,10 @@ def show(
         if robot.source:
             out.print(f"[dim]source: {_shown(robot.source)}[/dim]")
         out.print(f"{robot.n} joints ({robot.joint_types}), {tables.CONVENTION_TEXT[robot.convention]}")
-        for loop in robot.loops:  # closed chains: the tree plus closures, the passive joints coupled
-            ends = " and ".join(robot.label(k) if k >= 0 else "the base" for k in loop.links)
-            bar = next((c.closure for c in robot.couplings if c.loop == loop.name and c.closure is not None), None)
-            kind = "a parallelogram" if bar is None else f"a four-bar in closed form, branch {bar.branch:+d}"
-            out.print(f"loop {loop.name}: a {loop.joint} joint closes {ends} ({kind})", markup=False)
+        if robot.is_tree or robot.loops or robot.couplings or robot.floating:  # the tree, its loops, its roles
+            out.print("structure:")
+            for line in tables.structure(robot):
+                out.print(f"  {line}", markup=False)
         for c in robot.couplings:  # q and tau at every command are the independent coordinates
             if c.closure is not None:
                 out.print(f"coupled: {c.describe()}", markup=False)

@@ -104,7 +104,7 @@ def _read(model: str | Path, strict: bool, lock: Mapping[str, float] | None, mim
             raise ModelError(f"no such file{_nearby(path)}", file=text)
         return read_model_file(path, strict=strict)
     raise ModelError(
-        f"{text!r} is neither a built-in robot ({', '.join(library.names())}) nor a model file path"
+        f"{text!r} is neither a built-in robot (robodyn list names them) nor a model file path"
         f"{_did_you_mean(text, library.names()) or _nearby(path)}"
     )
 

@@ -121,3 +121,60 @@ def inertia_notes(robot: Manipulator) -> list[str]:
     """One line per link whose inertia has a note (published data that break the triangle inequality, kept as
     given): ``link K: note`` (the link's name where it has one)."""
     return [f"link {robot.links[k].name or k + 1}: {note}" for k, note in enumerate(robot.inertia_notes) if note]
+
+
+def loop_kind(robot: Manipulator, name: str) -> str:
+    """How loop ``name`` is eliminated: ``parallelogram`` (linear couplings), ``four-bar`` (closed form) or
+    ``implicit`` (its constraints solved numerically)."""
+    if name in robot.implicit:
+        return "implicit"
+    closed = any(c.loop == name and c.closure is not None for c in robot.couplings)
+    return "four-bar" if closed else "parallelogram"
+
+
+def _role(robot: Manipulator, k: int) -> str:
+    """A joint's part in the robot's coordinates: independent (actuated where the robot has loops), coupled to
+    others (a mimic joint, a gear, a loop in closed form) or passive in an implicit loop."""
+    coupling = next((c for c in robot.couplings if int(c.joint) == k), None)
+    if coupling is not None:
+        label = f", loop {coupling.loop}" if coupling.loop else ""
+        if coupling.closure is not None:
+            (leader, _), = coupling.leaders
+            return f"passive: closed form of {robot.label(int(leader))}{label}"
+        leaders = " and ".join(robot.label(int(j)) for j, _ in coupling.leaders) or "nothing (held)"
+        return f"{'passive' if coupling.loop else 'coupled'}: follows {leaders}{label}"
+    if k in robot.passive:
+        loops = [loop.name for loop in robot.loops if loop.name in robot.implicit]
+        return f"passive: implicit loop{'s' if len(loops) > 1 else ''} {', '.join(loops)}"
+    return "actuated" if robot.loops else "independent"
+
+
+def structure(robot: Manipulator) -> list[str]:
+    """The robot drawn as its tree, base first, one line per joint (its number, link name, joint type and part in
+    the coordinates: :func:`_role`), each loop closure marked at both of its links, and a line per loop saying
+    which kind it is (:func:`loop_kind`)."""
+    children: dict[int, list[int]] = {}
+    for k, p in enumerate(robot.parents):
+        children.setdefault(p, []).append(k)
+    ends: dict[int, list[str]] = {}
+    for loop in robot.loops:
+        for end in loop.links:
+            ends.setdefault(int(end), []).append(loop.name)
+    base = "base (floating: a free joint, 6 coordinates)" if robot.floating else "base"
+    lines = [base + "".join(f"  <- loop {name}" for name in ends.get(-1, []))]
+
+    def walk(parent: int, prefix: str) -> None:
+        kids = children.get(parent, [])
+        for i, k in enumerate(kids):
+            last = i == len(kids) - 1
+            closing = "".join(f"  <- loop {name}" for name in ends.get(k, []))
+            name = f" {robot.links[k].name}" if robot.links[k].name else ""
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{k + 1}{name} ({robot.links[k].joint}, "
+                         f"{_role(robot, k)}){closing}")
+            walk(k, prefix + ("    " if last else "│   "))
+
+    walk(-1, "")
+    for loop in robot.loops:
+        names = " and ".join(robot.label(int(k)) if int(k) >= 0 else "the base" for k in loop.links)
+        lines.append(f"loop {loop.name}: a {loop.joint} joint closes {names} ({loop_kind(robot, loop.name)})")
+    return lines
