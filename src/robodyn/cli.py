@@ -233,8 +233,10 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
 
 
 def _load(model: str, strict: bool, lock: list[str] | None = None, mimic: Mimic = Mimic.couple,
-          floating: bool = False) -> rd.Manipulator:
-    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []), mimic=mimic.value, floating=floating)
+          floating: bool = False, actuated: list[str] | None = None) -> rd.Manipulator:
+    names = [name.strip() for item in actuated or [] for name in item.split(",") if name.strip()]
+    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []), mimic=mimic.value, floating=floating,
+                    actuated=names or None)
     if model not in library.names():  # a file: named in the errors that do not name it (see _located)
         _Model.file = _path(model)
     return robot
@@ -316,6 +318,12 @@ MimicOption = Annotated[
     Mimic, typer.Option("--mimic", help="A URDF model's mimic joints: couple (coupled coordinates: q, tau are the "
                         "independent joints', as Pinocchio's mimic=True), independent (ordinary joints) or refuse.")
 ]
+ActuatedOption = Annotated[
+    list[str] | None,
+    typer.Option("--actuated", metavar="NAME[,NAME...]",
+                 help="A URDF model with loop closures: its actuated joints, by URDF name (repeat the option or "
+                      "separate names by commas); default: the joints the file marks independent=\"true\".")
+]
 FloatingOption = Annotated[
     bool, typer.Option("--floating", help="A URDF model: a floating base (a free joint at the root; an MJCF file's "
                        "free joint makes one anyway, a model file says floating: true). q has the base's position and "
@@ -351,13 +359,14 @@ def show(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
 ) -> None:
     """Show a robot's DH table and inertial data, with the conventions they follow."""
 
     from robodyn.model import tables
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, actuated=actuated)
         out.print(f"[bold]{_shown(robot.name)}[/bold]: {_shown(robot.description)}")
         if robot.source:
             out.print(f"[dim]source: {_shown(robot.source)}[/dim]")
@@ -429,12 +438,13 @@ def derive(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
     floating: FloatingOption = False,
 ) -> None:
     """Derive the equations of motion and print them in one of the community forms."""
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic, floating)
+        robot = _load(model, strict, lock, mimic, floating, actuated=actuated)
         if method == "emdeg" and fmt is Format.text and form == "tau":
             from robodyn.program import emdeg_text
 
@@ -462,6 +472,7 @@ def check(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
 ) -> None:
     """Derive with every available method and compare them; exit 1 if any disagree."""
 
@@ -470,7 +481,7 @@ def check(
     def body() -> int:
         if not 0 < rtol < 1:
             raise UserError(f"--rtol must be in (0, 1), got {rtol}")
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, actuated=actuated)
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
         table = Table(title=_shown(f"{robot.name}: every method against {result.reference}"))
@@ -517,6 +528,7 @@ def count(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
     floating: FloatingOption = False,
 ) -> None:
     """Count the multiplications and additions per evaluation, beside the published figures."""
@@ -533,7 +545,7 @@ def count(
                                          ("--route", route, vocabulary.AUTO)):
                 if given != default:
                     raise UserError(f"{flag} is for the straight-line program: leave out --counting kane")
-        robot = _load(model, strict, lock, mimic, floating)
+        robot = _load(model, strict, lock, mimic, floating, actuated=actuated)
         if method is CountMethod.kane:
             _write(_count_kane(robot, fmt), output)
             return
@@ -598,6 +610,7 @@ def simplify_model(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
 ) -> None:
     """Fu's empirical simplified model: classify every D_ij and h_i along a trajectory, plot them,
     and report the simplified model's worst torque error."""
@@ -606,7 +619,7 @@ def simplify_model(
 
     def body() -> None:
         _check_output_directory(output)
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, actuated=actuated)
         params = _parse_params(param or [], robot)
         if not 0 <= threshold < 1:
             raise UserError(f"--threshold must be in [0, 1), got {threshold}")
@@ -638,13 +651,14 @@ def torques(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
 ) -> None:
     """Joint torques and forces along a trajectory (Angeles, Ma and Rojas' example 1 and fig. 5):
     print the peak per joint, optionally write a CSV and a PNG."""
     from robodyn.analysis.torques import torque_history
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, actuated=actuated)
         params = _parse_params(param or [], robot)
         if samples < 3:
             raise UserError(f"--samples must be at least 3, got {samples}")
@@ -744,13 +758,14 @@ def simulate(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
 ) -> None:
     """Simulate the arm (forward dynamics integrated by scipy's solve_ivp): print the energy drift and the
     final state, optionally write a plot and a CSV."""
     from robodyn.analysis.simulation import simulate as run_simulation
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, actuated=actuated)
         params = _parse_params(param or [], robot)
         if not 0 < t_end < math.inf:
             raise UserError(f"--t-end must be a positive, finite number of seconds, got {t_end}")
@@ -833,6 +848,7 @@ def linearize(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
 ) -> None:
     """The linearised state-space model x = (q, qd), u = tau: A, B, C, D (and the discrete-time Ad, Bd)."""
     from robodyn.analysis.linear import discretize
@@ -842,7 +858,7 @@ def linearize(
         if old_output is not None:
             raise UserError(f"linearize --output {old_output!r}: y is chosen with --measure now (state, q, qd or "
                             "tool); --output names a file or directory in every command")
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, actuated=actuated)
         params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
@@ -890,13 +906,14 @@ def report(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
 ) -> None:
     """Write one self-contained HTML page: DH and inertia tables, the equations (MathML, rendered offline),
     operation counts, the cross-check of the formulations and plots."""
     from robodyn.report import page as reporting
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic)
+        robot = _load(model, strict, lock, mimic, actuated=actuated)
         params = _parse_params(param or [], robot)
         _check_directory("--output", output)
         with delayed_progress(f"report on {robot.name}") as step:
@@ -950,6 +967,7 @@ def codegen(
     strict: StrictOption = False,
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
+    actuated: ActuatedOption = None,
     floating: FloatingOption = False,
 ) -> None:
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
@@ -961,7 +979,7 @@ def codegen(
     def body() -> None:
         keys = _listed("--outputs", outputs, vocabulary.KEYS) or list(vocabulary.DEFAULT_KEYS)
         _check_output_directory(output)
-        robot = _load(model, strict, lock, mimic, floating)
+        robot = _load(model, strict, lock, mimic, floating, actuated=actuated)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):
             try:
                 files = generator.generate(robot, lang.value, keys, base=base)

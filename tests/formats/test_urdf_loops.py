@@ -6,6 +6,7 @@ and the field."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -192,6 +193,22 @@ def test_the_command_line_shows_the_loop_and_refuses_in_one_line(tmp_path: Path)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     lines = [line for line in refused.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "nowhere" in lines[0] and "bad.urdf" in lines[0], refused.stderr
+
+
+def test_the_command_line_takes_the_actuated_joints() -> None:
+    """``--actuated crank2`` makes the other crank passive (the structure says so), as rd.load(actuated=...) does;
+    an unknown joint, or the option on a model file, is one line with exit code 2."""
+    def show(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "robodyn", "show", *args], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "COLUMNS": "200"})
+
+    chosen = show(str(DATA), "--actuated", "crank2")
+    assert chosen.returncode == 0, chosen.stderr
+    assert "3 crank2 (R, actuated)" in chosen.stdout and "1 crank1 (R, passive: follows crank2" in chosen.stdout
+    for args, words in (((str(DATA), "--actuated", "nowhere"), "nowhere"),
+                        (("fourbar_parallelogram", "--actuated", "crank1"), "URDF files only")):
+        refused = show(*args)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and words in refused.stderr, refused.stderr
 
 
 def test_the_guides_example_runs_as_written() -> None:

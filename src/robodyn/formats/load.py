@@ -73,8 +73,8 @@ def _read(model: str | Path, strict: bool, lock: Mapping[str, float] | None, mim
     if mimic != "couple" and path.suffix.lower() != ".urdf":
         raise ModelError(f"mimic (mimic= or --mimic) applies to URDF files only, and {text!r} is not a .urdf file")
     if actuated is not None and path.suffix.lower() != ".urdf":
-        raise ModelError(f"actuated= applies to URDF files only (a model file lists its own), and {text!r} is not "
-                         "a .urdf file")
+        raise ModelError(f"actuated (actuated= or --actuated) applies to URDF files only (a model file lists its "
+                         f"own), and {text!r} is not a .urdf file")
     if floating and path.suffix.lower() not in (".urdf", ".xml", ".mjcf"):
         raise ModelError(f"floating=True applies to URDF and MJCF files (a model file says 'floating: true' "
                          f"itself), and {text!r} is neither")
