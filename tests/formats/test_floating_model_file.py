@@ -116,3 +116,14 @@ def test_load_floating_true_applies_to_urdf_and_mjcf_files(tmp_path: Path) -> No
                    '<body name="arm"><joint name="j"/><geom type="sphere" size="0.1" mass="1"/></body></body>'
                    '</worldbody></mujoco>')
     assert rd.load(arm, floating=True) == rd.load(arm) and rd.load(arm).floating  # the file's free joint
+
+
+def test_the_floating_guide_example_runs_as_written(tmp_path: Path) -> None:
+    """docs/guide/floating.md's example, in a fresh process that imports what a user would."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "guide" / "floating.md").read_text(encoding="utf-8")
+    code = text[text.index("```python") + len("```python"):]
+    code = code[:code.index("```")]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:5] == ["9 8", "[ 0.     0.    44.145]", "[0.0768 0.0238 1.0239]",
+                                          "[2.25 0.   0.  ]", "True"], out.stdout

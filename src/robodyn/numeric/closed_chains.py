@@ -29,7 +29,7 @@ consistent rows exactly. With K = [K_a K_p]:
 (the tree's recursions, :mod:`robodyn.numeric.rnea` and :mod:`robodyn.numeric.crba`, as they are; the loop forces
 K^T lambda do no virtual work on W).
 
-**Passive positions** come from a guess by a damped Gauss-Newton iteration (steps -K_p^+ phi, halved until |phi|
+**Passive positions** come from a guess by a damped Gauss-Newton iteration (steps -K_p^+ phi, halved until ||phi||
 decreases, at most :data:`MAX_ITERATIONS`), which converges to an assembly, as a rule the one nearest the guess. The
 guess is the keyword ``guess`` of this module's functions (the passive joints' values, ``len(robot.passive)``, or
 the whole tree's, ``robot.n``); by default the tree's zero configuration, which the model file's joint offsets
@@ -42,7 +42,7 @@ actuated joint (an over-constrained loop) are each a one-line :class:`~robodyn.e
 **Simulation** (:func:`robodyn.simulate`, :class:`robodyn.analysis.simulation.ClosedChainDynamics`) integrates the
 actuated state (q_a, qd_a) only, an ordinary differential equation in the robot's own coordinates (coordinate
 partitioning): at every evaluation a :class:`Follower` finds the passive positions by Newton's method from the
-previous evaluation's, moved by X (q_a - q_a,before) (one or two iterations), to |phi| <= :data:`TOLERANCE` times the
+previous evaluation's, moved by X (q_a - q_a,before) (one or two iterations), to ||phi|| <= :data:`TOLERANCE` times the
 robot's size (1 + the sum of its link offsets; :data:`FLOOR` times it where rounding stops the decrease), and the
 passive velocities are X qd_a exactly. The constraints therefore cannot drift: they hold to Newton's tolerance at
 every evaluation whatever the span, where integrating the tree's state (q_tree, qd_tree) would need a projection
@@ -77,9 +77,9 @@ from robodyn.numeric.rnea import rnea
 
 #: At most this many Gauss-Newton steps per solve.
 MAX_ITERATIONS = 50
-#: |phi| (m and rad) at which Newton's method stops, relative to the robot's size (1 + the sum of its link offsets).
+#: ||phi|| (m and rad) at which Newton's method stops, relative to the robot's size (1 + the sum of its link offsets).
 TOLERANCE = 1e-14
-#: |phi| relative to the robot's size that is accepted where a step no longer decreases it (rounding).
+#: ||phi|| relative to the robot's size that is accepted where a step no longer decreases it (rounding).
 FLOOR = 1e-10
 #: K_p is singular where its smallest singular value is below this times its largest.
 SINGULAR = 1e-9
