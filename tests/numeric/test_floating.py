@@ -208,10 +208,8 @@ def test_symbolic_paths_refuse_it() -> None:
         codegen.generate(robot, "numpy", ["tau"])
     with pytest.raises(ModelError, match=r"robodyn\.numeric handles it in inverse_dynamics"):
         numeric.gravity(robot, np.zeros(19))
-    with pytest.raises(ModelError, match="model files do not describe it"):
-        robot.to_dict()
-    with pytest.raises(ModelError, match=r"^solo: floating base: simulate does not handle it yet"):
-        rd.simulate(robot, 0.1, q0=joints.neutral().tolist() + [0.0] * 12, qd0=[0.0] * 18)
+    # (model files describe it: tests/formats/test_floating_model_file.py; simulate integrates it on the
+    # manifold: tests/analysis/test_floating_simulation.py)
 
 
 @pytest.mark.parametrize(("command", "refusal"), [

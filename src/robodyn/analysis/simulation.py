@@ -203,6 +203,15 @@ class Dynamics:
         """G(q) + load(q): the torques that hold the arm at rest (batched, numeric engine)."""
         return numeric.bias_forces(self.model, q, np.zeros_like(q))
 
+    @property
+    def nq(self) -> int:
+        """The length of q (n, but a floating robot's, :class:`FloatingDynamics`)."""
+        return self.n
+
+    def configuration_rate(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """dq/dt at (q, qd): qd itself (a floating base's, :class:`FloatingDynamics`)."""
+        return qd
+
 
 class NumpyDynamics(Dynamics):
     """:func:`robodyn.numeric.forward_dynamics` (CRBA, RNEA, Cholesky), one state at a time."""
@@ -295,6 +304,61 @@ class ClosedChainDynamics(Dynamics):
         return qdd, kinetic, potential
 
 
+class FloatingDynamics(Dynamics):
+    """A floating robot (:mod:`robodyn.numeric.floating`): the state is q (nq: the base's position and unit
+    quaternion x, y, z, w, then the joints) and v (nv: the base's body-frame twist, then the joints); v' by the
+    articulated-body algorithm, and q' on the manifold: the position by R v_lin, the quaternion by
+    1/2 quat (x) (omega, 0), the joints by their rates. The quaternion the integrator carries leaves the unit sphere
+    by its local error only: it is normalised wherever it is read (the dynamics, the results)."""
+
+    engine = "numpy"
+
+    def __init__(self, robot: Manipulator, params: Mapping[str, float] | None) -> None:
+        self.robot = robot
+        self.params = dict(params or {})
+        self.n = robot.nv
+        self.model = robot  # type: ignore[assignment]  # robodyn.numeric hands it to robodyn.numeric.floating
+        numeric.center_of_mass(robot, normalised(np.eye(1, robot.nq, 6)[0]), params=self.params)  # checks params
+
+    @property
+    def nq(self) -> int:
+        return self.robot.nq
+
+    def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        return numeric.forward_dynamics(self.robot, normalised(q), qd, tau, params=self.params)
+
+    def configuration_rate(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        x, y, z, w = q[3:7] / np.linalg.norm(q[3:7])
+        omega, v = qd[3:6], qd[:3]
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        vector = np.array([x, y, z])
+        quaternion_rate = 0.5 * np.concatenate([w * omega + np.cross(vector, omega), [-vector @ omega]])
+        return np.concatenate([R @ v, quaternion_rate, qd[6:]])
+
+    def holding_torque(self, q: np.ndarray) -> np.ndarray:
+        raise SimulationError(f"{self.robot.name}: floating base: no joint torques hold it at rest (torque='gravity' "
+                              "is for a fixed base)", field="torque")
+
+    def outputs(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(v', kinetic, potential) along the motion: T = 1/2 v^T M v, V = -m g . c (the centre of mass)."""
+        qdd = numeric.forward_dynamics(self.robot, q, qd, tau, params=self.params)
+        M = numeric.mass_matrix(self.robot, q, params=self.params)
+        kinetic = 0.5 * np.einsum("ni,nij,nj->n", qd, M, qd)
+        mass = float(M[0, 0, 0])  # the base's linear block: the whole robot's mass times I
+        g = np.array([float(sympy.sympify(x).subs(self.params)) for x in self.robot.gravity])
+        potential = -mass * numeric.center_of_mass(self.robot, q, params=self.params) @ g
+        return qdd, kinetic, potential
+
+
+def normalised(q: np.ndarray) -> np.ndarray:
+    """A floating robot's q with its quaternion (entries 3..6) scaled to unit length (one state or a batch)."""
+    out = np.array(q, dtype=float)
+    out[..., 3:7] /= np.linalg.norm(out[..., 3:7], axis=-1, keepdims=True)
+    return out
+
+
 _ENGINE_CLASSES: dict[str, type[Dynamics]] = {
     "lambdify": LambdifiedDynamics,
     "numpy": NumpyDynamics,
@@ -315,7 +379,9 @@ def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "la
                               "engine='numpy'", field="links")
     bound = bind_parameters(robot, params)
     classes = _ENGINE_CLASSES
-    if robot.implicit:  # numeric only: the default (lambdify) and numpy engines are the closed-chain one
+    if robot.floating:  # the numeric engine's floating base, whatever the engine (the programs do not integrate q)
+        engine, classes = "numpy", {"numpy": FloatingDynamics}
+    elif robot.implicit:  # numeric only: the default (lambdify) and numpy engines are the closed-chain one
         if engine == "compiled":
             robot.check_fixed_base()  # the one-line refusal of the symbolic paths
         engine, classes = "numpy", {"numpy": ClosedChainDynamics}
@@ -399,8 +465,9 @@ class SimulationResult:
 
     def to_csv_text(self) -> str:
         """Header ``t,q1..,qd1..,qdd1..,tau1..,kinetic,potential,energy``; one row per sample."""
-        n = self.robot.nv
-        names = ["t", *(f"{p}{i}" for p in ("q", "qd", "qdd", "tau") for i in range(1, n + 1))]
+        n, nq = self.robot.nv, self.robot.nq
+        names = ["t", *(f"q{i}" for i in range(1, nq + 1)),
+                 *(f"{p}{i}" for p in ("qd", "qdd", "tau") for i in range(1, n + 1))]
         names += ["kinetic", "potential", "energy"]
         data = np.hstack([self.t[:, None], self.q, self.qd, self.qdd, self.tau,
                           self.kinetic[:, None], self.potential[:, None], self.energy[:, None]])
@@ -415,17 +482,29 @@ class SimulationResult:
     def plot(self, path: str | Path | None = None) -> Any:
         """Joint motion and energies against t (a matplotlib Figure); written atomically to ``path`` if given."""
 
-        fig = simulation_figure(self.t, self.q, self.kinetic, self.potential, self.robot,
+        joints = self.q[:, 7:] if self.robot.floating else self.q  # (a floating base's pose is not drawn)
+        fig = simulation_figure(self.t, joints, self.kinetic, self.potential, self.robot,
                                 f"{self.robot.name}: simulation ({self.method})")
         if path is not None:
             save(fig, path)
         return fig
 
 
-def _vector(value: Any, n: int, what: str, limit: float = MAX_MAGNITUDE) -> np.ndarray:
-    """``value`` as n finite floats of magnitude at most ``limit`` (zeros for None); else one SimulationError."""
+def _rest(robot: Manipulator) -> np.ndarray:
+    """The default q0: zeros; a floating robot's base at the origin with the identity quaternion."""
+    q = np.zeros(robot.nq)
+    if robot.floating:
+        q[6] = 1.0
+    return q
+
+
+def _vector(value: Any, n: int, what: str, limit: float = MAX_MAGNITUDE,
+            default: np.ndarray | None = None) -> np.ndarray:
+    """``value`` as n finite floats of magnitude at most ``limit`` (``default``, else zeros, for None); else one
+    SimulationError."""
     try:
-        out = np.array(value, dtype=float).reshape(-1) if value is not None else np.zeros(n)
+        out = np.array(value, dtype=float).reshape(-1) if value is not None else (
+            np.zeros(n) if default is None else default)
     except (TypeError, ValueError, OverflowError):
         raise SimulationError(f"{what} must be {n} numbers, got {_shown(value)}", field=what) from None
     if out.shape != (n,) or not np.all(np.isfinite(out)):
@@ -501,6 +580,9 @@ def simulate(
 
     ``torque``: None or ``"zero"`` (free motion), ``"gravity"`` (tau = G(q) + load(q), gravity compensation),
     n numbers (constant), or a function ``tau(t, q, qd)`` (a PD or computed-torque controller).
+    A floating robot (``robot.floating``) starts from q0 of length ``robot.nq`` (default: the base at the origin,
+    level, the joints at 0) and qd0 of ``robot.nv`` (the base's body-frame twist first); its configuration moves on
+    the manifold (:class:`FloatingDynamics`) and its torques are nv numbers, the base's wrench first.
     ``method``, ``rtol``, ``atol``, ``max_step``, ``events``: passed to :func:`scipy.integrate.solve_ivp`
     (``"DOP853"`` with rtol = atol = 1e-12 conserves energy to ~1e-10). ``t_eval``: output times (default:
     ``samples`` equally spaced). ``params`` binds symbolic parameters (g defaults to 9.81). ``engine``: see
@@ -514,15 +596,14 @@ def simulate(
     :class:`NonFiniteStateError`, more than ``max_evaluations`` evaluations of the dynamics (None: no bound)
     and a step size that collapses raise :class:`SimulationError`, each one line saying at which t.
     """
-    if robot.floating:  # (the configuration update on the manifold is not written yet)
-        raise ModelError(f"{robot.name}: floating base: simulate does not handle it yet; robodyn.numeric's "
-                         "inverse_dynamics, mass_matrix and forward_dynamics do")
     t0, t1 = _time_span(t_span)
-    n = robot.nv
-    options = _solver_options(method, rtol, atol, max_step, 2 * n)
+    n, nq = robot.nv, robot.nq
+    options = _solver_options(method, rtol, atol, max_step, nq + n)
     times = _output_times(t0, t1, t_eval, samples)
     limit = _evaluation_limit(max_evaluations)
-    q_start, qd_start = _vector(q0, n, "q0"), _vector(qd0, n, "qd0")
+    q_start, qd_start = _vector(q0, nq, "q0", default=_rest(robot)), _vector(qd0, n, "qd0")
+    if robot.floating and not np.linalg.norm(q_start[3:7]) > 0:
+        raise SimulationError("q0's base quaternion (entries 4 to 7: x, y, z, w) is zero", field="q0")
     bound = bind_parameters(robot, params)
     engine_ = dynamics(robot, bound, engine)
     law = torque_law(robot, torque, engine_)
@@ -637,10 +718,11 @@ class _RightHandSide:
         #: Coulomb friction jumps at qd = 0, where an adaptive integrator chatters: the message says so
         self.hint = ("; Coulomb friction jumps where a joint stops, which no integrator steps over: simulate "
                      "toolbox.nofriction(robot)" if coulomb else "")
-        self.n = engine.n
+        self.n, self.nq = engine.n, engine.nq
         self.calls = 0
-        self._zeros_x, self._zeros_q = np.zeros(2 * self.n), np.zeros(self.n)
+        self._zeros_x, self._zeros_q = np.zeros(self.nq + self.n), np.zeros(self.n)
         self._accelerations = engine.accelerator()  # this integration's own: its calls take no lock
+        self._rate = engine.configuration_rate
 
     def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
         self.calls += 1
@@ -649,8 +731,7 @@ class _RightHandSide:
                 f"gave up at t = {t:.6g} s after {self.limit} evaluations: too fast or too stiff for "
                 f"{self.method} (try method='Radau', or raise max_evaluations){self.hint}",
                 field="max_evaluations")
-        n = self.n
-        q, qd = x[:n], x[n:]
+        q, qd = x[:self.nq], x[self.nq:]
         # finiteness by one dot product with zeros: 0 * x is 0 for every finite x (the largest doubles included)
         # and NaN for an inf or a NaN, so the sum is NaN exactly when an entry is not finite (np.isfinite and
         # np.all on a dozen numbers cost five times as much, more than the compiled dynamics themselves)
@@ -665,7 +746,7 @@ class _RightHandSide:
             raise NonFiniteStateError(
                 f"the accelerations are not finite at t = {t:.6g} s (q = {_numbers(q)}, qd = {_numbers(qd)}): "
                 "the mass matrix is singular or nearly so there, or the state or the torques are too large")
-        return np.concatenate((qd, qdd))
+        return np.concatenate((self._rate(q, qd), qdd))
 
 
 def _numbers(values: np.ndarray) -> str:
@@ -674,10 +755,12 @@ def _numbers(values: np.ndarray) -> str:
 
 def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, method: str,
             params: Mapping[str, float] | None) -> SimulationResult:
-    n = robot.nv
-    t, q, qd = sol.t, sol.y[:n].T.copy(), sol.y[n:].T.copy()
+    n, nq = robot.nv, robot.nq
+    t, q, qd = sol.t, sol.y[:nq].T.copy(), sol.y[nq:].T.copy()
+    if robot.floating:
+        q = normalised(q)
     tau = np.array([law(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd, strict=True)]).reshape(len(t), n)
-    if isinstance(engine, ClosedChainDynamics):
+    if isinstance(engine, ClosedChainDynamics | FloatingDynamics):
         qdd, kinetic, potential = engine.outputs(q, qd, tau)
     else:
         qdd = numeric.forward_dynamics(engine.model, q, qd, tau) if len(t) else np.zeros((0, n))

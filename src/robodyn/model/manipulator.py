@@ -533,9 +533,7 @@ class Manipulator:
 
     # -- files --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The model-file structure (see :mod:`robodyn.formats.model_file`; a floating base has none yet: refused)."""
-        if self.floating:
-            raise ModelError(f"{self.name}: floating base: model files do not describe it yet")
+        """The model-file structure (see :mod:`robodyn.formats.model_file`)."""
         return files.manipulator_to_dict(self)
 
     def save(self, path: str | Path) -> Path:
