@@ -90,3 +90,13 @@ def coupled_cli_outcomes(model: str, commands, tmp_path) -> dict[str, int]:
             assert len(lines) == 1 and "coupled joints" in lines[0], (args, result.output)
         outcome[" ".join(command[:2])] = result.exit_code
     return outcome
+
+
+def has_c_compiler() -> bool:
+    """Whether rd.compile finds a C compiler ($CC naming one that is not there counts as none)."""
+    from robodyn.runtime.toolchain import CompileError, find_compiler
+
+    try:
+        return find_compiler() is not None
+    except CompileError:
+        return False

@@ -17,8 +17,7 @@ from robodyn import numeric
 from robodyn.analysis import linear
 from robodyn.model.couplings import Coupling
 from robodyn.model.loops import open_tree
-from robodyn.runtime.entry import CompileError, find_compiler
-from tests.helpers import coupled_cli_outcomes, finite_difference_linearization
+from tests.helpers import coupled_cli_outcomes, finite_difference_linearization, has_c_compiler
 
 pin = pytest.importorskip("pinocchio")
 
@@ -159,14 +158,7 @@ def test_linearize_against_finite_differences(robot: rd.Manipulator) -> None:
     np.testing.assert_allclose(lin.B, B, atol=1e-5 * max(1.0, float(np.abs(B).max())))
 
 
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:
-        return False
-
-
-@pytest.mark.skipif(not _has_compiler(), reason="no C compiler")
+@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler")
 def test_the_compiled_program_is_the_numeric_engine(robot: rd.Manipulator) -> None:
     compiled = rd.compile(robot)
     q, qd, qdd = states(robot, 7, 5)

@@ -19,19 +19,12 @@ import pytest
 import robodyn as rd
 from robodyn import numeric
 from robodyn.analysis import toolbox
-from robodyn.runtime.entry import CompileError, find_compiler
+from tests.helpers import has_c_compiler
 
 pin = pytest.importorskip("pinocchio")
 
 GEARS = Path(__file__).parents[1] / "data" / "gear_train.yaml"
 PANDA = "panda_description/urdf/panda.urdf"
-
-
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:
-        return False
 
 
 def _panda_path() -> Path:
@@ -183,7 +176,7 @@ def test_a_free_swing_conserves_pinocchios_energy(case: Case) -> None:
     the compiled program where there is a compiler (the numeric engine, checked above and below, takes five times
     as long)."""
     robot, model, data = case.robot, case.model, case.data
-    engine = "compiled" if _has_compiler() else "numpy"
+    engine = "compiled" if has_c_compiler() else "numpy"
     q0, qd0, _ = case.states(1, 4)
     res = rd.simulate(robot, 10.0, q0[0], qd0[0], method="DOP853", rtol=1e-13, atol=1e-13, samples=51,
                       engine=engine)
@@ -198,7 +191,7 @@ def test_a_free_swing_conserves_pinocchios_energy(case: Case) -> None:
     assert np.abs(energy_ - energy_[0]).max() < 1e-8 * scale  # conserved
 
 
-@pytest.mark.skipif(not _has_compiler(), reason="no C compiler")
+@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler")
 def test_the_compiled_program_is_the_numeric_engine(case: Case) -> None:
     robot = case.robot
     compiled = rd.compile(robot, outputs=("tau", "M", "forward"))

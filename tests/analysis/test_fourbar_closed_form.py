@@ -17,7 +17,7 @@ from robodyn import numeric, program
 from robodyn.errors import ModelError
 from robodyn.model.loops import Loop
 from robodyn.numeric import couplings
-from robodyn.runtime.entry import CompileError, find_compiler
+from tests.helpers import has_c_compiler
 
 pin = pytest.importorskip("pinocchio")
 
@@ -171,14 +171,7 @@ def test_the_branch_round_trips_through_a_model_file(robot: rd.Manipulator, tmp_
         assert again.loops == other.loops and again.couplings == other.couplings
 
 
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:
-        return False
-
-
-@pytest.mark.skipif(not _has_compiler(), reason="no C compiler")
+@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler")
 def test_the_compiled_program_is_the_numeric_engine(robot: rd.Manipulator) -> None:
     compiled = rd.compile(robot)
     q, qd, qdd = states(6, 6)

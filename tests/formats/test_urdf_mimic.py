@@ -16,7 +16,7 @@ from robodyn.errors import ModelError
 from robodyn.formats.frames import distinct_names
 from robodyn.formats.urdf import write_urdf
 from robodyn.model.couplings import Coupling
-from robodyn.runtime.entry import CompileError, find_compiler
+from tests.helpers import has_c_compiler
 
 pin = pytest.importorskip("pinocchio")
 survey = pytest.importorskip("benchmarks.urdf_survey")
@@ -40,13 +40,6 @@ MIMIC = {
 }
 REORDERED = {"romeo", "talos_full_v2", "talos_full_v2_box"}
 TOLERANCE = 1e-9
-
-
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:
-        return False
 
 
 def load(path: Path, **kwargs: Any) -> rd.Manipulator:
@@ -181,7 +174,7 @@ def test_a_mimic_of_a_fixed_joint_is_refused(tmp_path: Path) -> None:
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.skipif(not _has_compiler(), reason="no C compiler")
+@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler")
 @pytest.mark.parametrize("name", ["panda", "baxter"])  # (tiago_pro too, 8e-14, but its build takes a minute)
 def test_compiled_robots_agree_with_pinocchio(tmp_path: Path, name: str) -> None:
     """The same through rd.compile (the generated C takes the independent coordinates: 8 of the Panda's 9)."""

@@ -17,21 +17,14 @@ from robodyn.cli import app
 from robodyn.formats.frames import distinct_names
 from robodyn.formats.pinocchio import to_pinocchio
 from robodyn.formats.urdf import read_urdf, write_urdf
-from robodyn.runtime.entry import CompileError, find_compiler
 from tests.conftest import load_quiet
+from tests.helpers import has_c_compiler
 
 pytest.importorskip("lxml")
 pin = pytest.importorskip("pinocchio")
 
 TOL = 1e-9
 DATA = Path(__file__).parents[1] / "data"
-
-
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:
-        return False
 
 
 def _inertial(mass: float, xyz: str, rpy: str = "0 0 0") -> str:
@@ -230,7 +223,7 @@ def test_example_robot_data_with_independent_mimic_joints() -> None:
     assert all(o.nv == o.n for o in loaded) and max(o.worst for o in loaded) < TOL
 
 
-@pytest.mark.skipif(not _has_compiler(), reason="no C compiler")
+@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler")
 def test_compiled_c_of_an_example_robot_data_tree_agrees_with_pinocchio(tmp_path: Path) -> None:
     """The survey's compiled check on one tree (solo: 8 joints, two branches per hip): rd.compile's tau, M and
     forward routines against Pinocchio's reader (the full survey compiles every robot rd.compile derives)."""

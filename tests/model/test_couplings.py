@@ -14,14 +14,7 @@ import robodyn as rd
 from robodyn import numeric
 from robodyn.errors import ModelError
 from robodyn.model.couplings import Coupling
-from robodyn.runtime.entry import CompileError, find_compiler
-
-
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:
-        return False
+from tests.helpers import has_c_compiler
 
 
 def puma() -> rd.Manipulator:
@@ -137,7 +130,7 @@ def test_derive_newton_euler_in_independent_coordinates() -> None:
     assert inertia == pytest.approx(float(numeric.mass_matrix(robot, [q])[0, 0]), rel=1e-10)
 
 
-@pytest.mark.skipif(not _has_compiler(), reason="no C compiler")
+@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler")
 def test_compiled_program_takes_independent_coordinates(tmp_path: Path) -> None:
     """rd.compile of a coupled robot: inputs of nv entries, outputs projected (tau, M, forward, the derivatives)."""
     robot = geared()

@@ -27,20 +27,14 @@ import robodyn as rd
 from robodyn import numeric
 from robodyn.runtime.entry import CompiledDynamics, CompileError, find_compiler
 from tests.conftest import load_quiet
+from tests.helpers import has_c_compiler
 
 compile_module = importlib.import_module("robodyn.runtime.entry")
 cache_module = importlib.import_module("robodyn.runtime.cache")
 compiled_module = importlib.import_module("robodyn.runtime.compiled")
 
 
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _has_compiler(), reason="no C compiler ($CC, cc or gcc)")
+pytestmark = pytest.mark.skipif(not has_c_compiler(), reason="no C compiler ($CC, cc or gcc)")
 needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="os.chown needs root")
 OUTPUTS = ["G", "tau"]
 NOBODY = 65534

@@ -15,21 +15,14 @@ import robodyn as rd
 from robodyn import numeric
 from robodyn.runtime.entry import CompileError, find_compiler
 from tests.conftest import load_quiet, random_robot
-from tests.helpers import assert_close
+from tests.helpers import assert_close, has_c_compiler
 
 # robodyn.runtime.entry is the function; the module is reached through sys.modules
 compile_module = importlib.import_module("robodyn.runtime.entry")
 cache_module = importlib.import_module("robodyn.runtime.cache")
 
 
-def _has_compiler() -> bool:
-    try:
-        return find_compiler() is not None
-    except CompileError:  # $CC names a compiler that is not there
-        return False
-
-
-compiler = pytest.mark.skipif(not _has_compiler(), reason="no C compiler ($CC, cc or gcc)")
+compiler = pytest.mark.skipif(not has_c_compiler(), reason="no C compiler ($CC, cc or gcc)")
 DP = {"L1": 1.0, "L2": 0.5, "g": 9.81, "m1": 2.0, "m2": 1.0}
 
 
@@ -69,7 +62,7 @@ def test_one_state_batches_and_broadcasting(cache: Path) -> None:
 @pytest.mark.parametrize("backend", ["c", "numpy"])
 def test_one_state_function_is_the_method(cache: Path, backend: str) -> None:
     """``one_state``: the routine on one state with the parameters bound, for loops of single calls."""
-    if backend == "c" and not _has_compiler():
+    if backend == "c" and not has_c_compiler():
         pytest.skip("no C compiler")
     robot = load_quiet("double_pendulum")
     dyn = rd.compile(robot, cache=cache, backend=backend)
@@ -91,7 +84,7 @@ def test_out_arrays_are_written_and_returned(cache: Path, backend: str) -> None:
     """``out=``: the result written into the given array (batch or one state, the derivatives packed) and that
     array returned, bit for bit what the call without it returns; a wrong shape, dtype, layout or an
     overlap with an input is a ValueError naming what out must be."""
-    if backend == "c" and not _has_compiler():
+    if backend == "c" and not has_c_compiler():
         pytest.skip("no C compiler")
     robot = load_quiet("double_pendulum")
     dyn = rd.compile(robot, cache=cache, backend=backend, outputs=["tau", "M", "dqdd"])
