@@ -6,6 +6,10 @@
     b.names, b.parameters, b.regressor       # tau = b.regressor * b.parameters
     b.numerical_rank()                       # the cross-check: rank of Y stacked over random states
 
+Robots with coupled coordinates (mimic joints, gears, parallelograms, four-bars in closed form) have n_v rows per
+state, Y = W^T Y_tree at the tree's state, and base parameters in which the passive links' parameters fold into the
+actuated ones (:mod:`~robodyn.identification.base`, "Coupled coordinates"); implicit loops are refused.
+
 See :mod:`robodyn.recursions.parameters` (the standard parameters), :mod:`~robodyn.identification.regressor`
 (Y, symbolic and numeric) and :mod:`~robodyn.identification.base` (the rules).
 """

@@ -68,6 +68,30 @@ coaxial or intersecting axes...) leave relations among the remaining parameters;
 rank and made exact by linear algebra on the symbolic regressor (the residual step, the same on chains and trees).
 Tree-specific particular cases beyond the path-wise ones above (if any) are left to that step too.
 
+**Coupled coordinates** (mimic joints, gears, parallelograms, four-bars in closed form:
+:mod:`robodyn.model.couplings`). The regressor is Y = W^T Y_tree (:mod:`~robodyn.identification.regressor`), with
+n_v rows per state; the same two steps apply. The rules run on the kinematic *tree* (the links without their
+couplings): its base parameters give tau_tree, so they give W^T tau_tree too. The couplings then add relations
+among the tree's base parameters, found by the residual step on Y = W^T Y_tree: the columns are taken in the order
+of the independent joints' links, then the coupled (passive) joints' links, and the first column that depends on
+those before it is regrouped into them, so that a passive link's parameters fold into the actuated links' ones
+wherever they can. The relations are numeric (the SVD's, coefficients within 1e-10 of a fraction of denominator
+at most 1000 taken as that fraction: the ratios of the couplings, +-1); a coupled robot with symbolic geometry is
+refused in one line, and so are implicit loops. What this gives on a parallelogram (q_crank2 = q_crank1,
+q_coupler = -q_crank1, relative to the crank: ``fourbar_parallelogram``, 4 base parameters):
+
+- the second crank turns with the first about a parallel axis: its ZZ, MX, MY, IA and FV add to the first
+  crank's (ZZR1 = ZZ1 + ZZ3 + ..., MXR1 = MX1 + MX3 + ..., MYR1 = MY1 + MY3, FVR1 = FV1 + FV2 + FV3);
+- the coupler does not rotate (its absolute angle is constant): its ZZ, MX, MY have no effect, its mass moves with
+  the crank's tip, so it folds into the crank's first moment and inertia (MXR1 += a_1 M_coupler, ZZR1 +=
+  a_1^2 M_coupler), and the coupler joint's armature and damping into the crank's (IA, FV through W);
+
+on the KR 700 PA kind (``palletizer_kr700pa``, 32 base parameters for 8 links, 4 actuated joints) the same twice:
+the parallel cranks' tensors add to the upper and lower arm's (XXR2 = XX2 + XX6 - YY2 - YY6 + ..., ZZR3 = ZZ3 + ZZ8
++ ...), the couplers' and the level-keeping wrist body's rotation about the horizontal axes has no effect (their
+tensor acts through joint 1 only, in ZZR1) and their masses and first moments fold into the cranks' MX, ZZ and
+into ZZR1. First moments of a passive link that no actuated link's parameter can take (MXR6, MY6 there) remain.
+
 **Cross-check.** :meth:`BaseParameters.numerical_rank` stacks the numeric regressor over random states (random
 values for symbolic geometry), scales its columns and counts singular values above 1e-9 of the largest
 (Gautier 1991's numerical method); it must equal the number of base parameters, and the base columns alone
@@ -78,6 +102,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
@@ -86,15 +111,16 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import matrix_to_sympy
+from robodyn.errors import ModelError
 from robodyn.identification.regressor import (
     _geometry_binding,
     check_physical,
     inverse_dynamics_in_parameters,
     numeric_regressor,
+    refuse_implicit,
     regressor,
     symbolic_regressor,
 )
-from robodyn.model.couplings import refuse_coupled
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import geometry_symbols, symbol_values
@@ -157,6 +183,16 @@ class _Structure:
     def seconds(self, r1: int) -> list[int]:
         """The r2 joints of the paths through r1 (at most one on a chain), in order."""
         return [j for j, (a, b) in enumerate(zip(self.first, self.second, strict=True)) if a == r1 and b == j]
+
+
+def _tree(robot: Manipulator) -> Manipulator:
+    """``robot``'s kinematic tree: its links without couplings or loops (the rules work on the tree)."""
+    return robot.replace(couplings=(), loops=(), actuated=()) if robot.couplings else robot
+
+
+def _rows(robot: Manipulator) -> int:
+    """The rows of the regressor per state: the independent coordinates (n_v) of a coupled robot, else n."""
+    return robot.nv if robot.couplings else robot.n
 
 
 def _structure(robot: Manipulator, seed: int = 7) -> _Structure:
@@ -330,7 +366,7 @@ class BaseParameters:
         for s in sorted(geometry_symbols(self.frames) | geometry_symbols(self.robot), key=str):
             if s not in binding and s.name not in binding:
                 binding[s] = float(rng.uniform(0.5, 1.5))
-        n = self.robot.n
+        n = _rows(self.robot)
         q = rng.uniform(-np.pi, np.pi, (samples, n))
         qd, qdd = rng.uniform(-2, 2, (samples, n)), rng.uniform(-3, 3, (samples, n))
         Y = numeric_regressor(self.frames, q, qd, qdd, params=binding, coulomb=self.coulomb).reshape(samples * n, -1)
@@ -393,7 +429,7 @@ def _group(robot: Manipulator, coulomb: bool) -> tuple[Manipulator, list[list[An
             rules.append(f"{what} grouped into the base (no effect)")
 
     # -- links near the base (Gautier and Khalil's particular cases), along the path from the base to each link
-    st = _structure(frames)
+    st = _structure(_tree(frames))
     for k in range(n):
         if st.first[k] is None:
             if any(acc[k][c] != 0 for c in range(9)):
@@ -536,6 +572,14 @@ def _exact_relation(Y: se.DenseMatrix, columns: list[int], d: int, n: int) -> di
     return None
 
 
+def _snapped(c: float) -> sympy.Expr:
+    """A coupled robot's relation coefficient: the nearest fraction of denominator at most 1000 where it is within
+    1e-10 (relative) of ``c`` (the ratios of its couplings, 1 and -1, and the like), else ``c`` as a Float."""
+    r = Fraction(c).limit_denominator(1000)
+    return sympy.Rational(r.numerator, r.denominator) if abs(r - Fraction(c)) <= 1e-10 * max(1.0, abs(c)) \
+        else sympy.Float(c)
+
+
 def _float_back(expr: sympy.Expr) -> sympy.Expr:
     """Rationals that came from floating-point data (huge denominators) shown as Floats again."""
     return expr.xreplace({r: sympy.Float(r, 17) for r in expr.atoms(sympy.Rational) if r.q > 10**9})
@@ -552,16 +596,17 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
     n, per = frames.n, params_.per_link(coulomb)
     rng = np.random.default_rng(11)
     binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(frames)}
-    N = 60
-    q = rng.uniform(-np.pi, np.pi, (N, n))
-    Y = numeric_regressor(frames, q, rng.uniform(-2, 2, (N, n)), rng.uniform(-3, 3, (N, n)), params=binding,
-                          coulomb=coulomb).reshape(N * n, -1)
+    N, rows = 60, _rows(frames)
+    q = rng.uniform(-np.pi, np.pi, (N, rows))
+    Y = numeric_regressor(frames, q, rng.uniform(-2, 2, (N, rows)), rng.uniform(-3, 3, (N, rows)), params=binding,
+                          coulomb=coulomb).reshape(N * rows, -1)
     geometry = [x for link in frames.links for x in (link.a, link.alpha, link.d, link.theta, *link.placement)]
     data = [sympy.sympify(x) for x in [*geometry, *frames.gravity]]
     # exact linear algebra whenever the geometry has symbols (floats in it are taken as the exact binary numbers
     # they are), or has no floats; the SVD's floating-point relation only for all-numeric floating-point geometry,
     # where it is exact to rounding (a symbol at a random value would be baked into the relation)
     exact = any(x.free_symbols for x in data) or not any(x.has(sympy.Float) for x in data)
+    exact = exact and not frames.couplings  # coupled: the SVD's relation (numeric geometry, base_parameters)
     symbolic_Y: se.DenseMatrix | None = None
     labels = params_.INERTIAL + params_.joint_names(coulomb)
     for _ in range(per * n):
@@ -582,6 +627,8 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
             return
         independent = [live[k] for k in piv[:rank]]
         d = live[piv[rank]]
+        if frames.couplings:  # fold the coupled (passive) links' parameters into the independent links' ones
+            independent, d = _passive_first(A, live, frames, per, (independent, d))
         coef, *_ = np.linalg.lstsq(Y[:, independent], Y[:, d], rcond=None)
         involved = [e for e, c in zip(independent, coef, strict=True)
                     if abs(c) * np.linalg.norm(Y[:, e]) > 1e-9 * np.linalg.norm(Y[:, d])]
@@ -594,6 +641,8 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
                 raise RuntimeError(f"no exact relation found for {labels[d % per]}{d // per + 1}")
         else:
             relation = {e: -float(c) for e, c in zip(independent, coef, strict=True) if e in involved}
+            if frames.couplings:
+                relation = {e: _snapped(c) for e, c in relation.items()}
         value = _entry(acc, joint, d, per)
         for e, c in relation.items():
             _set_entry(acc, joint, e, per, _clean(_entry(acc, joint, e, per) - c * value))
@@ -602,6 +651,24 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
         others = ", ".join(f"{labels[e % per]}{e // per + 1}" for e in relation)
         rules.append(f"{name} grouped into {others} (special geometry: relation found by rank, "
                      f"{'exact' if exact else 'floating point'})")
+
+
+def _passive_first(A: np.ndarray, live: list[int], frames: Manipulator, per: int,
+                   pivoted: tuple[list[int], int]) -> tuple[list[int], int]:
+    """For a coupled robot: the first column that depends on those before it, the columns taken in the order of the
+    independent joints' links, then the coupled joints' links (link order, then parameter order), and the columns
+    before it; so a relation regroups a coupled link's parameter into the others where one is involved. ``A`` is
+    ``live``'s columns, unit norm; the pivoted QR's choice where no column is dependent to 1e-8 in that order."""
+    import scipy.linalg
+
+    coupled = {int(c.joint) for c in frames.couplings}
+    order = sorted(range(len(live)), key=lambda k: (live[k] // per in coupled, live[k]))
+    R = scipy.linalg.qr(A[:, order], mode="r")[0]
+    small = np.flatnonzero(np.abs(np.diag(R)) <= 1e-8)
+    if not small.size:
+        return pivoted
+    k = int(small[0])
+    return [live[i] for i in order[:k]], live[order[k]]
 
 
 def grouped_links(robot: Manipulator, *, coulomb: bool = False) -> GroupedLinks:
@@ -614,7 +681,11 @@ def base_parameters(robot: Manipulator, *, coulomb: bool = False) -> BaseParamet
     """The base parameters of ``robot`` by closed-form rules (see the module docstring)."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"base_parameters() expects a Manipulator, got {type(robot).__name__}")
-    refuse_coupled(robot, "base parameters (identification)")  # the couplings regroup the tree's parameters further
+    refuse_implicit(robot, "base parameters (identification)")
+    if robot.couplings and geometry_symbols(robot):
+        raise ModelError(f"base parameters of a robot with coupled joints need numeric geometry ({robot.name}: "
+                         f"bind {', '.join(sorted(s.name for s in geometry_symbols(robot)))} first)",
+                         field="couplings")
     params_.check_no_clash(robot, coulomb)
     frames, acc, joint, rules = _group(robot, coulomb)
     _residual(frames, acc, joint, rules, coulomb)

@@ -70,7 +70,8 @@ def log_blocks(base: BaseParameters, log: Any, *, sigma: Sequence[float] | None 
     keys): W^T W and W^T y with W the base regressor at its states (``params`` binds geometry symbols), joint j's
     rows and torques divided by ``sigma[j]``."""
     q, qd, qdd, tau = _arrays(log)
-    scale = np.ones(base.robot.n) if sigma is None else 1.0 / np.asarray(sigma, dtype=float)
+    rows = base.robot.nv if base.robot.couplings else base.robot.n  # coupled: its independent coordinates
+    scale = np.ones(rows) if sigma is None else 1.0 / np.asarray(sigma, dtype=float)
     W = (base.numeric_regressor(q, qd, qdd, params=params) * scale[None, :, None]).reshape(-1, len(base))
     y = (tau * scale[None, :]).reshape(-1)
     return NormalEquations(W.T @ W, W.T @ y, float(y @ y), W.shape[0])

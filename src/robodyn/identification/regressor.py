@@ -24,6 +24,16 @@ columns are Y_own = Y_mod T_j. Then come the joint columns qdd_j (IA_j), qd_j (F
 The tip load (a known wrench, independent of every parameter) is not part of Y p: tau = Y p + load, where load
 is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load). It acts on the last
 link, so on a tree only the joints between the last link and the base carry it.
+
+**Coupled coordinates** (:mod:`robodyn.model.couplings`: mimic joints, gears, parallelograms, four-bars in closed
+form). The reduced dynamics tau = W^T tau_tree(q_tree, qd_tree, qdd_tree) is linear in the *tree's* parameters, so
+
+    Y = W(q)^T Y_tree(q_tree, qd_tree, qdd_tree),   q_tree = g(q), qd_tree = W qd, qdd_tree = W qdd + Wdot qd
+
+(W = G, Wdot = 0 for linear couplings): n_v rows (the independent coordinates), still 12 columns per link of the
+tree, the joint columns IA_j, FV_j of a coupled joint j included (its armature and damping act through W too).
+Symbolic: the tree's Y with the tree's joint symbols replaced as :func:`robodyn.derive` replaces them; numeric:
+:mod:`robodyn.numeric.couplings` maps the states and projects. Implicit loops (numeric only) are refused.
 """
 
 from __future__ import annotations
@@ -38,14 +48,16 @@ import sympy
 
 from robodyn.algebra import SeExpr, canonical, matrix_to_sympy, to_se
 from robodyn.errors import ModelError
+from robodyn.formulations import _coupled
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.couplings import refuse_coupled
 from robodyn.model.floats import Floats
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import geometry_symbols, symbol_values
 from robodyn.model.spatial import x_screw
+from robodyn.numeric import couplings as coupled_
 from robodyn.numeric.kane import BLOCK, NumpyOps
-from robodyn.numeric.model import check_bound_bodies
+from robodyn.numeric.model import NumericModel, build, check_bound_bodies
 from robodyn.recursions import newton_euler as ne
 from robodyn.recursions import parameters as params_
 from robodyn.recursions.arm import ArmData, Inertial, Joint, JointData, arm_data, joints
@@ -227,12 +239,23 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
     entries to the canonical form."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"regressor() expects a Manipulator, got {type(robot).__name__}")
-    refuse_coupled(robot, "the regressor (identification)")  # Y would be G^T Y_tree(G q + c, ...): not yet built
+    refuse_implicit(robot, "the regressor (identification)")
     params_.check_no_clash(robot, coulomb)
     Y = symbolic_regressor(robot, coulomb, tidy=tidy)
     load = _tip_load(robot)
+    if robot.couplings:  # Y = W^T Y_tree(q_tree, qd_tree, qdd_tree) (module docstring)
+        Y = _coupled(robot, {"Y": Y})["Y"]
+        load = matrix_to_sympy(_coupled(robot, {"load": se.DenseMatrix([[to_se(x)] for x in load])})["load"])
     return Regressor(robot, matrix_to_sympy(Y), params_.standard_values(robot, coulomb),
                      params_.standard_symbols(robot.n, coulomb), load, coulomb)
+
+
+def refuse_implicit(robot: Manipulator, feature: str) -> None:
+    """One ModelError where ``robot`` has an implicit loop (numeric only): linear couplings and four-bars in closed
+    form are handled (the module docstring)."""
+    if robot.implicit:
+        raise ModelError(f"{feature} is not available with implicit loops ({robot.name}: loop {robot.implicit[0]!r}; "
+                         "linear couplings and four-bars in closed form are)", field="loops")
 
 
 def _tip_load(robot: Manipulator) -> sympy.ImmutableMatrix:
@@ -326,14 +349,34 @@ def numeric_regressor(
 
     The same columns as :func:`regressor`, the recursion run on NumPy arrays of blocks of states
     (:class:`robodyn.numeric.kane.NumpyOps`). ``params`` binds the geometry symbols (inertial symbols are not
-    needed). Y @ p + load equals :func:`robodyn.numeric.inverse_dynamics` to rounding."""
-    refuse_coupled(robot, "the regressor (identification)")
+    needed). Y @ p + load equals :func:`robodyn.numeric.inverse_dynamics` to rounding. With coupled
+    coordinates the inputs are the robot's n_v independent ones and Y = W^T Y_tree, of shape (N, n_v, 12n) (module
+    docstring)."""
+    refuse_implicit(robot, "the regressor (identification)")
     binding = _geometry_binding(robot, params)
     key = tuple(sorted((s.name, v) for s, v in binding.items()))
     arm, changes = _NUMERIC.get(robot, key, lambda: _numeric_arm(robot, binding))
-    n, per = robot.n, params_.per_link(coulomb)
-    arrays = [np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd)]
     single = np.ndim(q) == 1
+    if robot.couplings:
+        model = _COUPLINGS.get(robot, key, lambda: build(robot, binding, check_bodies=False))
+        qa, qda, qdda = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd))
+        Y_tree = _tree_regressor(arm, changes, coupled_.position(model, qa), coupled_.rate(model, qda, qa),
+                                 coupled_.acceleration(model, qa, qda, qdda), robot.n, coulomb)
+        Y = np.einsum("...ja,...jk->...ak", coupled_.jacobian(model, qa), Y_tree)  # W^T Y_tree
+    else:
+        Y = _tree_regressor(arm, changes, q, qd, qdd, robot.n, coulomb)
+    return Y[0] if single else Y
+
+
+#: Per robot and geometry binding: the numeric model whose couplings map the states (placeholder inertials).
+_COUPLINGS: PerRobotCache[NumericModel] = PerRobotCache()
+
+
+def _tree_regressor(arm: ArmData, changes: Sequence[np.ndarray | None], q: Any, qd: Any, qdd: Any, n: int,
+                    coulomb: bool) -> np.ndarray:
+    """The tree's Y at the tree's states (q, qd, qdd: (N, n) or (n,)): (N, n, per n)."""
+    per = params_.per_link(coulomb)
+    arrays = [np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd)]
     N = max(a.shape[0] for a in arrays)
     qT, qdT, qddT = (np.ascontiguousarray(np.broadcast_to(a, (N, n)).T) for a in arrays)
     Y = np.zeros((N, n, per * n))
@@ -344,7 +387,7 @@ def numeric_regressor(
     for k in range(n):
         for c, value in enumerate([qddT[k], qdT[k]] + ([np.sign(qdT[k])] if coulomb else [])):
             Y[:, k, per * k + ten + c] = value
-    return Y[0] if single else Y
+    return Y
 
 
 def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, coulomb: bool = False) -> np.ndarray:

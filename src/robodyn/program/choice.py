@@ -101,8 +101,8 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
                         "b = robodyn.identification.base_parameters(robot)")
     if getattr(robot, "couplings", ()):  # coupled coordinates: the tree's program, projected (program.coupled)
         if base is not None and base is not False:
-            raise ValueError(f"{robot.name} has coupled joints: no base-parameter program (the tree's base "
-                             "parameters are not the coupled robot's)")
+            raise ValueError(f"{robot.name} has coupled joints: no base-parameter program yet (its base parameters "
+                             "and their regressor: robodyn.identification.base_parameters)")
         return coupled.build(robot, outputs, route)
     if base is not None and base is not False:
         return _build_base(robot, outputs, route, base)
