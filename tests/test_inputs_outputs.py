@@ -881,7 +881,7 @@ def test_path_exists_tells_missing_from_unusable(tmp_path: Path) -> None:
 def test_cli_os_error_nothing_checked_is_one_line(filename: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The last resort: an OSError that no check turned into a message is one line, ``error: FILE: reason``,
     exit 2 (never a traceback)."""
-    def load(*_: object) -> None:  # _load(model, strict, lock)
+    def load(*_: object, **__: object) -> None:  # _load(model, strict, lock, ..., actuated=...)
         raise OSError(errno.EACCES, os.strerror(errno.EACCES), filename)
 
     monkeypatch.setattr(cli_module, "_load", load)

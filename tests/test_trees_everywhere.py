@@ -123,8 +123,9 @@ def test_show_and_the_report_give_the_topology(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     header = next(line for line in result.stdout.splitlines() if "joint" in line and "parent" in line)
     assert "name" in header and "placement" in header
-    right_wrist = next(line for line in result.stdout.splitlines() if "r_wrist" in line)
+    right_wrist = next(line for line in result.stdout.splitlines() if "r_wrist" in line and line.count("│") > 5)
     assert right_wrist.split("│")[8].strip() == "6"  # parent: r_elbow, link 6
+    assert any("r_wrist (R, independent)" in line for line in result.stdout.splitlines())  # the structure drawn
     out = tmp_path / "tree.html"
     CliRunner().invoke(app, ["report", str(TREE), "--param", "g=9.81", "--no-plots", "--no-check", "-o", str(out)])
     assert "<th>parent</th>" in out.read_text() and "<td>r_wrist</td>" in out.read_text()

@@ -120,12 +120,15 @@ def test_the_methods_agree_and_the_rest_refuses_in_one_line() -> None:
     from robodyn import identification
     from robodyn.analysis.simplified import simplify_model
 
-    for call in (lambda: identification.regressor(robot), lambda: identification.base_parameters(robot),
-                 lambda: identification.numeric_regressor(robot, np.zeros(2), np.zeros(2), np.zeros(2)),
-                 lambda: simplify_model(robot)):
-        with pytest.raises(ModelError, match="coupled joints") as info:
-            call()
-        assert "\n" not in str(info.value)
+    # identification takes coupled coordinates (tests/identification/test_coupled_identification.py): Y_a = G^T Y
+    x = np.array([0.3, -0.2])
+    Y = identification.numeric_regressor(robot, x, x, x)
+    assert Y.shape[0] == 2 and identification.base_parameters(robot).numerical_rank().ok
+    assert np.allclose(Y @ identification.numeric_values(robot), numeric.inverse_dynamics(robot, x, x, x),
+                       rtol=0, atol=1e-12)
+    with pytest.raises(ModelError, match="coupled joints") as info:
+        simplify_model(robot)
+    assert "\n" not in str(info.value)
     q = simulation.stable_equilibrium(robot, [0.1, 0.1])
     osc = simulation.small_oscillations(robot, q)
     assert osc.M.shape == (2, 2)

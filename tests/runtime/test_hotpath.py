@@ -21,8 +21,8 @@ import robodyn as rd
 from robodyn import numeric
 from robodyn.numeric import hotpath
 from tests.conftest import load_quiet, random_tree
-from tests.helpers import assert_close
-from tests.runtime.test_compile import DP, _has_compiler, compiler, states
+from tests.helpers import assert_close, has_c_compiler
+from tests.runtime.test_compile import DP, compiler, states
 
 compiled_module = importlib.import_module("robodyn.runtime.compiled")
 fastcall = pytest.mark.skipif(compiled_module.Caller is None, reason="robodyn._fastcall was not built")
@@ -42,7 +42,7 @@ def coulomb_tree() -> rd.Manipulator:
 def test_fastcall_is_built_where_python_has_its_headers() -> None:
     """The extension is optional (the install goes on without it), so a missing one must not go unseen where it
     can be built: with Python.h and a C compiler, it was."""
-    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists() or not _has_compiler():
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists() or not has_c_compiler():
         pytest.skip("no Python.h or no C compiler: robodyn._fastcall cannot be built here")
     module = importlib.import_module("robodyn._fastcall")
     assert compiled_module.Caller is module.Caller
