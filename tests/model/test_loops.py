@@ -221,3 +221,13 @@ def test_hostile_loops_in_a_model_file(entry: str, message: str, tmp_path: Path)
     with pytest.raises(ModelError, match=message) as info:
         rd.load(tmp_path / "bad.yaml")
     assert "\n" not in str(info.value)
+
+
+def test_more_loops_than_links_are_refused_before_any_geometry() -> None:
+    """A model file listing thousands of loops is refused at once (each closure fixes a passive joint)."""
+    from robodyn.formats.model_file import manipulator_from_dict
+
+    data = rd.load("fourbar_parallelogram").to_dict()
+    data["loops"] = [{**data["loops"][0], "name": f"bar{k}"} for k in range(5000)]
+    with pytest.raises(rd.ModelError, match=r"^field 'loops': 5000 loop closures on 3 links"):
+        manipulator_from_dict(data)

@@ -204,8 +204,12 @@ def check_loops(value: object, link_names: Sequence[str], parents: Sequence[int]
         return ()
     if isinstance(value, str | Loop | Mapping) or not isinstance(value, Iterable):
         raise ModelError("expected a sequence of Loops", field="loops")
+    entries = list(value)
+    if len(entries) > len(link_names):  # each closure fixes at least one passive joint: refused before any geometry
+        raise ModelError(f"{len(entries)} loop closures on {len(link_names)} links: the closures would fix more "
+                         "joints than there are", field="loops")
     names = {name: k for k, name in enumerate(link_names) if name}
-    out = tuple(check_loop(entry, k, names, parents) for k, entry in enumerate(value))
+    out = tuple(check_loop(entry, k, names, parents) for k, entry in enumerate(entries))
     seen: set[str] = set()
     for loop in out:
         if loop.name in seen:
