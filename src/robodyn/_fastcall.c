@@ -5,7 +5,8 @@
  *
  *     void NAME_ROUTINE_batch(const double *k, const double *x1, ..., double *out, size_t n_states)
  *
- * Calling it with the routine's joint arrays (each of n float64) runs the routine on that one state,
+ * Calling it with the routine's joint arrays (each of n float64, or of its own length where ``lengths`` gives
+ * one per array: a floating base's q of nq, the others of nv) runs the routine on that one state,
  * reading the arrays in place (no copies) and writing a new NumPy array made by ``empty(shape)``: what
  * ctypes spends converting arguments, and NumPy copying them into work buffers, is gone (PUMA inverse
  * dynamics: 0.26 us a call here, 1.3 us through ctypes). An argument that is not a float64 C-contiguous
@@ -35,7 +36,8 @@ typedef struct {
     vectorcallfunc vectorcall;
     void *routine;
     Py_ssize_t inputs;  /* joint arrays: 1 to MAX_INPUTS */
-    Py_ssize_t n;       /* their length */
+    Py_ssize_t n;       /* their length (the first one's where lengths differ) */
+    Py_ssize_t lengths[MAX_INPUTS];  /* each one's length */
     Py_ssize_t size;    /* the result's number of doubles */
     int strict;
     Py_buffer k;        /* the constants, held for the Caller's life */
@@ -59,9 +61,10 @@ static int in_place(const Py_buffer *view)
     return view->itemsize == 8 && view->strides[0] == 8 && view->format != NULL && strcmp(view->format, "d") == 0;
 }
 
-static int not_one_state(Caller *self)
+static int not_one_state(Caller *self, Py_ssize_t i)
 {
-    PyErr_Format(PyExc_ValueError, "one state of %R takes arrays of shape (%zd,)", self->name, self->n);
+    PyErr_Format(PyExc_ValueError, "one state of %R takes arrays of shape (%zd,) as argument %zd", self->name,
+                 self->lengths[i], i + 1);
     return 0;
 }
 
@@ -69,16 +72,17 @@ static int not_one_state(Caller *self)
    doubles in a row), 0 when it is not one state (the error set), -1 when the conversion failed (its error set).
    A buffer of another shape (a batch handed to a method) is refused as it is, never converted first: the method
    converts it again on its own path. */
-static int argument(Caller *self, PyObject *arg, Py_buffer *view, PyObject **converted)
+static int argument(Caller *self, Py_ssize_t i, PyObject *arg, Py_buffer *view, PyObject **converted)
 {
+    Py_ssize_t n = self->lengths[i];
     *converted = NULL;
     if (PyObject_GetBuffer(arg, view, PyBUF_STRIDES | PyBUF_FORMAT) == 0) {
-        int shaped = state_shaped(view, self->n);
+        int shaped = state_shaped(view, n);
         if (shaped && in_place(view))
             return 1;
         PyBuffer_Release(view);
         if (!shaped)
-            return not_one_state(self);
+            return not_one_state(self, i);
     } else {
         PyErr_Clear();  /* not a buffer (a list, say): converted below */
     }
@@ -89,11 +93,11 @@ static int argument(Caller *self, PyObject *arg, Py_buffer *view, PyObject **con
         Py_CLEAR(*converted);
         return -1;
     }
-    if (state_shaped(view, self->n) && in_place(view))
+    if (state_shaped(view, n) && in_place(view))
         return 1;
     PyBuffer_Release(view);
     Py_CLEAR(*converted);
-    return not_one_state(self);
+    return not_one_state(self, i);
 }
 
 static void run(Caller *self, const double **x, double *out)
@@ -135,7 +139,7 @@ static PyObject *caller_vectorcall(PyObject *callable, PyObject *const *args, si
     Py_ssize_t held = 0;
     PyObject *result = NULL;
     for (; held < nargs; held++) {
-        int got = argument(self, args[held], &views[held], &converted[held]);
+        int got = argument(self, held, args[held], &views[held], &converted[held]);
         if (got != 1) {
             result = (got == 0 || !self->strict) ? not_a_state(self) : NULL;
             goto done;
@@ -167,17 +171,29 @@ done:
 static PyObject *caller_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"address", "k", "inputs", "n", "size", "empty", "shape", "convert", "strict",
-                               "keep", "name", NULL};
-    PyObject *address, *k, *empty, *shape, *convert, *keep, *name;
-    Py_ssize_t inputs, n, size;
+                               "keep", "name", "lengths", NULL};
+    PyObject *address, *k, *empty, *shape, *convert, *keep, *name, *given = NULL;
+    Py_ssize_t inputs, n, size, lengths[MAX_INPUTS];
     int strict;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OnnnOO!OpOU:Caller", keywords, &PyLong_Type, &address, &k,
-                                     &inputs, &n, &size, &empty, &PyTuple_Type, &shape, &convert, &strict, &keep,
-                                     &name))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OnnnOO!OpOU|O!:Caller", keywords, &PyLong_Type, &address,
+                                     &k, &inputs, &n, &size, &empty, &PyTuple_Type, &shape, &convert, &strict,
+                                     &keep, &name, &PyTuple_Type, &given))
         return NULL;
     if (inputs < 1 || inputs > MAX_INPUTS || n < 1 || size < 1) {
         PyErr_SetString(PyExc_ValueError, "Caller: inputs must be 1 to 3, n and size positive");
         return NULL;
+    }
+    if (given != NULL && PyTuple_GET_SIZE(given) != inputs) {
+        PyErr_SetString(PyExc_ValueError, "Caller: lengths must give one length per joint array");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < inputs; i++) {
+        lengths[i] = given == NULL ? n : PyLong_AsSsize_t(PyTuple_GET_ITEM(given, i));
+        if (lengths[i] < 1) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "Caller: lengths must be positive");
+            return NULL;
+        }
     }
     if (!PyCallable_Check(empty) || !PyCallable_Check(convert)) {
         PyErr_SetString(PyExc_TypeError, "Caller: empty and convert must be callable");
@@ -206,6 +222,7 @@ static PyObject *caller_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     self->routine = routine;
     self->inputs = inputs;
     self->n = n;
+    memcpy(self->lengths, lengths, sizeof(Py_ssize_t) * (size_t)inputs);
     self->size = size;
     self->strict = strict;
     self->empty = Py_NewRef(empty);

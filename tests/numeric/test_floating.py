@@ -200,8 +200,8 @@ def test_symbolic_paths_refuse_it() -> None:
         rd.derive(robot)
     assert str(info.value) == f"solo: {REFUSAL}"
     # (the programs of tau, M, h, G, bias and forward, their C and rd.compile: tests/program/test_floating_programs.py)
-    with pytest.raises(ModelError, match=r"^solo: floating base: no program of 'dtau_dq'; its programs give tau, M"):
-        program.build(robot, ("dtau_dq",))
+    with pytest.raises(ModelError, match=r"^solo: floating base: no program of 'elements'; its programs give tau, M"):
+        program.build(robot, ("elements",))
     with pytest.raises(ModelError, match=r"^solo: floating base: rd.compile builds it with backend='c' only"):
         rd.compile(robot, backend="numpy")
     with pytest.raises(ValueError, match=r"^floating base \(q of 19 entries, the rest 18\): generated c, fortran"):
@@ -213,13 +213,13 @@ def test_symbolic_paths_refuse_it() -> None:
 
 
 @pytest.mark.parametrize(("command", "refusal"), [
-    ("derive", REFUSAL), ("codegen", "floating base: no program of 'dtau_dq'; its programs give tau, M, h, G, bias, "
-                                     "forward so far (robodyn.numeric handles the rest)")])
+    ("derive", REFUSAL), ("codegen", "floating base: no program of 'jacobian'; its programs give tau, M, h, G, bias, "
+                                     "forward, dtau_dq")])
 def test_cli_refuses_it(command: str, refusal: str, tmp_path: Path) -> None:
-    extra = ["-O", "dtau"] if command == "codegen" else []
+    extra = ["-O", "jacobian"] if command == "codegen" else []
     result = subprocess.run([sys.executable, "-m", "robodyn", command, str(_path(SOLO12)), "--floating", *extra,
                              "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].endswith(f"solo: {refusal}")
+    assert len(lines) == 1 and f"solo: {refusal}" in lines[0]  # (the CLI shortens the list of what it gives)

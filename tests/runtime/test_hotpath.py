@@ -113,6 +113,38 @@ def test_fastcall_refuses_what_is_not_one_state(tmp_path: Path, monkeypatch: pyt
 
 @fastcall
 @compiler
+def test_a_floating_base_s_one_call_takes_the_extension(tmp_path: Path) -> None:
+    """A floating base (q of nq = n + 7, the others of nv = n + 6): one state goes through robodyn._fastcall (each
+    array checked against its own length) and gives the batch's row bit for bit; lists are converted; q of nv, or
+    v of nq, is a one-line error."""
+    from robodyn.model import joints
+
+    robot = random_tree(3, 4, "standard", extras=False).replace(floating=True)
+    dyn = rd.compile(robot, cache=tmp_path, outputs=["tau", "forward"])
+    nq, nv = dyn.nq, dyn.n
+    assert (nq, nv) == (11, 10)
+    rng = np.random.default_rng(5)
+    q = np.stack([np.concatenate([joints.random_configuration(rng), rng.uniform(-1, 1, 4)]) for _ in range(3)])
+    v, a = rng.uniform(-1, 1, (2, 3, nv))
+    tau, qdd = dyn.inverse_dynamics(q, v, a), dyn.forward_dynamics(q, v, a)
+    inverse, forward = dyn.one_state("inverse_dynamics"), dyn.one_state("forward_dynamics")
+    assert isinstance(inverse, compiled_module.Caller) and isinstance(forward, compiled_module.Caller)
+    for i in range(3):
+        assert np.array_equal(inverse(q[i], v[i], a[i]), tau[i]) and np.array_equal(forward(q[i], v[i], a[i]), qdd[i])
+        assert np.array_equal(dyn.inverse_dynamics(q[i], v[i], a[i]), tau[i])
+        assert np.array_equal(dyn.forward_dynamics(q[i], v[i], a[i]), qdd[i])
+    assert isinstance(dyn._fast["inverse_dynamics"], compiled_module.Caller)  # the methods' one state: the extension
+    assert np.array_equal(inverse(q[1].tolist(), v[1], a[1].tolist()), tau[1])
+    with pytest.raises(ValueError, match=r"takes arrays of shape \(11,\) as argument 1"):
+        inverse(q[0][:nv], v[0], a[0])
+    with pytest.raises(ValueError, match=r"takes arrays of shape \(10,\) as argument 2"):
+        inverse(q[0], q[0], a[0])
+    with pytest.raises(ValueError, match=r"q of 'tree3' must have shape \(11,\) or \(N, 11\)"):
+        dyn.inverse_dynamics(q[0][:nv], v[0], a[0])
+
+
+@fastcall
+@compiler
 def test_hot_path_hands_one_state_calls_to_the_compiled_routines(monkeypatch: pytest.MonkeyPatch) -> None:
     """After $ROBODYN_HOT_CALLS one-state calls, the six one-state functions (and the toolbox aliases over them)
     answer from the compiled C, to rounding of the float path; batches and calls with fext stay on NumPy."""

@@ -72,9 +72,13 @@ FRAME_ARRAYS = {kind.output: kind for kind in KINDS if kind.key in FRAME_OUTPUTS
 def output_shape(name: str, n: int, frames: int = 1) -> tuple[int, ...]:
     """The shape of a routine's output array: (n, n) for M, (2, n, n) and (3, n, n) for the stacked
     derivatives (each n x n row-major: [i, j] = d out_i / d in_j), (frames, 4, 4) for the frames' poses and
-    (frames, 6, n) for their Jacobians (one per compiled frame, :attr:`ModuleSpec.frames`), else (n,)."""
+    (frames, 6, n) for their Jacobians (one per compiled frame, :attr:`ModuleSpec.frames`), (3,), (3, n), (6, n)
+    and (6,) for a floating base's centroidal outputs, else (n,)."""
     if name in FRAME_ARRAYS:
         return (frames, 4, 4) if name == "pose" else (frames, 6, n)
+    centroidal = {"com": (3,), "jcom": (3, n), "ag": (6, n), "dag_v": (6,)}  # (robodyn.program.centroidal)
+    if name in centroidal:
+        return centroidal[name]
     stacked = {"M": (), "dtau": (2,), "dqdd": (3,)}
     return (*stacked[name], n, n) if name in stacked else (n,)
 

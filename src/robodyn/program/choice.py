@@ -12,7 +12,17 @@ from robodyn.errors import ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS
 from robodyn.program import coupled, floating, routes
 from robodyn.program.core import Program
-from robodyn.program.outputs import ABA, AUTO, DERIVATIVES, FRAME_OUTPUTS, LDLT, OUTPUTS, ROUTES, is_frame_output
+from robodyn.program.outputs import (
+    ABA,
+    AUTO,
+    CENTROIDAL_OUTPUTS,
+    DERIVATIVES,
+    FRAME_OUTPUTS,
+    LDLT,
+    OUTPUTS,
+    ROUTES,
+    is_frame_output,
+)
 from robodyn.program.progress import stage
 
 __all__ = ["ABA", "FACTORED_ESTIMATE", "FACTORED_LIMIT", "FACTORED_PARTS", "FACTORED_TERMS", "FACTORED_WORK",
@@ -91,6 +101,9 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
         floating.check(robot, outputs, route, base)
         _check_size(robot, outputs)
         return floating.build(robot, outputs, route, base)
+    if set(outputs) & set(CENTROIDAL_OUTPUTS):
+        raise ValueError(f"{robot.name}: the centroidal outputs ({', '.join(CENTROIDAL_OUTPUTS)}) are built for a "
+                         "floating base (floating=True) so far")
     if "elements" in outputs:
         if outputs != ("elements",) or route not in ("auto", "emdeg"):
             raise ValueError("'elements' is built alone, by the emdeg route")

@@ -18,12 +18,16 @@ cheapest fixed-base recursion, :attr:`robodyn.program.routes.Context.mass_matrix
 composite inertia of the whole robot), and ``forward`` is the L D L^T solve of M qdd = tau - bias over the tree
 whose root is the base's six coordinates (no fill-in: the joints first, leaves first, then the base's dense 6 x 6
 block). Parts: ``tau``, ``M``, ``h`` (velocity terms, no gravity or friction), ``G``, ``bias`` (tau at qdd = 0),
-``forward``; the rest (derivatives, Burdick's elements, the frames' kinematics) refuse a floating robot in one line,
-as do coupled joints, implicit loops, a tip load and routes other than the recursive one.
+``forward``; the derivatives ``dtau_dq``, ``dtau_dqd``, ``dqdd_dq``, ``dqdd_dqd``, ``dqdd_dtau`` (nv x nv, with
+respect to the tangent space as ``pinocchio.computeRNEADerivatives`` and ``computeABADerivatives``: the base's
+columns of d/dq along its body-frame exp6 directions) by forward mode over the same recursion
+(:func:`id_jacobians`, :func:`derivative_outputs`); the rest (Burdick's elements, the frames' kinematics) refuse a
+floating robot in one line, as do coupled joints, implicit loops, a tip load and routes other than the recursive one.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,16 +37,18 @@ from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
 from robodyn.program import routes
 from robodyn.program.builder import Builder
+from robodyn.program.centroidal import centroidal_output
 from robodyn.program.core import Program
-from robodyn.program.outputs import AUTO
+from robodyn.program.outputs import AUTO, CENTROIDAL_OUTPUTS, DERIVATIVES
 from robodyn.program.progress import stage
 from robodyn.recursions import composite, newton_euler
 from robodyn.recursions.arm import fixed_tree, floating_arm_data
+from robodyn.recursions.forward_mode import Dual, DualOps, constant, jacobian
 from robodyn.recursions.vec3 import Vec, cross, vadd, vsub
 from robodyn.symbols import joint_symbols
 
 #: The outputs a floating robot's program gives so far.
-FLOATING_OUTPUTS = ("tau", "M", "h", "G", "bias", "forward")
+FLOATING_OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", *DERIVATIVES, *CENTROIDAL_OUTPUTS)
 #: The names of the base's inputs (the joints' are q1.., qd1.., qdd1.., tau1..): position and quaternion (x, y, z,
 #: w); twist (linear, angular); its derivative; the wrench (force, moment).
 BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
@@ -112,13 +118,12 @@ class _Parts:
 
     def root(self, velocity: bool, acceleration: bool, gravity: bool) -> newton_euler.Motion:
         """The base's w, wd and vd (module docstring), each term kept or left out."""
-        zero = (0, 0, 0)
-        v_lin, w = (tuple(self.v[:3]), tuple(self.v[3:6])) if velocity else (zero, zero)
-        a_lin, wd = (tuple(self.a[:3]), tuple(self.a[3:6])) if acceleration else (zero, zero)
-        vd = vadd(a_lin, cross(w, v_lin))  # type: ignore[arg-type]
-        return w, wd, vsub(vd, self.g_base) if gravity else vd  # type: ignore[return-value]
+        return root_motion(self.v if velocity else None, self.a if acceleration else None,
+                           self.g_base if gravity else None)
 
     def part(self, name: str) -> list[Any]:
+        if name in CENTROIDAL_OUTPUTS:  # from M's and h's base rows (robodyn.program.centroidal)
+            return centroidal_output(self, name)
         joint_q = self.q[7:]
         if name == "M":
             M = composite.floating_inertia_matrix(self.arm, self.scalars, joint_q, self.base,
@@ -136,6 +141,98 @@ class _Parts:
     def parents(self) -> list[int]:
         """The tree of the nv coordinates: the base's six a chain, each joint on the base's last or its parent's."""
         return [*range(-1, 5), *(5 if p < 0 else 6 + p for p in self.arm.parents)]
+
+
+def root_motion(v: Sequence[Any] | None, a: Sequence[Any] | None, g_base: Sequence[Any] | None
+                ) -> newton_euler.Motion:
+    """The base's w, wd and vd from its twist v and its derivative a (None: zero) and R^T g (None: no gravity)."""
+    zero = (0, 0, 0)
+    v_lin, w = (tuple(v[:3]), tuple(v[3:6])) if v is not None else (zero, zero)
+    a_lin, wd = (tuple(a[:3]), tuple(a[3:6])) if a is not None else (zero, zero)
+    vd = vadd(a_lin, cross(w, v_lin))
+    return w, wd, vsub(vd, tuple(g_base)) if g_base is not None else vd
+
+
+def id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> dict[str, list[list[Any]]]:
+    """{d: dID/dd} (nv x nv) for d in ``directions`` (of "q", "qd") at the acceleration ``a`` (nv), with respect
+    to the tangent space as ``pinocchio.computeRNEADerivatives``: the recursion of :func:`_Parts.part` ("tau") on
+    duals (:mod:`robodyn.recursions.forward_mode`). Along qd every entry of v is a direction. Along q, the
+    joints' angles, and the base's tangent: its pose times exp6(eps e_k) leaves the twist, its derivative and the
+    joints as they are (all in the base frame) and turns R^T g into (1 - eps [e_k]) R^T g for k an angular
+    direction (3, 4, 5): d(R^T g)/d theta_k = (R^T g) x e_k; the translations (0, 1, 2) change nothing.
+
+    R^T g and the base's linear velocity v_l enter only the root's vd = a_l + w x v_l - R^T g: with both
+    directions, the three directions of vd are seeded instead of those six, D = dID/dvd (nv x 3), and
+    dID/dtheta_k = D (e_k x R^T g), dID/dv_l,k = D (w x e_k)."""
+    g = parts.g_base
+    both = "q" in directions and "qd" in directions
+    g_duals = constant(g)
+    if "q" in directions and not both:
+        rates = {3: (0, g[2], -g[1]), 4: (-g[2], 0, g[0]), 5: (g[1], -g[0], 0)}  # (R^T g) x e_k
+        g_duals = [Dual(g[c], {("q", k): rates[k][c] for k in rates if not isinstance(rates[k][c], int)})
+                   for c in range(3)]
+    joint_q = parts.q[7:]
+    q = ([Dual(x, {("q", 6 + j): 1}) for j, x in enumerate(joint_q)] if "q" in directions
+         else constant(joint_q))
+    v = ([Dual(x, {("qd", k): 1} if k >= 3 or not both else None) for k, x in enumerate(parts.v)]
+         if "qd" in directions else constant(parts.v))
+    acc = constant(a)
+    w, wd, vd = root_motion(v, acc, g_duals)
+    if both:
+        vd = tuple(Dual(x.value, {**x.d, ("vd", m): 1}) for m, x in enumerate(vd))  # type: ignore[assignment]
+    tau = newton_euler.floating_inverse_dynamics(parts.arm, DualOps(parts.scalars), parts.base, (w, wd, vd), q,
+                                                 v[6:], acc[6:], friction=True)
+    nv = len(parts.v)
+    out = {d: jacobian(tau, d, nv) for d in directions}
+    if both:
+        D = jacobian(tau, "vd", 3)
+        wv = parts.v[3:6]
+        for k in range(3):
+            angular, linear = _cross_unit(k, g, left=True), _cross_unit(k, wv, left=False)
+            for i in range(nv):
+                out["q"][i][3 + k] = _combine(D[i], angular)
+                out["qd"][i][k] = _combine(D[i], linear)
+    return out
+
+
+def _cross_unit(k: int, x: Sequence[Any], *, left: bool) -> tuple[Any, Any, Any]:
+    """e_k x x (``left``) or x x e_k, with literal zeros."""
+    i, j = (k + 1) % 3, (k + 2) % 3
+    e_x = [0, 0, 0]
+    e_x[i], e_x[j] = -x[j], x[i]  # e_k x x: component i = -x_j, component j = x_i
+    return tuple(e_x) if left else tuple(0 if isinstance(c, int) else -c for c in e_x)  # type: ignore[return-value]
+
+
+def _combine(row: Sequence[Any], coefficients: Sequence[Any]) -> Any:
+    """sum_m row[m] coefficients[m], skipping literal zeros."""
+    terms = [r * c for r, c in zip(row, coefficients, strict=True)
+             if not (isinstance(r, int) and r == 0) and not (isinstance(c, int) and c == 0)]
+    return sum(terms[1:], terms[0]) if terms else 0
+
+
+def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: Any) -> dict[str, list[Any]]:
+    """The derivatives ``names`` (of :data:`~robodyn.program.outputs.DERIVATIVES`), nv x nv row-major, as
+    :func:`robodyn.program.routes.derivative_outputs` makes them for a fixed base: dtau/dq and dtau/dqd at qdd
+    (:func:`id_jacobians`), dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau) (each column solved with the L D L^T
+    factors of ``forward``, ``ldlt()``), dqdd/dtau = M^-1."""
+    nv, wanted = len(parts.v), set(names)
+    out: dict[str, list[Any]] = {}
+    directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
+    if directions:
+        stage("building dtau (floating base, forward mode)")
+        for d, jac in id_jacobians(parts, parts.a, directions).items():
+            out[f"dtau_d{d}"] = [entry for row in jac for entry in row]
+    if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
+        solve, qdd = ldlt()
+        directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
+        stage("building dqdd (floating base, forward mode)")
+        for d, jac in id_jacobians(parts, qdd, directions).items():
+            columns = [solve([-jac[i][j] for i in range(nv)]) for j in range(nv)]
+            out[f"dqdd_d{d}"] = [columns[j][i] for i in range(nv) for j in range(nv)]
+        if "dqdd_dtau" in wanted:
+            columns = [solve([1 if i == j else 0 for i in range(nv)]) for j in range(nv)]
+            out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(nv) for j in range(nv)]
+    return out
 
 
 def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: Any = None) -> Program:
@@ -157,17 +254,27 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
             built[name] = parts.part(name)
         return built[name]
 
+    nv = robot.nv
+
+    @functools.cache
+    def ldlt() -> tuple[Any, list[Any]]:  # M's factors, made once, and qdd = M^-1 (tau - bias)
+        flat = part("M")
+        rhs = [ops.value(t) - b for t, b in zip(symbols["tau"], part("bias"), strict=True)]
+        stage("forward by L D L^T (floating base)")
+        solve = routes.ldlt_factor(ops, [flat[i * nv:(i + 1) * nv] for i in range(nv)], parts.parents())
+        return solve, solve(rhs)
+
     out: dict[str, list[Any]] = {}
     for name in outputs:
         if name == "forward":
-            nv = robot.nv
-            flat = part("M")
-            rhs = [ops.value(t) - b for t, b in zip(symbols["tau"], part("bias"), strict=True)]
-            stage("forward by L D L^T (floating base)")
-            out[name] = routes.ldlt_solve(ops, [flat[i * nv:(i + 1) * nv] for i in range(nv)], rhs, parts.parents())
-        else:
+            out[name] = ldlt()[1]
+        elif name not in DERIVATIVES:
             out[name] = part(name)
-    used = {k: v for k, v in symbols.items() if k != "tau" or "forward" in outputs}
+    if any(name in DERIVATIVES for name in outputs):
+        out.update(derivative_outputs(parts, ops, [n for n in outputs if n in DERIVATIVES], ldlt))
+    out = {name: out[name] for name in outputs}
+    used = {k: v for k, v in symbols.items()
+            if k != "tau" or any(n == "forward" or n.startswith("dqdd") for n in outputs)}
     stage("tidying the program")
     program = ops.program(used, out, angles=symbols["q"][7:])
     program.route = ROUTE

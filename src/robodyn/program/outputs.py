@@ -38,8 +38,12 @@ DERIVATIVE_GROUPS: dict[str, tuple[str, ...]] = {"dtau": DERIVATIVES[:2], "dqdd"
 #: What :func:`robodyn.program.build` can produce: the parts of tau = M qdd + h + G + damping + load,
 #: ``bias`` = tau at qdd = 0 (h + G + damping + load), ``forward`` = qdd = M^-1 (tau - bias),
 #: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...), and the
-#: derivatives :data:`DERIVATIVES` (dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd, dqdd_dtau).
-OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements", *DERIVATIVES)
+#: derivatives :data:`DERIVATIVES` (dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd, dqdd_dtau), and for a floating base the
+#: centroidal outputs :data:`CENTROIDAL_OUTPUTS`.
+#: The centroidal outputs of a floating-base robot (:mod:`robodyn.program.centroidal`): the centre of mass (3), its
+#: Jacobian (3 x nv), the centroidal momentum matrix A_G (6 x nv) and the centroidal bias dA_G/dt v (6), Pinocchio's.
+CENTROIDAL_OUTPUTS = ("com", "com_jacobian", "centroidal_map", "centroidal_bias")
+OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements", *DERIVATIVES, *CENTROIDAL_OUTPUTS)
 
 #: The kinematics of a named frame (:mod:`robodyn.model.frames`; the tool frame by default): its pose (4x4, row-major),
 #: its Jacobian (6 x n row-major, rows (v; omega), columns the independent coordinates) in the three references of
@@ -140,12 +144,22 @@ KINDS: tuple[Kind, ...] = (
          "jacdot_world[f] (6 x n): d/dt of frame f's world Jacobian at (q, qd)"),
     Kind("frame_jacobian_local_dot", "jacobian_local_dot", ("jacobian_local_dot",), ("q", "qd"), "jacdot_local",
          "jacdot_local[f] (6 x n): d/dt of frame f's local Jacobian at (q, qd)"),
+    # a floating base's centroidal outputs (CENTROIDAL_OUTPUTS, robodyn.program.centroidal)
+    Kind("center_of_mass", "com", ("com",), ("q",), "com", "com (3): the centre of mass in the world"),
+    Kind("center_of_mass_jacobian", "com_jacobian", ("com_jacobian",), ("q",), "jcom",
+         "jcom (3 x n): the centre of mass's Jacobian, d com/dt = jcom v (world axes)"),
+    Kind("centroidal_map", "centroidal_map", ("centroidal_map",), ("q",), "ag",
+         "ag (6 x n): the centroidal momentum matrix A_G, rows (linear; angular momentum about the centre of "
+         "mass), world axes"),
+    Kind("centroidal_bias", "centroidal_bias", ("centroidal_bias",), ("q", "qd"), "dag_v",
+         "dag_v (6): dA_G/dt v, the centroidal momentum's rate at zero acceleration"),
 )
 #: ``--outputs`` key -> routine kind.
 KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
 #: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``) and the
 #: frames' kinematics (ask for ``pose``, ``jacobian``, ...).
-DEFAULT_KEYS = tuple(kind.key for kind in KINDS if kind.key not in (*DERIVATIVE_GROUPS, *FRAME_OUTPUTS))
+DEFAULT_KEYS = tuple(kind.key for kind in KINDS
+                     if kind.key not in (*DERIVATIVE_GROUPS, *FRAME_OUTPUTS, *CENTROIDAL_OUTPUTS))
 
 
 # --- restated from the lower layers (asserted equal by tests/program/test_outputs.py) ----------------------------

@@ -349,6 +349,30 @@ class CompiledDynamics:
         """d/dt of :meth:`frame_jacobian_local` at (q, qd)."""
         return self._frame("frame_jacobian_local_dot", (q, qd), frame, params, out)
 
+    @_routine
+    def center_of_mass(self, q: Any, *, params: ParamValues | None = None,
+                       out: np.ndarray | None = None) -> np.ndarray:
+        """A floating base's centre of mass in the world: (3,), or (N, 3)."""
+        return self._run("center_of_mass", (q,), params, out)
+
+    @_routine
+    def center_of_mass_jacobian(self, q: Any, *, params: ParamValues | None = None,
+                                out: np.ndarray | None = None) -> np.ndarray:
+        """Its Jacobian (3, n), d com/dt = J v (world axes)."""
+        return self._run("center_of_mass_jacobian", (q,), params, out)
+
+    @_routine
+    def centroidal_map(self, q: Any, *, params: ParamValues | None = None,
+                       out: np.ndarray | None = None) -> np.ndarray:
+        """The centroidal momentum matrix A_G (6, n): rows linear, angular momentum about the centre of mass."""
+        return self._run("centroidal_map", (q,), params, out)
+
+    @_routine
+    def centroidal_bias(self, q: Any, qd: Any, *, params: ParamValues | None = None,
+                        out: np.ndarray | None = None) -> np.ndarray:
+        """dA_G/dt v (6,): the centroidal momentum's rate at zero acceleration."""
+        return self._run("centroidal_bias", (q, qd), params, out)
+
 
 def _out_array(out: Any, packed: tuple[int, ...], shape: tuple[int, ...], inputs: Sequence[np.ndarray]) -> np.ndarray:
     """``out`` (of the result's ``shape``) as the backend's (N, ...) array, or ValueError saying what it must be
@@ -437,12 +461,13 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
         """The extension's call of ``routine`` on one state (the arrays read in place; thread-safe)."""
         assert Caller is not None
         address = ctypes.cast(functions[routine], ctypes.c_void_p).value or 0  # (0: refused)
-        return Caller(address=address, k=k if k.size else np.zeros(1), inputs=len(spec.routine(routine).inputs) - 1,
-                      n=spec.n, size=math.prod(tail), empty=np.empty, shape=tail, convert=_float_array,
-                      strict=strict, keep=lib, name=spec.robot)
+        lengths = tuple(a.size for a in spec.routine(routine).inputs[1:])  # (a floating base's q: nq; the others: n)
+        return Caller(address=address, k=k if k.size else np.zeros(1), inputs=len(lengths), n=spec.n,
+                      size=math.prod(tail), empty=np.empty, shape=tail, convert=_float_array, strict=strict,
+                      keep=lib, name=spec.robot, lengths=lengths)
 
     def one_state(routine: str, k: np.ndarray, tail: tuple[int, ...]) -> Callable[..., np.ndarray]:
-        if Caller is not None and spec.nq is None:  # (the extension takes arrays of one length)
+        if Caller is not None:
             return caller(routine, k, tail)
         kk = k if k.size else np.zeros(1)
         buffers = [np.empty(a.size) for a in spec.routine(routine).inputs[1:]]  # the joint arrays after k
@@ -456,7 +481,7 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
         return run
 
     call.library = lib  # type: ignore[attr-defined]  # keep it alive with the closure
-    fast = None if Caller is None or spec.nq is not None else functools.partial(caller, strict=False)
+    fast = None if Caller is None else functools.partial(caller, strict=False)
     return CompiledDynamics(spec, call, backend="c", path=Path(path), one_state=one_state, fast=fast)
 
 
