@@ -3,10 +3,9 @@ at all), ptxas for sm_80 and sm_90 (warnings as errors), in fp64 and fp32, with 
 
     python benchmarks/cuda_ptx.py [--robots puma560,panda,chain20] [--precisions fp64,fp32] [--archs sm_80,sm_90]
 
-The suite compiles every kernel of the PUMA and the Panda this way (tests/codegen/test_cuda.py), and the 20-joint
-chain's inverse dynamics, mass matrix and forward dynamics; the chain's derivative kernels are compiled to PTX in
-fp64 in the suite (marked slow) and here in both precisions and through ptxas, which takes minutes on such long
-straight-line kernels (one thread runs a whole state: ptxas allocates registers over thousands of statements).
+The suite compiles every kernel of the PUMA this way (tests/codegen/test_cuda.py); the Panda's and the 20-joint
+chain's are compiled here, in both precisions and through ptxas, which takes minutes on such long straight-line
+kernels (one thread runs a whole state: ptxas allocates registers over thousands of statements).
 Needs the ``cuda`` extra (NVRTC and ptxas); without it, says so and exits 0. Figures only, no assertions: a
 failure to compile is printed and the script exits 1.
 """

@@ -1,10 +1,10 @@
-"""The CUDA kernels (robodyn.codegen.cuda), checked without a GPU: every kernel of the PUMA, the Panda and a
-20-joint chain compiles to PTX with NVRTC (no message at all: a warning fails) and assembles with ptxas for sm_80
-and sm_90 (warnings as errors), in fp64 and fp32 (the chain's dtau kernel: NVRTC in fp64 here; its dqdd kernel,
-1.5 MB of CUDA that NVRTC takes half a minute on, and ptxas on both, several minutes each, in
-benchmarks/cuda_ptx.py); the fp32 source holds no double-precision literal or function; and the one-state routines,
-built as host C99 by the C compiler, agree with the C backend to 1e-13 (fp64) at random states. Skipped where NVRTC
-or ptxas (the ``cuda`` extra) is missing. A GPU run is a benchmark (benchmarks/cuda.py)."""
+"""The CUDA kernels (robodyn.codegen.cuda), checked without a GPU: every kernel of the PUMA compiles to PTX with
+NVRTC (no message at all: a warning fails) and assembles with ptxas for sm_80 and sm_90 (warnings as errors), in
+fp64 and fp32, and the fp32 source holds no double-precision literal or function; the one-state routines of the
+PUMA and the Panda, built as host C99 by the C compiler, agree with the C backend to 1e-13 (fp64) at random states.
+The same PTX check on every kernel of the Panda and of a 20-joint chain, derivatives included, is
+benchmarks/cuda_ptx.py (minutes of NVRTC and ptxas; run for each change to the emitter). Skipped where NVRTC or
+ptxas (the ``cuda`` extra) is missing. A GPU run is a benchmark (benchmarks/cuda.py)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ ALL = ("tau", "M", "h", "bias", "G", "forward", "dtau", "dqdd")
 #: The 20-joint chain's outputs checked with the others; its derivatives have a test of their own (NVRTC takes about
 #: a minute on them, ptxas several: benchmarks/cuda_ptx.py assembles them).
 CHAIN = ("tau", "M", "forward")
-ROBOTS = ("puma560", "panda", "chain20")
+ROBOTS = ("puma560",)  # (the Panda's and the chain's kernels: benchmarks/cuda_ptx.py)
 
 needs_nvrtc = pytest.mark.skipif(cuda.find_nvrtc() is None or cuda.find_ptxas() is None,
                                  reason="NVRTC or ptxas not installed (pip install 'robodyn[cuda]')")
@@ -89,21 +89,6 @@ def test_every_kernel_compiles_to_ptx_and_assembles_without_a_warning(label: str
         assert "float" not in code
 
 
-@needs_nvrtc
-@pytest.mark.slow
-@pytest.mark.parametrize("output", ["dtau"])
-def test_the_20_joint_chains_derivative_kernels_compile_to_ptx(output: str) -> None:
-    """fp64, NVRTC without a message (the fp32 printing and ptxas are checked on the other robots' derivatives; the
-    chain's dqdd kernel, which adds half a minute, is compiled and assembled in benchmarks/cuda_ptx.py)."""
-    robot, _ = _robot("chain20")
-    spec = codegen.module_spec(robot, (output,))
-    (name, text), = CudaEmitter("fp64").files(spec).items()
-    ptx = cuda.ptx(text, name)
-    (routine,) = (r for r in spec.routines if r.batched)
-    assert f".entry {spec.name}_{routine.name}_kernel(" in ptx
-    assert routine.output.shape == (2 if output == "dtau" else 3, 20, 20)
-
-
 def _host_library(text: str, directory: Path, name: str) -> ctypes.CDLL:
     """The kernels' file built as host C99 (the one-state routines; the kernels are under __CUDACC__)."""
     compiler = find_compiler()
@@ -158,7 +143,6 @@ def _compare(label: str, precision: str, tmp_path: Path, states: int) -> float:
 @pytest.mark.parametrize("label", [
     "puma560",
     pytest.param("panda", marks=pytest.mark.slow),  # (the Panda's C with its derivatives compiles in about 25 s)
-    pytest.param("chain20", marks=pytest.mark.slow),
 ])
 def test_the_kernel_body_built_as_host_c_agrees_with_the_c_backend(label: str, tmp_path: Path) -> None:
     """Every routine to 1e-13 of its largest entry; the forward dynamics by its normwise backward error (see
