@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import timeit
 import warnings
@@ -74,17 +73,10 @@ def peer(paths: list[str], derivatives: bool) -> None:
 
 
 def peer_counts(python: str, paths: list[Path], derivatives: bool) -> dict[str, dict[str, Any]]:
-    """The peer's rows by URDF path (run under ``python``, its CasADi's libraries on LD_LIBRARY_PATH)."""
-    prefix = Path(python).absolute().parent.parent
-    libs = sorted(prefix.glob("lib/python3*/site-packages/cmeel.prefix/lib"))
-    env = dict(os.environ)
-    if libs:
-        env["LD_LIBRARY_PATH"] = os.pathsep.join([str(libs[0]), env.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
-    command = [python, __file__, "--peer", *map(str, paths)] + (["--derivatives"] if derivatives else [])
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(f"the peer ({python}) failed: {done.stderr.strip().splitlines()[-1:]}")
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    """The peer's rows by URDF path (run under ``python``: benchmarks.pinocchio_sx.run_peer)."""
+    from benchmarks.pinocchio_sx import run_peer
+
+    rows = run_peer(python, __file__, paths, derivatives)
     return {row["path"]: row for row in rows}
 
 

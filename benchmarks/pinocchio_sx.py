@@ -167,17 +167,23 @@ def robodyn_counts(robot: Any, derivatives: bool) -> dict[str, Any]:
     return out
 
 
-def peer_counts(python: str, paths: list[Path], derivatives: bool) -> list[dict[str, Any]]:
+def run_peer(python: str, script: str, paths: list[Path], derivatives: bool) -> list[dict[str, Any]]:
+    """The JSON rows ``script --peer PATHS [--derivatives]`` prints, run under the peer's ``python`` (a venv with
+    cmeel-casadi-kin-dyn; its CasADi's libraries on LD_LIBRARY_PATH)."""
     prefix = Path(python).absolute().parent.parent  # the venv (not resolved: its python is a link)
     libs = sorted(prefix.glob("lib/python3*/site-packages/cmeel.prefix/lib"))
     env = dict(os.environ)
     if libs:
         env["LD_LIBRARY_PATH"] = os.pathsep.join([str(libs[0]), env.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
-    command = [python, __file__, "--peer", *map(str, paths)] + (["--derivatives"] if derivatives else [])
+    command = [python, script, "--peer", *map(str, paths)] + (["--derivatives"] if derivatives else [])
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"the peer ({python}) failed: {done.stderr.strip().splitlines()[-1:]}")
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def peer_counts(python: str, paths: list[Path], derivatives: bool) -> list[dict[str, Any]]:
+    return run_peer(python, __file__, paths, derivatives)
 
 
 def best(peer_row: dict[str, Any]) -> dict[str, int]:
