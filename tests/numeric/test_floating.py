@@ -189,7 +189,7 @@ def test_drones_load() -> None:
         np.testing.assert_allclose(tau, [0, 0, 9.81 * mass, 0, 0, 0], atol=1e-12)  # hovering: its weight
 
 
-REFUSAL = "floating base: only the numeric engine (robodyn.numeric) handles it so far"
+REFUSAL = "floating base: not handled here so far (robodyn.numeric, rd.simulate and rd.compile's programs handle it)"
 
 
 def test_symbolic_paths_refuse_it() -> None:

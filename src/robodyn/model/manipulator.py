@@ -315,10 +315,10 @@ class Manipulator:
 
     def check_fixed_base(self) -> None:
         """Nothing for a fixed base; for a floating one the one-line :class:`ModelError` of every path that does not
-        handle it (the symbolic ones: derivation, programs, code generation, ``rd.compile``)."""
+        handle it (symbolic derivation, the base-parameter and identification paths, ...)."""
         if self.floating:
-            raise ModelError(f"{self.name}: floating base: only the numeric engine (robodyn.numeric) handles it "
-                             "so far")
+            raise ModelError(f"{self.name}: floating base: not handled here so far (robodyn.numeric, rd.simulate and "
+                             "rd.compile's programs handle it)")
         if self.implicit:
             raise ModelError(f"{self.name}: implicit loop {self.implicit[0]!r}: implicit loops are numeric only in "
                              "this version (robodyn.numeric.closed_chains, rd.simulate)")
