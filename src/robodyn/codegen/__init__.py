@@ -32,9 +32,9 @@ __all__ = ["GENERATOR_VERSION", "KEYS", "KINDS", "LANGUAGES", "ModuleSpec", "emi
            "load_python", "module_spec", "python_file", "sanitize"]
 
 
-#: The languages whose routines size each array on its own (a floating base's q of nq entries, the rest nv); the
-#: NumPy and JAX modules (and the CUDA kernels) check every joint array against one length.
-SIZED_LANGUAGES = ("c", "fortran")
+#: The languages whose routines size each array on its own (a floating base's q of nq entries, the rest nv): every
+#: one of :data:`LANGUAGES`, and the CUDA kernels (each kernel steps through an array by its own length).
+SIZED_LANGUAGES = ("c", "fortran", "numpy", "jax", "cuda")
 
 
 def emitter(language: str) -> Emitter:

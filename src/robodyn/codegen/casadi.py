@@ -33,15 +33,22 @@ def _casadi() -> Any:
 
 #: The order of a CasADi function's inputs (those the outputs use).
 CASADI_INPUTS = ("q", "qd", "qdd", "tau", "parameters")
+#: The rows of a floating base's matrix outputs (:data:`~robodyn.program.outputs.CENTROIDAL_OUTPUTS`), each k x nv;
+#: the other outputs are nv x nv (``M``, the derivatives) or a column.
+ROWS = {"com_jacobian": 3, "centroidal_map": 6}
 
 
 def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: str | None = None) -> Any:
     """A ``casadi.Function`` computing ``outputs`` (names of :data:`robodyn.program.OUTPUTS` but ``elements``:
-    ``tau``, ``M``, ``h``, ``G``, ``bias``, ``forward``, ``dtau_dq``, ...) of ``robot``, built from its program
-    (see the module docstring). Inputs, in :data:`CASADI_INPUTS` order, those the outputs need: ``q``, ``qd``,
-    ``qdd``, ``tau`` (n x 1 each) and ``parameters`` (the robot's symbols in
-    :meth:`~robodyn.Manipulator.parameters` order; absent for a numeric robot). Outputs: n x 1, or n x n for ``M``
-    and the derivatives ([i, j] = d out_i / d in_j), named as asked (``tau_out`` where ``tau`` is also an input)."""
+    ``tau``, ``M``, ``h``, ``G``, ``bias``, ``forward``, ``dtau_dq``, ...; for a floating base also ``com``,
+    ``com_jacobian``, ``centroidal_map``, ``centroidal_bias``) of ``robot``, built from its program (see the module
+    docstring). Inputs, in :data:`CASADI_INPUTS` order, those the outputs need: ``q``, ``qd``, ``qdd``, ``tau``
+    (n x 1 each; a floating base's q nq x 1: the base's position, its unit quaternion (x, y, z, w), the joints',
+    and the others nv x 1) and ``parameters`` (the robot's symbols in :meth:`~robodyn.Manipulator.parameters`
+    order; absent for a numeric robot). Outputs: n x 1, or n x n for ``M`` and the derivatives ([i, j] = d out_i /
+    d in_j, a floating base's in its tangent space, as Pinocchio's), 3 x 1 ``com``, 3 x n ``com_jacobian``, 6 x n
+    ``centroidal_map`` and 6 x 1 ``centroidal_bias`` (n = nv); named as asked (``tau_out`` where ``tau`` is also
+    an input)."""
     ca = _casadi()
     if "elements" in outputs:
         raise ValueError("to_casadi gives the dynamics and their derivatives; 'elements' is EMDEG's listing")
@@ -57,7 +64,8 @@ def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: st
     results = []
     for output in outputs:
         entries = [_to_sx(ca, x, env) for x in program.outputs[output]]
-        rows = [entries[i * n : (i + 1) * n] for i in range(n)] if len(entries) == n * n else [[e] for e in entries]
+        k = ROWS.get(output, n if len(entries) == n * n else 0)
+        rows = [entries[i * n : (i + 1) * n] for i in range(k)] if k else [[e] for e in entries]
         results.append(ca.vertcat(*[ca.horzcat(*row) for row in rows]))
     used = [key for key in CASADI_INPUTS if key in symbols and any(
         ca.depends_on(r, symbols[key]) for r in results)]

@@ -100,6 +100,40 @@ def _blocked(kernel, k, arrays, shape, work):
     return out[0] if single else out
 '''
 
+#: A floating base's ``_blocked`` (q of NQ entries, the other joint arrays of JOINTS: each checked against its own
+#: length, the states broadcast); a fixed robot's module keeps the one above, byte for byte.
+SIZED_BLOCKED = f'''def _blocked(kernel, k, arrays, shape, work, sizes):
+    """kernel over blocks of at most BLOCK states: arrays (size,) or (N, size) in, each of its own size (sizes:
+    (name, size) pairs; q has NQ entries, the others JOINTS), (...) + shape out."""
+    arrays = [numpy.asarray(a, dtype=float) for a in arrays]
+    for a, (name, size) in zip(arrays, sizes):
+        if a.ndim not in (1, 2) or a.shape[-1] != size:
+            raise ValueError(f"{{name}} must have shape ({{size}},) or (N, {{size}}), got {{a.shape}}")
+    lead = numpy.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+    arrays = [numpy.broadcast_to(a, lead + a.shape[-1:]) for a in arrays]
+    k = numpy.asarray(k, dtype=float)
+    if k.shape != (NUM_CONSTANTS,):
+        raise ValueError(f"k must be constants(params): {{NUM_CONSTANTS}} values, got shape {{k.shape}}")
+    single = not lead
+    batch = [a.reshape(-1, a.shape[-1]) for a in arrays]
+    N, size = len(batch[0]), 1
+    for extent in shape:
+        size *= extent
+    out = numpy.empty((N, size))
+    w = numpy.empty((work, min(N, BLOCK) + {ROW_PAD}))  # work rows, reused block after block
+    width = -1
+    for start in range(0, N, BLOCK):
+        stop = min(start + BLOCK, N)
+        if stop - start != width:
+            width = stop - start
+            rows = list(w[:, :width])
+        # the block's inputs and results are columns: strided views, nothing is copied
+        columns = [column for a in batch for column in a[start:stop].T]
+        kernel(k, columns, list(out[start:stop].T), rows)
+    out = out.reshape((N,) + shape)
+    return out[0] if single else out
+'''
+
 
 class NumPyEmitter(PythonEmitter):
     array_module = "numpy"
@@ -109,12 +143,16 @@ class NumPyEmitter(PythonEmitter):
         super().__init__()
         self.half_angle = half_angle
         self._used: set[str] = set()
+        self._sized = False  # a floating base's module (q of nq entries): SIZED_BLOCKED
 
     def make_printer(self) -> NumPyPrinter:
         return NumPyPrinter(PRINTER_SETTINGS)
 
     def prelude(self) -> list[str]:
-        return PRELUDE.splitlines()
+        if not self._sized:
+            return PRELUDE.splitlines()
+        head, _ = PRELUDE.split("def _blocked(", 1)
+        return (head + SIZED_BLOCKED).splitlines()
 
     def notes(self) -> list[str]:
         lines = ["", "Batches run in blocks of BLOCK states, each routine as ufunc calls on preallocated rows",
@@ -127,6 +165,7 @@ class NumPyEmitter(PythonEmitter):
 
     def files(self, spec: ModuleSpec) -> dict[str, str]:
         self._used = set()
+        self._sized = spec.nq is not None
         ((filename, text),) = super().files(spec).items()
         # import the ufuncs that the kernels call, by name (known once every kernel is printed)
         names = ", ".join(sorted(self._used | {"copyto"}))
@@ -139,10 +178,12 @@ class NumPyEmitter(PythonEmitter):
         args = ", ".join(a.name for a in routine.inputs)
         arrays = ", ".join(a.name for a in routine.inputs if a.name != "k") + ","
         shape = ", ".join(str(d) for d in routine.output.shape) + ","
+        pairs = ", ".join(f"({a.name!r}, {a.size})" for a in routine.inputs if a.name != "k") + ","
+        sized = f", ({pairs})" if self._sized else ""  # (a floating base: each array's name and length)
         wrapper = [
             f"def {routine.name}({args}):",
             *self.indented([*self.docstring(routine),
-                            f"return _blocked(_{routine.name}, k, ({arrays}), ({shape}), {kernel.n_work})"]),
+                            f"return _blocked(_{routine.name}, k, ({arrays}), ({shape}), {kernel.n_work}{sized})"]),
             "",
             "",
         ]

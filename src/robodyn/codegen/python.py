@@ -3,7 +3,8 @@
 A generated module has ``constants(params)`` and one function per routine, each taking
 ``k = constants(params)`` first and then joint arrays of shape ``(n,)`` or ``(N, n)``; the body is
 straight-line array code on the columns ``q[..., i]``, so one call evaluates all N states at once.
-Results have shape ``(..., n)``, or ``(..., n, n)`` for M.
+Results have shape ``(..., n)``, or ``(..., n, n)`` for M. For a floating base (``spec.nq``) q has its own
+length, ``NQ = nq`` (position, unit quaternion (x, y, z, w), joints), the other arrays n = nv.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class PythonEmitter(Emitter):
         lines += [
             f"NAME = {spec.robot!r}",
             f"JOINTS = {spec.n}",
+            *([f"NQ = {spec.nq}  # the length of q (a floating base); qd, qdd, tau: JOINTS"] if spec.nq is not None
+              else []),
             f"PARAMETERS = {tuple(spec.parameters)!r}",
             f"NUM_CONSTANTS = {spec.n_constants}",
             f"ROUTINES = {spec.kinds!r}",

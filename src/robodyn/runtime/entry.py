@@ -71,9 +71,9 @@ def compile(
     outputs ``pose``, ``jacobian``, ``jacobian_world``, ``jacobian_local`` and their ``_dot`` (default the tool
     frame): ``dyn.frame_pose(q, frame="panda_hand")``.
     Raises :class:`CompileError` without a compiler or if compiling fails."""
-    if getattr(robot, "floating", False) and backend != "c":  # before the cache is looked up
-        raise ModelError(f"{robot.name}: floating base: rd.compile builds it with backend='c' only so far (q of "
-                         f"{robot.nq} entries, the rest {robot.nv})")
+    if getattr(robot, "floating", False) and backend == "cuda":  # before the cache is looked up
+        raise ModelError(f"{robot.name}: floating base: rd.compile builds it with backend='c', 'numpy' or 'jax' "
+                         f"so far, not 'cuda' (q of {robot.nq} entries, the rest {robot.nv})")
     wanted = set(DEFAULT_KEYS if outputs is None else outputs)
     keys = tuple(kind.key for kind in KINDS if kind.key in wanted)
     if outputs is not None:
