@@ -10,6 +10,7 @@ conditioned M is) and against the solve of the symbolic M within cond(M) * 1e-13
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import platform
@@ -200,6 +201,54 @@ def test_large_batches_stream_their_results_and_agree_bit_for_bit(code_cache: Pa
     source = codegen.generate(None, "c", spec=spec_of("puma560"))["puma560.c"]
     assert "stream = n_states * 36 * sizeof(double) >= puma560_STREAM_BYTES;" in source
     assert f"#define puma560_STREAM_BYTES {STREAM_BYTES}u" in source
+
+
+def _has_avx2() -> bool:
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _has_avx2(), reason="the AVX2 transposes need a processor with AVX2")
+def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path: Path) -> None:
+    """NAME_scatter's 4 x 4 transposes (AVX2) and its plain loop give the same bits: the PUMA's M (36 entries, 21
+    rows of y: the triangles share theirs) and tau for 1, 3 and 67 states (blocks of 4, the remainders, two chunks),
+    the same source built with and without AVX2; the one-state routine is the batch's row."""
+    source = _c_files("puma560", tmp_path)
+    assert "static const unsigned short puma560_mass_matrix_rows[36] = {0, 1, 2, 3, 4, 5, 1, 6," in source.read_text()
+    libraries = {}
+    for tag, flag in (("avx2", "-mavx2"), ("plain", "-mno-avx2")):
+        macros = subprocess.run(["cc", "-std=c99", flag, "-E", "-dM", str(source)], capture_output=True, text=True,
+                                check=True).stdout
+        assert f"#define puma560_AVX2 {1 if tag == 'avx2' else 0}" in macros
+        library = tmp_path / f"{tag}.so"
+        subprocess.run(["cc", "-std=c99", "-O2", flag, "-fPIC", "-shared", "-fno-math-errno", "-ffp-contract=off",
+                        str(source), "-o", str(library), "-lm"], check=True)
+        libraries[tag] = ctypes.CDLL(str(library))
+    c = case("puma560")
+    k = np.asarray([c["params"][p] for p in spec_of("puma560").parameters] or [0.0], dtype=float)
+    rng = np.random.default_rng(4)
+    pointer = ctypes.POINTER(ctypes.c_double)
+    for count in (1, 3, 67):
+        q, qd, qdd = (rng.uniform(-3, 3, (count, 6)) for _ in range(3))
+        constants = np.zeros(max(spec_of("puma560").n_constants, 1))
+        results = {}
+        for tag, library in libraries.items():
+            library.puma560_constants(k.ctypes.data_as(pointer), constants.ctypes.data_as(pointer))
+            M, tau = np.full((count, 6, 6), np.nan), np.full((count, 6), np.nan)
+            library.puma560_mass_matrix_batch(constants.ctypes.data_as(pointer), q.ctypes.data_as(pointer),
+                                              M.ctypes.data_as(pointer), ctypes.c_size_t(count))
+            library.puma560_inverse_dynamics_batch(*(a.ctypes.data_as(pointer) for a in (constants, q, qd, qdd, tau)),
+                                                   ctypes.c_size_t(count))
+            one = np.full((6, 6), np.nan)
+            library.puma560_mass_matrix(constants.ctypes.data_as(pointer), q[-1].ctypes.data_as(pointer),
+                                        one.ctypes.data_as(pointer))
+            assert np.array_equal(one, M[-1])
+            results[tag] = (M, tau)
+        assert np.isfinite(results["avx2"][0]).all() and np.isfinite(results["avx2"][1]).all()
+        assert np.array_equal(results["avx2"][0], results["plain"][0]) and np.array_equal(M, M.transpose(0, 2, 1))
+        assert np.array_equal(results["avx2"][1], results["plain"][1])
 
 
 def test_c_streams_on_x86_64_and_compiles_without_it(tmp_path: Path) -> None:
@@ -742,7 +791,7 @@ def test_c_chunks_of_long_arms_stay_small_on_the_stack(tmp_path: Path, monkeypat
 
     assert c.chunk_size(10) == c.CHUNK and c.chunk_size(100) == 32 and c.chunk_size(10**6) == 8
     assert all(8 * c.chunk_size(rows) * rows <= c.STACK_BYTES or c.chunk_size(rows) == 8 for rows in range(1, 2049))
-    monkeypatch.setattr(c, "STACK_BYTES", 8 * 16 * 30)
+    monkeypatch.setattr(c, "STACK_BYTES", 8 * 16 * 20)  # (its 14 rows: x 1, y 10 (M's distinct entries), 3 angles)
     robot = random_robot(5, 4, "modified")
     spec = codegen.module_spec(robot, ["M"])
     assert "in chunks of 16 states" in codegen.generate(None, "c", spec=spec)[f"{spec.name}.c"]

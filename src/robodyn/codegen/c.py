@@ -16,7 +16,8 @@ and each run-time routine has a ``NAME_<routine>_batch`` twin with the same argu
 ``size_t n_states``: the arrays then hold ``n_states`` states one after the other (row-major (N, n)
 and (N, n, n)), and the loop runs in C. Strict C99 (``-std=c99 -Wall -Wextra -Werror -pedantic``
 compiles it), only ``<math.h>`` and ``<stddef.h>`` (and, on x86-64, ``<emmintrin.h>`` and
-``<string.h>`` for the non-temporal stores of large batches with GCC or Clang: ``STREAM_BYTES``).
+``<string.h>`` for the non-temporal stores of large batches with GCC or Clang: ``STREAM_BYTES``; with AVX2,
+``<immintrin.h>`` for the transposes that hand a chunk's results to the output: ``SCATTER``).
 
 The batch routine holds the straight-line code, in a loop over the states of a chunk of ``CHUNK``
 states (fewer where a routine's rows would take more than ``STACK_BYTES`` of stack; the one-state
@@ -204,6 +205,58 @@ static inline void NAME_fence(int stream)
 }
 """
 
+#: How a batch routine hands a chunk's results from the rows of ``y`` (one column per state) to the output (one
+#: row per state): a transpose. Output entry e of state j is row ``row[e]`` of y (equal entries, such as M's two
+#: triangles, share a row). With AVX2 and plain stores, four states by four entries at a time through registers
+#: (4 x 4 transposes: 8 shuffles for 16 values, where one by one takes 16 loads and 16 stores: the Panda's M
+#: 58 -> 43 ns a state with the shared rows). Non-temporal stores (``stream``) go one by one through NAME_put, in
+#: a loop the batch routine spells out (constant offsets: a table's lookups made them 5-10% slower).
+SCATTER = r"""#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NAME_AVX2 1
+#else
+#define NAME_AVX2 0
+#endif
+
+/* out[size * j + e] = y[chunk * row[e] + j] for the m states j of a chunk and the size entries e of each. */
+static void NAME_scatter(const double *restrict y, size_t chunk, const unsigned short *restrict row, size_t size,
+                         double *restrict out, size_t m)
+{
+    size_t j = 0, e;
+#if NAME_AVX2
+    {
+        for (; j + 4 <= m; j += 4) {
+            double *o = out + size * j;
+            for (e = 0; e + 4 <= size; e += 4) {
+                const __m256d r0 = _mm256_loadu_pd(y + chunk * row[e] + j);
+                const __m256d r1 = _mm256_loadu_pd(y + chunk * row[e + 1] + j);
+                const __m256d r2 = _mm256_loadu_pd(y + chunk * row[e + 2] + j);
+                const __m256d r3 = _mm256_loadu_pd(y + chunk * row[e + 3] + j);
+                const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+                const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+                _mm256_storeu_pd(o + e, _mm256_permute2f128_pd(t0, t2, 0x20));
+                _mm256_storeu_pd(o + size + e, _mm256_permute2f128_pd(t1, t3, 0x20));
+                _mm256_storeu_pd(o + 2 * size + e, _mm256_permute2f128_pd(t0, t2, 0x31));
+                _mm256_storeu_pd(o + 3 * size + e, _mm256_permute2f128_pd(t1, t3, 0x31));
+            }
+            for (; e < size; ++e) {
+                const double *r = y + chunk * row[e] + j;
+                o[e] = r[0];
+                o[size + e] = r[1];
+                o[2 * size + e] = r[2];
+                o[3 * size + e] = r[3];
+            }
+        }
+    }
+#endif
+    for (; j < m; ++j) {
+        for (e = 0; e < size; ++e) {
+            out[size * j + e] = y[chunk * row[e] + j];
+        }
+    }
+}
+"""
+
 #: The parts of a split routine are never inlined into it (GCC and Clang: the point is that the compiler sees
 #: them one at a time).
 NOINLINE = r"""#if defined(__GNUC__)
@@ -224,7 +277,8 @@ SINCOS = r"""#if defined(__FAST_MATH__)
  * sin and cos of x[0..count-1], into s and c: fdlibm's kernels __kernel_sin and __kernel_cos after a
  * three-part Cody-Waite reduction by pi/2 (x = n pi/2 + y0 + y1, n from rint(x 2/pi) by the 1.5 * 2^52
  * trick, the quadrant n mod 4 from n by the same trick), within 1 ulp. The first loop has no calls
- * and no branches, so that it is vectorised; the second gives |x| > LIMIT, inf and NaN to libm.
+ * and no branches, so that it is vectorised; the second (as branch-free) finds whether any |x| > LIMIT, inf or
+ * NaN is there, and only then the third gives those to libm.
  */
 static void NAME_sincos(const double *restrict x, size_t count, double *restrict s, double *restrict c)
 {
@@ -258,10 +312,16 @@ static void NAME_sincos(const double *restrict x, size_t count, double *restrict
         s[i] = ca * ks + cb * kc;
         c[i] = ca * kc - cb * ks;
     }
-    for (i = 0; i < count; ++i) {
-        if (!(fabs(x[i]) <= LIMIT)) {
-            s[i] = sin(x[i]);
-            c[i] = cos(x[i]);
+    {
+        int far = 0;
+        for (i = 0; i < count; ++i) {
+            far |= !(fabs(x[i]) <= LIMIT);
+        }
+        for (i = 0; far && i < count; ++i) {
+            if (!(fabs(x[i]) <= LIMIT)) {
+                s[i] = sin(x[i]);
+                c[i] = cos(x[i]);
+            }
         }
     }
 }
@@ -309,6 +369,7 @@ class CEmitter(Emitter):
         super().__init__()
         self._rows: dict[tuple[str, int], int] | None = None  # inside a batch loop: (array, index) -> row of x
         self._chunk = CHUNK  # states per chunk of the batch routine being printed
+        self._y: list[int] = []  # inside a batch loop: output entry -> row of y (equal entries share one)
 
     def load(self, load: Load) -> str:
         if self._rows is not None and load.array != "k":
@@ -319,8 +380,13 @@ class CEmitter(Emitter):
         return f"const {self.scalar} {name} = {self.expr(expr)};"
 
     def store(self, routine: Routine, index: int, expr: object) -> str:
+        """Output entry ``index``; inside a batch loop its row of ``y``, or nothing where an earlier entry
+        already holds the same expression (that entry's row is scattered to both)."""
         if self._rows is not None:
-            return f"y[{self._chunk} * {index} + j] = {self.expr(expr)};"
+            row = self._y[index]
+            if self._y.index(row) != index:
+                return ""
+            return f"y[{self._chunk} * {row} + j] = {self.expr(expr)};"
         return f"{routine.output.name}[{index}] = {self.expr(expr)};"
 
     # -- frame ------------------------------------------------------------------------------------------
@@ -364,14 +430,17 @@ class CEmitter(Emitter):
         """The batch routine. Per chunk of states: one loop gathers the inputs that the code reads into
         rows of ``x`` (one row per entry, one column per state) and the angles of its sines and cosines
         into rows of ``ang``; ``NAME_sincos`` fills ``sn`` and ``cs``; the straight-line code runs in a
-        loop over the chunk's columns into the rows of ``y``, which a last loop scatters to the output.
+        loop over the chunk's columns into the rows of ``y`` (one per distinct output entry), which a last
+        step scatters to the output (``NAME_scatter``; per state by non-temporal stores for large batches).
         Every loop reads and writes unit-stride rows, so compilers vectorise them across states."""
         angles, sums = split_angles(trig_angles(routine))
         size = routine.output.size
+        self._y = output_rows(routine)
+        results = len(set(self._y))  # rows of y
         inputs = sum(1 for load in routine.loads if load.array != "k")
         plan = split_plan(routine)
         carried = len(set(plan.slots.values())) if plan else 0  # rows of live
-        chunk = self._chunk = chunk_size(inputs + size + 3 * len(angles) + carried)
+        chunk = self._chunk = chunk_size(inputs + results + 3 * len(angles) + carried)
         functions: list[str] = []
         try:
             self.printer.angles = {angle: f"{chunk} * {t} + j" for t, angle in enumerate(angles)}
@@ -379,7 +448,7 @@ class CEmitter(Emitter):
             self._rows = {}
             if plan is None:
                 body = [self.assign(name, expr) for name, expr in routine.assignments]
-                body += [self.store(routine, i, x) for i, x in enumerate(routine.stores)]
+                body += [line for i, x in enumerate(routine.stores) if (line := self.store(routine, i, x))]
                 body = self.compose(sums, body) + body
                 reads = _used(routine.loads, body)
             else:
@@ -402,11 +471,18 @@ class CEmitter(Emitter):
         loads = [f"const double {load.local} = {load.array}[{strides.get(load.array, '')}{load.index}];"
                  for load in _used(routine.loads, gather)]
         out = routine.output.name
-        scatter = [f"{spec.name}_put(&{out}[{size} * s + {e}], y[{chunk} * {e} + j], stream);" for e in range(size)]
+        table = f"{spec.name}_{routine.name}_rows"
+        streamed = [f"{spec.name}_put(&{out}[{size} * s + {e}], y[{chunk} * {row} + j], 1);"
+                    for e, row in enumerate(self._y)]
+        state = self.indent + "const size_t s = i + j;"
+        per_state = ["for (j = 0; j < m; ++j) {", state, *self.indented(streamed), "}"]
+        scatter = ["if (stream) {", *self.indented(per_state), "} else {",
+                   self.indent + f"{spec.name}_scatter(y, {chunk}, {table}, {size}, {out} + {size} * i, m);",
+                   "}"] if size else []
         unused = [f"(void){name};" for name in routine.unused_inputs()]
         if not routine.stores:
             unused.append(f"(void){out};")
-        declarations = [f"double x[{chunk * max(len(rows), 1)}], y[{chunk * max(size, 1)}];"]
+        declarations = [f"double x[{chunk * max(len(rows), 1)}], y[{chunk * max(results, 1)}];"]
         if plan is not None:
             declarations.append(f"double live[{chunk * max(carried, 1)}];")
         if angles:
@@ -417,22 +493,26 @@ class CEmitter(Emitter):
             declarations.append(f"const int stream = n_states * {size} * sizeof(double) >= {spec.name}_STREAM_BYTES;")
         if not rows:
             declarations.append("(void)x;")
-        state = self.indent + "const size_t s = i + j;"
         loop = [f"m = n_states - i < {chunk} ? n_states - i : {chunk};"]
         if gather:
             loop += ["for (j = 0; j < m; ++j) {", state, *self.indented(loads + gather), "}"]
-        if angles:
+        if angles:  # (a whole chunk's rows lie end to end: one call, whose loop then runs long enough to pipeline)
             call = f"{spec.name}_sincos(ang + {chunk} * r, m, sn + {chunk} * r, cs + {chunk} * r);"
-            loop += [f"for (r = 0; r < {len(angles)}; ++r) {{", self.indent + call, "}"]
+            loop += [f"if (m == {chunk}) {{", self.indent + f"{spec.name}_sincos(ang, {chunk * len(angles)}, sn, cs);",
+                     "} else {", self.indent + f"for (r = 0; r < {len(angles)}; ++r) {{", 2 * self.indent + call,
+                     self.indent + "}", "}"]
         if plan is None:
             loop += ["for (j = 0; j < m; ++j) {", *self.indented(body), "}"]
         else:
             names = _part_arguments(routine, bool(angles))
             loop += [f"{_part_name(spec, routine, p)}({', '.join(names)}, m);" for p in range(len(plan.parts))]
-        loop += ["for (j = 0; j < m; ++j) {", state, *self.indented(scatter), "}"]
+        loop += scatter
         what = " (the sines and cosines first)" if angles else ""
+        entry_rows = ", ".join(map(str, self._y))
+        rows_table = [f"static const unsigned short {table}[{size}] = {{{entry_rows}}};"] if size else []
         return [
             *functions,
+            *rows_table,
             *self.block_comment([f"{routine.name} for n_states states stored one after the other, in chunks of "
                                  f"{chunk} states{what}."]),
             self.signature(spec, routine, batch=True, restrict=True),
@@ -450,7 +530,7 @@ class CEmitter(Emitter):
                  for kind, i in plan.order]
         texts = []
         for part in plan.parts:
-            text = lines[part.start:part.stop]
+            text = [line for line in lines[part.start:part.stop] if line]
             texts.append(self.compose(sums, text) + text)
         return texts
 
@@ -545,6 +625,7 @@ class CEmitter(Emitter):
         lines += [f'#include "{spec.name}.h"', "", "#include <math.h>", ""]
         if any(r.batched for r in spec.routines):
             lines += [*STORES.replace("NAME", spec.name).replace("THRESHOLD", str(STREAM_BYTES)).splitlines(), ""]
+            lines += [*SCATTER.replace("NAME", spec.name).splitlines(), ""]
         if any(r.batched and _statements(r) > SPLIT_STATEMENTS > 0 for r in spec.routines):
             lines += [*NOINLINE.replace("NAME", spec.name).splitlines(), ""]
         if any(trig_angles(r) for r in spec.routines if r.batched):
@@ -569,6 +650,13 @@ class SplitPlan:
     order: tuple[tuple[str, int], ...]
     parts: tuple[Part, ...]
     slots: dict[str, int]
+
+
+def output_rows(routine: Routine) -> list[int]:
+    """The row of ``y`` of each output entry of a batch routine: entries with the same expression (M's two
+    triangles, zeros) share the row of the first."""
+    first: dict[Any, int] = {}
+    return [first.setdefault(x, len(first)) for x in routine.stores]
 
 
 def _statements(routine: Routine) -> int:
