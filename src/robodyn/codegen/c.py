@@ -209,8 +209,9 @@ static inline void NAME_fence(int stream)
 #: row per state): a transpose. Output entry e of state j is row ``row[e]`` of y (equal entries, such as M's two
 #: triangles, share a row). With AVX2 and plain stores, four states by four entries at a time through registers
 #: (4 x 4 transposes: 8 shuffles for 16 values, where one by one takes 16 loads and 16 stores: the Panda's M
-#: 58 -> 43 ns a state with the shared rows). Non-temporal stores (``stream``) go one by one through NAME_put, in
-#: a loop the batch routine spells out (constant offsets: a table's lookups made them 5-10% slower).
+#: 58 -> 43 ns a state with the shared rows). Non-temporal stores (``stream``), and chunks of fewer than 4 states
+#: (one state), go one by one through NAME_put, in a loop the batch routine spells out (constant offsets: a
+#: table's lookups made them 5-10% slower, and one call of solo12's M 0.3 us slower).
 SCATTER = r"""#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define NAME_AVX2 1
@@ -472,11 +473,11 @@ class CEmitter(Emitter):
                  for load in _used(routine.loads, gather)]
         out = routine.output.name
         table = f"{spec.name}_{routine.name}_rows"
-        streamed = [f"{spec.name}_put(&{out}[{size} * s + {e}], y[{chunk} * {row} + j], 1);"
+        streamed = [f"{spec.name}_put(&{out}[{size} * s + {e}], y[{chunk} * {row} + j], stream);"
                     for e, row in enumerate(self._y)]
         state = self.indent + "const size_t s = i + j;"
         per_state = ["for (j = 0; j < m; ++j) {", state, *self.indented(streamed), "}"]
-        scatter = ["if (stream) {", *self.indented(per_state), "} else {",
+        scatter = ["if (stream || m < 4) {", *self.indented(per_state), "} else {",
                    self.indent + f"{spec.name}_scatter(y, {chunk}, {table}, {size}, {out} + {size} * i, m);",
                    "}"] if size else []
         unused = [f"(void){name};" for name in routine.unused_inputs()]
@@ -496,11 +497,8 @@ class CEmitter(Emitter):
         loop = [f"m = n_states - i < {chunk} ? n_states - i : {chunk};"]
         if gather:
             loop += ["for (j = 0; j < m; ++j) {", state, *self.indented(loads + gather), "}"]
-        if angles:  # (a whole chunk's rows lie end to end: one call, whose loop then runs long enough to pipeline)
-            call = f"{spec.name}_sincos(ang + {chunk} * r, m, sn + {chunk} * r, cs + {chunk} * r);"
-            loop += [f"if (m == {chunk}) {{", self.indent + f"{spec.name}_sincos(ang, {chunk * len(angles)}, sn, cs);",
-                     "} else {", self.indent + f"for (r = 0; r < {len(angles)}; ++r) {{", 2 * self.indent + call,
-                     self.indent + "}", "}"]
+        if angles:
+            loop += self.sincos_calls(spec, chunk, len(angles))
         if plan is None:
             loop += ["for (j = 0; j < m; ++j) {", *self.indented(body), "}"]
         else:
@@ -519,6 +517,30 @@ class CEmitter(Emitter):
             "{",
             *self.indented([*unused, *declarations, "for (i = 0; i < n_states; i += m) {", *self.indented(loop), "}",
                             *([f"{spec.name}_fence(stream);"] if scatter else [])]),
+            "}",
+        ]
+
+    def sincos_calls(self, spec: ModuleSpec, chunk: int, rows: int) -> list[str]:
+        """The sines and cosines of a chunk's ``rows`` rows of angles in one call of ``NAME_sincos``, whose loop
+        then runs long enough to be vectorised and pipelined: a whole chunk's rows lie end to end; those of a
+        partial chunk (one state, the end of a batch) are packed end to end first and spread out again after (in
+        place: each move's target is below its source while packing, above while spreading). One state of the
+        Panda's 6 angles: 6 calls on 1 value -> 1 call on 6."""
+        name, indent = spec.name, self.indent
+        return [
+            f"if (m == {chunk}) {{",
+            indent + f"{name}_sincos(ang, {chunk * rows}, sn, cs);",
+            "} else {",
+            indent + f"for (r = 1; r < {rows}; ++r) {{",
+            2 * indent + f"for (j = 0; j < m; ++j) ang[m * r + j] = ang[{chunk} * r + j];",
+            indent + "}",
+            indent + f"{name}_sincos(ang, m * {rows}, sn, cs);",
+            indent + f"for (r = {rows}; r-- > 1;) {{",
+            2 * indent + "for (j = m; j-- > 0;) {",
+            3 * indent + f"sn[{chunk} * r + j] = sn[m * r + j];",
+            3 * indent + f"cs[{chunk} * r + j] = cs[m * r + j];",
+            2 * indent + "}",
+            indent + "}",
             "}",
         ]
 
