@@ -11,7 +11,8 @@ text: the wheel's URDF parser, built for baseline x86-64 with 16-byte Eigen alig
 to code compiled with AVX-512 alignment (it crashes), and the wheel lacks the urdfdom headers. The program takes
 the Panda's model (``buildModel``: the mimic finger is an independent joint, so robodyn reads it with
 ``mimic="independent"``: 9 coordinates), reads N states from a binary file and times loops over them of ``crba``
-(upper triangle, as Pinocchio leaves it; and with the strict lower triangle copied in, as robodyn writes M),
+(upper triangle, as Pinocchio leaves it, beside robodyn's packed upper triangle ``M_packed``; and with the
+strict lower triangle copied in, as robodyn writes M),
 ``computeRNEADerivatives``, ``computeABADerivatives``, ``rnea`` and ``aba``: best of interleaved rounds. It
 writes its results for the first states, which are compared with robodyn's (the URDF's joint damping is in
 robodyn's dynamics and not in Pinocchio's: its terms are added to Pinocchio's results before the comparison).
@@ -179,7 +180,7 @@ def main() -> None:
     urdf = directory / "panda_description" / "urdf" / "panda.urdf"
     robot = load_plain("panda")
     n, N = robot.n, args.states
-    dyn = rd.compile(robot, outputs=["M", "tau", "forward", "dtau", "dqdd"])
+    dyn = rd.compile(robot, outputs=["M", "M_packed", "tau", "forward", "dtau", "dqdd"])
     rng = np.random.default_rng(0)
     q, qd, qdd = (rng.uniform(-1, 1, (N, n)) for _ in range(3))
     damping = np.array([float(link.damping) for link in robot.links])
@@ -199,9 +200,11 @@ def main() -> None:
             raise SystemExit(built.stderr[-4000:])
         (work / "bench.part").rename(binary)
 
-    outs = {"M": np.empty((N, n, n)), "tau": np.empty((N, n)), "forward": np.empty((N, n)),
+    outs = {"M": np.empty((N, n, n)), "M_packed": np.empty((N, n * (n + 1) // 2)), "tau": np.empty((N, n)),
+            "forward": np.empty((N, n)),
             "dtau": np.empty((N, 2, n, n)), "dqdd": np.empty((N, 3, n, n))}
     calls = [("M", N, lambda: dyn.mass_matrix(q, out=outs["M"])),
+             ("M_packed", N, lambda: dyn.mass_matrix_packed(q, out=outs["M_packed"])),
              ("dtau", N, lambda: dyn.inverse_dynamics_derivatives(q, qd, qdd, out=outs["dtau"])),
              ("dqdd", N, lambda: dyn.forward_dynamics_derivatives(q, qd, tau, out=outs["dqdd"])),
              ("tau", N, lambda: dyn.inverse_dynamics(q, qd, qdd, out=outs["tau"])),
@@ -223,6 +226,7 @@ def main() -> None:
     ours_dqdd = dyn.forward_dynamics_derivatives(q[:CHECK], qd[:CHECK], tau[:CHECK])
     diffs = {
         "M": np.abs(dyn.mass_matrix(q[:CHECK]) - M).max(),
+        "M_packed": np.abs(dyn.mass_matrix_packed(q[:CHECK]) - M[:, *np.triu_indices(n)]).max(),
         "dtau": max(np.abs(ours_dtau[0] - dtau_dq).max(), np.abs(ours_dtau[1] - (dtau_dv + D)).max()),
         "dqdd": max(np.abs(ours_dqdd[0] - ddq_dq).max(), np.abs(ours_dqdd[1] - (ddq_dv - Minv @ D)).max(),
                     np.abs(ours_dqdd[2] - Minv).max()),
@@ -233,6 +237,7 @@ def main() -> None:
     print("| output | robodyn C batch ns/state | Pinocchio C++ ns/state | ratio | max difference (first "
           f"{CHECK} states) |\n|---|---:|---:|---:|---:|")
     rows = [("M (full matrix)", "M", "crba_full", "M"), ("M (Pinocchio: upper triangle only)", "M", "crba", "M"),
+            ("M packed upper triangle (`M_packed`; Pinocchio: upper triangle only)", "M_packed", "crba", "M_packed"),
             ("dtau: dtau/dq, dtau/dqd", "dtau", "rnea_derivatives", "dtau"),
             ("dqdd: dqdd/dq, dqdd/dqd, M^-1", "dqdd", "aba_derivatives", "dqdd"),
             ("tau (rnea, reference)", "tau", "rnea", None), ("qdd (aba, reference)", "forward", "aba", None)]

@@ -46,7 +46,7 @@ from robodyn.identification import base_parameters
 from robodyn.model.expr import IDENTIFIER, check_name, check_parameter_name, shown, to_identifier
 from robodyn.model.frames import check_frame_name
 from robodyn.program import OUTPUTS, OperationCount, Program, build, count_operations
-from robodyn.program.outputs import DEFAULT_KEYS, FRAME_OUTPUTS, KEYS, KINDS, Kind, frame_output
+from robodyn.program.outputs import DEFAULT_KEYS, FRAME_OUTPUTS, KEYS, KINDS, PACKED, Kind, frame_output
 
 #: Bump when the generated code changes for the same Program (part of the compile cache key).
 GENERATOR_VERSION = "2"
@@ -70,8 +70,9 @@ FRAME_ARRAYS = {kind.output: kind for kind in KINDS if kind.key in FRAME_OUTPUTS
 
 
 def output_shape(name: str, n: int, frames: int = 1) -> tuple[int, ...]:
-    """The shape of a routine's output array: (n, n) for M, (2, n, n) and (3, n, n) for the stacked
-    derivatives (each n x n row-major: [i, j] = d out_i / d in_j), (frames, 4, 4) for the frames' poses and
+    """The shape of a routine's output array: (n, n) for M, (n(n+1)/2,) for its packed upper triangle, (2, n, n)
+    and (3, n, n) for the stacked derivatives (each n x n row-major: [i, j] = d out_i / d in_j), (frames, 4, 4)
+    for the frames' poses and
     (frames, 6, n) for their Jacobians (one per compiled frame, :attr:`ModuleSpec.frames`), (3,), (3, n), (6, n)
     and (6,) for a floating base's centroidal outputs, else (n,)."""
     if name in FRAME_ARRAYS:
@@ -79,6 +80,8 @@ def output_shape(name: str, n: int, frames: int = 1) -> tuple[int, ...]:
     centroidal = {"com": (3,), "jcom": (3, n), "ag": (6, n), "dag_v": (6,)}  # (robodyn.program.centroidal)
     if name in centroidal:
         return centroidal[name]
+    if name == "Mp":  # M's upper triangle, packed row by row (mass_matrix_packed)
+        return (n * (n + 1) // 2,)
     stacked = {"M": (), "dtau": (2,), "dqdd": (3,)}
     return (*stacked[name], n, n) if name in stacked else (n,)
 
@@ -511,6 +514,8 @@ def _needed(body: Sequence[tuple[se.Symbol, SeExpr]], roots: Iterable[SeExpr]) -
 def _run_time(kind: Kind, names: _Names, n: int, n_constants: int, angles: list[se.Symbol], aba: bool,
               frames: Sequence[str] = (), nq: int | None = None) -> Routine:
     stores = [x for part in kind_parts(kind, frames) for x in names.outputs[part]]
+    if kind.key in PACKED:  # (M's upper triangle, row by row: the order of np.triu_indices)
+        stores = [stores[i * n + j] for i in range(n) for j in range(i, n)]
     summary = ABA_SUMMARY if kind.name == "forward_dynamics" and aba else kind.summary
     body = _needed(names.body, stores)
     inputs = [_array("k", n, n_constants, 0)] + [_array(a, n, n_constants, 0, nq=nq) for a in kind.inputs]

@@ -116,6 +116,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("inverse_dynamics", "tau", ("tau",), ("q", "qd", "qdd"), "tau",
          "tau = M(q) qdd + h(q, qd) + G(q) + damping + load"),
     Kind("mass_matrix", "M", ("M",), ("q",), "M", "M(q), the joint-space inertia matrix (armature on its diagonal)"),
+    Kind("mass_matrix_packed", "M_packed", ("M",), ("q",), "Mp",
+         "M(q)'s upper triangle row by row, n(n+1)/2 entries: M[np.triu_indices(n)] (LAPACK's lower packed storage "
+         "of the symmetric M, as dpptrf takes it with uplo 'L')"),
     Kind("coriolis", "h", ("h",), ("q", "qd"), "h", "h(q, qd): Coriolis and centrifugal torques"),
     Kind("bias_forces", "bias", ("bias",), ("q", "qd"), "bias", "h + G + damping + load: tau at qdd = 0"),
     Kind("gravity", "G", ("G",), ("q",), "G", "G(q): the torques that hold the arm against gravity"),
@@ -156,10 +159,12 @@ KINDS: tuple[Kind, ...] = (
 )
 #: ``--outputs`` key -> routine kind.
 KEYS: dict[str, Kind] = {kind.key: kind for kind in KINDS}
-#: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``) and the
-#: frames' kinematics (ask for ``pose``, ``jacobian``, ...).
+#: The outputs that store another output's entries in another layout: key -> (the output, what it keeps).
+PACKED = {"M_packed": ("M", "upper triangle")}
+#: The kinds generated when no ``outputs`` are named: all but the derivatives (ask for ``dtau``, ``dqdd``), the
+#: frames' kinematics (ask for ``pose``, ``jacobian``, ...) and the packed layouts (``M_packed``).
 DEFAULT_KEYS = tuple(kind.key for kind in KINDS
-                     if kind.key not in (*DERIVATIVE_GROUPS, *FRAME_OUTPUTS, *CENTROIDAL_OUTPUTS))
+                     if kind.key not in (*DERIVATIVE_GROUPS, *FRAME_OUTPUTS, *CENTROIDAL_OUTPUTS, *PACKED))
 
 
 # --- restated from the lower layers (asserted equal by tests/program/test_outputs.py) ----------------------------

@@ -247,6 +247,14 @@ class CompiledDynamics:
         return self._run("mass_matrix", (q,), params, out)
 
     @_routine
+    def mass_matrix_packed(self, q: Any, *, params: ParamValues | None = None,
+                           out: np.ndarray | None = None) -> np.ndarray:
+        """M(q)'s upper triangle row by row: (n(n+1)/2,), or (N, n(n+1)/2) for a batch; ``M[np.triu_indices(n)]``
+        (LAPACK's lower packed storage of M). Half the stores of :meth:`mass_matrix`; compile with ``outputs``
+        holding ``"M_packed"``."""
+        return self._run("mass_matrix_packed", (q,), params, out)
+
+    @_routine
     def coriolis(self, q: Any, qd: Any, *, params: ParamValues | None = None,
                  out: np.ndarray | None = None) -> np.ndarray:
         """h(q, qd): Coriolis and centrifugal torques only."""
