@@ -2,8 +2,9 @@
 
 Every language is run on the same random states and parameters and compared, routine by routine,
 with the symbolic Equations of Newton-Euler (tau, M, h, G, damping and load, evaluated by symengine's
-Lambdify: :func:`symbolic_reference`), for every built-in robot and random arms: 1e-12 relative (to the
-largest entry, or 1); for the small arms also with sympy's own lambdify of ``eqs.tau`` etc. Forward
+Lambdify: :func:`symbolic_reference`), for the built-in robots (the six-joint arms of :data:`BIG` in
+benchmarks/languages.py) and random arms: 1e-12 relative (to the largest entry, or 1); for the small arms
+also with sympy's own lambdify of ``eqs.tau`` etc. Forward
 dynamics is checked by its residual M qdd + bias - tau (a backward error, independent of how well
 conditioned M is) and against the solve of the symbolic M within cond(M) * 1e-13.
 """
@@ -38,10 +39,11 @@ from tests.conftest import load_quiet, random_robot, without_loops
 ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-12
 N = 6
-#: The six-joint arms take seconds to build: puma560 runs in the fast suite, the others are marked slow.
+#: The six-joint arms take seconds to build in each language: puma560 runs in the suite, the others in every
+#: language are benchmarks/languages.py (the same checks, with their times).
 BIG = {"industrial_6r", "puma560_symbolic", "stanford_arm"}
-LIBRARY = [pytest.param(name, marks=pytest.mark.slow) if name in BIG else name
-           for name in without_loops(rd.library.names())]  # closed chains: tests/analysis/test_closed_chains.py
+LIBRARY = [name for name in without_loops(rd.library.names())  # closed chains: tests/analysis/test_closed_chains.py
+           if name not in BIG]
 RANDOM = [(0, 2, "standard"), (1, 3, "modified"), (2, 4, "standard"), (3, 3, "modified")]
 GFORTRAN = shutil.which("gfortran")
 needs_gfortran = pytest.mark.skipif(GFORTRAN is None, reason="gfortran not installed (apt-get install gfortran)")
@@ -223,8 +225,10 @@ def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path:
                                 check=True).stdout
         assert f"#define puma560_AVX2 {1 if tag == 'avx2' else 0}" in macros
         library = tmp_path / f"{tag}.so"
-        subprocess.run(["cc", "-std=c99", "-O2", flag, "-fPIC", "-shared", "-fno-math-errno", "-ffp-contract=off",
-                        str(source), "-o", str(library), "-lm"], check=True)
+        built = subprocess.run(["cc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O3", flag, "-fPIC",
+                                "-shared", "-fno-math-errno", "-ffp-contract=off", str(source), "-o", str(library),
+                                "-lm"], capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr[-2000:]  # (strict, at -O3: M's 36 entries are 9 blocks of 4)
         libraries[tag] = ctypes.CDLL(str(library))
     c = case("puma560")
     k = np.asarray([c["params"][p] for p in spec_of("puma560").parameters] or [0.0], dtype=float)

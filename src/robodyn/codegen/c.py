@@ -226,9 +226,10 @@ static void NAME_scatter(const double *restrict y, size_t chunk, const unsigned 
     size_t j = 0, e;
 #if NAME_AVX2
     {
+        const size_t whole = size - size % 4;  /* (the entries in blocks of 4) */
         for (; j + 4 <= m; j += 4) {
             double *o = out + size * j;
-            for (e = 0; e + 4 <= size; e += 4) {
+            for (e = 0; e < whole; e += 4) {
                 const __m256d r0 = _mm256_loadu_pd(y + chunk * row[e] + j);
                 const __m256d r1 = _mm256_loadu_pd(y + chunk * row[e + 1] + j);
                 const __m256d r2 = _mm256_loadu_pd(y + chunk * row[e + 2] + j);
@@ -240,7 +241,7 @@ static void NAME_scatter(const double *restrict y, size_t chunk, const unsigned 
                 _mm256_storeu_pd(o + 2 * size + e, _mm256_permute2f128_pd(t0, t2, 0x31));
                 _mm256_storeu_pd(o + 3 * size + e, _mm256_permute2f128_pd(t1, t3, 0x31));
             }
-            for (; e < size; ++e) {
+            for (e = whole; e < size; ++e) {
                 const double *r = y + chunk * row[e] + j;
                 o[e] = r[0];
                 o[size + e] = r[1];
