@@ -51,6 +51,30 @@ UNARY = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tan
          "absolute", "sign", "floor", "ceil", "exp2", "log2", "log10", "expm1", "log1p", "cbrt"}
 BINARY_CALLS = {"arctan2", "power", "hypot", "fmod", "maximum", "minimum", "copysign"}
 
+#: The two ``_blocked`` helpers' shared lines: the constants' check, and the loop over blocks of states.
+_CHECK_K = '''    k = numpy.asarray(k, dtype=float)
+    if k.shape != (NUM_CONSTANTS,):
+        raise ValueError(f"k must be constants(params): {NUM_CONSTANTS} values, got shape {k.shape}")
+'''
+_BLOCKS = f'''    N, size = len(batch[0]), 1
+    for extent in shape:
+        size *= extent
+    out = numpy.empty((N, size))
+    w = numpy.empty((work, min(N, BLOCK) + {ROW_PAD}))  # work rows, reused block after block
+    width = -1
+    for start in range(0, N, BLOCK):
+        stop = min(start + BLOCK, N)
+        if stop - start != width:
+            width = stop - start
+            rows = list(w[:, :width])
+        # the block's inputs and results are columns: strided views, nothing is copied
+        columns = [column for a in batch for column in a[start:stop].T]
+        kernel(k, columns, list(out[start:stop].T), rows)
+    out = out.reshape((N,) + shape)
+    return out[0] if single else out
+'''
+
+
 PRELUDE = f'''import numpy
 from numpy import copyto
 
@@ -77,28 +101,9 @@ def _blocked(kernel, k, arrays, shape, work):
         if a.ndim not in (1, 2) or a.shape[-1] != JOINTS:
             raise ValueError(f"joint arrays must have shape ({{JOINTS}},) or (N, {{JOINTS}}), got {{a.shape}}")
     arrays = numpy.broadcast_arrays(*arrays)
-    k = numpy.asarray(k, dtype=float)
-    if k.shape != (NUM_CONSTANTS,):
-        raise ValueError(f"k must be constants(params): {{NUM_CONSTANTS}} values, got shape {{k.shape}}")
-    single = arrays[0].ndim == 1
+{_CHECK_K}    single = arrays[0].ndim == 1
     batch = [a.reshape(-1, JOINTS) for a in arrays]
-    N, size = len(batch[0]), 1
-    for extent in shape:
-        size *= extent
-    out = numpy.empty((N, size))
-    w = numpy.empty((work, min(N, BLOCK) + {ROW_PAD}))  # work rows, reused block after block
-    width = -1
-    for start in range(0, N, BLOCK):
-        stop = min(start + BLOCK, N)
-        if stop - start != width:
-            width = stop - start
-            rows = list(w[:, :width])
-        # the block's inputs and results are columns: strided views, nothing is copied
-        columns = [column for a in batch for column in a[start:stop].T]
-        kernel(k, columns, list(out[start:stop].T), rows)
-    out = out.reshape((N,) + shape)
-    return out[0] if single else out
-'''
+{_BLOCKS}'''
 
 #: A floating base's ``_blocked`` (q of NQ entries, the other joint arrays of JOINTS: each checked against its own
 #: length, the states broadcast); a fixed robot's module keeps the one above, byte for byte.
@@ -111,28 +116,9 @@ SIZED_BLOCKED = f'''def _blocked(kernel, k, arrays, shape, work, sizes):
             raise ValueError(f"{{name}} must have shape ({{size}},) or (N, {{size}}), got {{a.shape}}")
     lead = numpy.broadcast_shapes(*(a.shape[:-1] for a in arrays))
     arrays = [numpy.broadcast_to(a, lead + a.shape[-1:]) for a in arrays]
-    k = numpy.asarray(k, dtype=float)
-    if k.shape != (NUM_CONSTANTS,):
-        raise ValueError(f"k must be constants(params): {{NUM_CONSTANTS}} values, got shape {{k.shape}}")
-    single = not lead
+{_CHECK_K}    single = not lead
     batch = [a.reshape(-1, a.shape[-1]) for a in arrays]
-    N, size = len(batch[0]), 1
-    for extent in shape:
-        size *= extent
-    out = numpy.empty((N, size))
-    w = numpy.empty((work, min(N, BLOCK) + {ROW_PAD}))  # work rows, reused block after block
-    width = -1
-    for start in range(0, N, BLOCK):
-        stop = min(start + BLOCK, N)
-        if stop - start != width:
-            width = stop - start
-            rows = list(w[:, :width])
-        # the block's inputs and results are columns: strided views, nothing is copied
-        columns = [column for a in batch for column in a[start:stop].T]
-        kernel(k, columns, list(out[start:stop].T), rows)
-    out = out.reshape((N,) + shape)
-    return out[0] if single else out
-'''
+{_BLOCKS}'''
 
 
 class NumPyEmitter(PythonEmitter):
