@@ -14,6 +14,7 @@ import pytest
 import robodyn as rd
 from robodyn import numeric
 from robodyn.model.files import save
+from tests.helpers import has_c_compiler
 
 HOPPER = """name: hopper
 floating: true
@@ -71,6 +72,12 @@ def test_a_drone_is_a_floating_base_with_no_link(tmp_path: Path) -> None:
     assert np.allclose(tau[:3], 1.5 * (a[:3] + np.cross(w, v[:3]) - R.T @ [0, 0, -9.81]), rtol=0, atol=1e-13)
     assert np.allclose(tau[3:], J @ a[3:] + np.cross(w, J @ w), rtol=0, atol=1e-13)
     assert rd.load(save(drone, tmp_path / "back.json")) == drone
+    # its programs too (a body alone: no joint, nv = 6), compiled C where there is a compiler, else NumPy
+    dyn = rd.compile(drone, outputs=["tau", "M", "forward"], cache=tmp_path / "cache",
+                     backend="c" if has_c_compiler() else "numpy")
+    assert np.allclose(dyn.inverse_dynamics(q, v, a), tau, rtol=1e-14, atol=1e-13)
+    assert np.allclose(dyn.mass_matrix(q), np.diag([1.5, 1.5, 1.5, 0.02, 0.02, 0.04]), rtol=0, atol=1e-15)
+    assert np.allclose(dyn.forward_dynamics(q, v, tau), a, rtol=1e-13, atol=1e-13)
 
 
 def test_solo12_written_as_a_model_file_is_the_urdf(tmp_path: Path) -> None:

@@ -332,8 +332,8 @@ def read_urdf(
 
     ``floating=True`` puts a free joint at the root (Pinocchio's ``JointModelFreeFlyer``): the root link, and every
     link fixed to it, become the moving base with their inertia (a fixed base drops it), ``gravity`` is in the
-    world frame, and a file with no moving joint (a drone) loads. Only the numeric engine handles such a robot so
-    far (:mod:`robodyn.numeric.floating`)."""
+    world frame, and a file with no moving joint (a drone) loads (docs/guide/floating.md: what handles such a
+    robot)."""
     path = Path(path)
     shown = str(path)
     if not isinstance(floating, bool):

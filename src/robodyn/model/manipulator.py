@@ -27,8 +27,9 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
   unit quaternion (x, y, z, w), nq 7, nv 6, the body-frame twist, Pinocchio's ``JointModelFreeFlyer``) between the
   world and the base, which then moves and carries ``base`` (a :class:`RigidBody` in the base frame, its centre of
   mass and inertia as a link's); ``gravity`` is then in the world frame, and a floating robot may have no link
-  (a drone). Only the numeric engine handles a floating robot so far (:mod:`robodyn.numeric.floating`); every
-  symbolic path refuses it in one line (:meth:`Manipulator.check_fixed_base`).
+  (a drone). The numeric engine (:mod:`robodyn.numeric.floating`), ``rd.simulate`` and the programs of
+  :mod:`robodyn.program.floating` (``rd.compile``, the generated code) handle a floating robot; the symbolic
+  derivations refuse it in one line (:meth:`Manipulator.check_fixed_base`).
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def _check_size(robot: Any, outputs: Sequence[str]) -> None:
     if set(outputs) & set(DERIVATIVES) and robot.n > MAX_DERIVATIVE_LINKS:
         raise ModelError(f"{robot.n} links: derivative programs are built for at most {MAX_DERIVATIVE_LINKS} links "
                          "(their size grows as n^2)", field="links")
-    depth = max(len(robot.ancestors(k)) for k in range(robot.n))
+    depth = max((len(robot.ancestors(k)) for k in range(robot.n)), default=0)  # (a floating body alone: none)
     if depth > MAX_PROGRAM_DEPTH:
         raise ModelError(f"a chain of {depth} links: programs beyond tau are built for chains of at most "
                          f"{MAX_PROGRAM_DEPTH} links (M grows as n^2, its solve as n^3)", field="links")

@@ -109,7 +109,8 @@ def gravity_in_base(ops: Builder, quaternion: Sequence[Any], g: Sequence[Any]) -
 class _Parts:
     """The parts of one floating robot in one builder (each built once)."""
 
-    def __init__(self, robot: Manipulator, ctx: routes.Context, ops: Builder, symbols: dict[str, list[se.Symbol]]):
+    def __init__(self, robot: Manipulator, ctx: routes.Context | None, ops: Builder,
+                 symbols: dict[str, list[se.Symbol]]):
         self.robot, self.ctx, self.ops = robot, ctx, ops
         self.arm, self.base = floating_arm_data(robot)
         self.q, self.v, self.a = ([ops.value(x) for x in symbols[k]] for k in ("q", "qd", "qdd"))
@@ -127,7 +128,7 @@ class _Parts:
         joint_q = self.q[7:]
         if name == "M":
             M = composite.floating_inertia_matrix(self.arm, self.scalars, joint_q, self.base,
-                                                  joint_block=self.ctx.mass_matrix)
+                                                  joint_block=self.ctx.mass_matrix if self.ctx else None)
             return [x for row in M for x in row]
         velocity, acceleration, gravity, friction = {
             "tau": (True, True, True, True), "bias": (True, False, True, True),
@@ -239,9 +240,7 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     """The program of ``outputs`` (of :data:`FLOATING_OUTPUTS`) of the floating ``robot`` (module docstring)."""
     outputs = tuple(outputs)
     check(robot, outputs, route, base)
-    if not robot.n:
-        raise refusal(robot, "no link (a drone): its programs need a joint")
-    ctx = routes.Context(fixed_tree(robot))
+    ctx = routes.Context(fixed_tree(robot)) if robot.n else None  # (a body alone: no joints' block)
     params = [se.Symbol(s.name) for s in robot.parameters()]
     symbols = inputs(robot, params)
     ops = Builder(params)

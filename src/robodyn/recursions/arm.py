@@ -140,16 +140,19 @@ def floating_arm_data(robot: Manipulator) -> tuple[ArmData, Inertial]:
     """A floating robot's tree as :func:`arm_data` reads the fixed one (the tree's base frame is the floating
     base's, its ``gravity`` the world's) and the base body's parameters about the base origin, in the base frame
     (J = I_c + m (c.c 1 - c c^T), MS = m c, M; zero without a ``base`` body)."""
-    fixed = fixed_tree(robot)
     body = robot.base
+    zeros = (sympy.Integer(0),) * 3
+    tree = (arm_data(fixed_tree(robot)) if robot.n else  # (a body alone, a drone: no joint, nv = 6)
+            ArmData(joints=(), inertials=(), parents=(), gravity=tuple(robot.gravity), tip_force=zeros,
+                    tip_moment=zeros))
     if body is None:
         zero = sympy.Integer(0)
-        return arm_data(fixed), Inertial(J=((zero,) * 3,) * 3, MS=(zero,) * 3, M=zero)
+        return tree, Inertial(J=((zero,) * 3,) * 3, MS=(zero,) * 3, M=zero)
     m, c = body.mass, list(body.com)
     cc = sum(x * x for x in c)
     J = tuple(tuple(sympy.expand(body.inertia[a, b] + m * ((cc if a == b else 0) - c[a] * c[b])) for b in range(3))
               for a in range(3))
-    return arm_data(fixed), Inertial(J=J, MS=tuple(sympy.expand(m * x) for x in c), M=m)  # type: ignore[arg-type]
+    return tree, Inertial(J=J, MS=tuple(sympy.expand(m * x) for x in c), M=m)  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=16)
