@@ -251,3 +251,28 @@ def test_cli_commands_refuse_a_200_link_chain_in_one_line(tmp_path: Path, comman
     path = chain_file(tmp_path / "long.json", MAX_LINKS)
     proc = limited([sys.executable, "-m", "robodyn", *(a.replace("{f}", str(path)) for a in command)], cwd=tmp_path)
     one_line_cli_error(proc, str(path), "field 'links'", f"{MAX_LINKS} links")
+
+
+def test_derivative_programs_are_refused_past_a_40_link_chains_size_and_trees_weigh_less() -> None:
+    """The derivative programs' cap is a 40-link chain's nv x ancestor pairs (40 x 820): a 41-link chain is refused in
+    one line before any work, a 42-link tree of six 7-link branches (7,056) is not (only checked here: its programs
+    take a minute to build; example-robot-data's Talos with 44 joints on a floating base, 28,350, builds them:
+    benchmarks/floating_compiled.py)."""
+    out = limited_python("""
+        import time, robodyn as rd
+        link = {"joint": "R", "a": 0.1, "alpha": 0.3, "mass": 1.0}
+        start = time.process_time()
+        try:
+            rd.program.build(rd.Manipulator.from_dh([link] * 41), ("dtau_dq",))
+        except rd.ModelError as exc:
+            print(exc)
+        else:
+            raise SystemExit("41 links built")
+        assert time.process_time() - start < 10
+        from robodyn.program.choice import MAX_DERIVATIVE_WORK, derivative_work
+        tree = rd.Manipulator.from_dh([link] * 42, parent=[-1 if k % 7 == 0 else k - 1 for k in range(42)])
+        print(derivative_work(tree), MAX_DERIVATIVE_WORK)
+    """).strip().splitlines()
+    assert len(out) == 2 and "field 'links'" in out[0] and len(out[0]) <= MAX_MESSAGE, out
+    assert "41 links" in out[0] and "32,800" in out[0] and "35,301" in out[0], out
+    assert out[1] == "7056 32800", out

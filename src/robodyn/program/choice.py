@@ -180,10 +180,23 @@ def _build_base(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> 
 #: 87,000 (then the C compiler's time on that much code); a 200-link chain ran for minutes. Trees go by their
 #: longest chain: a 101-joint humanoid with hands of short chains is built.
 MAX_PROGRAM_DEPTH = 80
-#: The most links whose derivative programs (dtau, dqdd) are built: dtau grows as n^2 (the analytic recursion of
-#: :mod:`robodyn.recursions.rnea_derivatives`), dqdd's M^-1 columns as n^3. Measured (chain of general geometry, 2
-#: shared cores): 30 links dtau 15 s of CPU; 40 links dtau 17 s (28,132 multiplications), dqdd 88 s (214,649).
-MAX_DERIVATIVE_LINKS = 40
+#: The largest derivative programs (dtau, dqdd) built, in :func:`derivative_work`: a chain of 40 links' (40 x 820).
+#: dtau's entry (i, j) is nonzero only where one coordinate is the other's ancestor (the analytic recursion of
+#: :mod:`robodyn.recursions.rnea_derivatives`, forward mode on a floating base), and dqdd solves M for every
+#: coordinate's column, each solve along the ancestors: both grow as nv times the ancestor pairs. Measured (chain of
+#: general geometry, 2 shared cores): 30 links dtau 15 s of CPU; 40 links dtau 17 s (28,132 multiplications), dqdd
+#: 88 s (214,649); trees weigh less than chains of as many links: alex_psyonic_hands (45 coordinates on a floating
+#: base, 26,910) dtau and dqdd 6.5 min of build and -O1 compile on loaded cores.
+MAX_DERIVATIVE_WORK = 40 * 820
+
+
+def derivative_work(robot: Any) -> int:
+    """nv times the pairs (a coordinate, one of its ancestors or itself): n^2 (n + 1) / 2 for a chain; a floating
+    base's six coordinates are ancestors of every joint (and a chain among themselves)."""
+    pairs = sum(len(robot.ancestors(k)) for k in range(robot.n))
+    if getattr(robot, "floating", False):
+        pairs += 6 * robot.n + 21
+    return robot.nv * pairs
 
 
 def _check_size(robot: Any, outputs: Sequence[str]) -> None:
@@ -191,9 +204,9 @@ def _check_size(robot: Any, outputs: Sequence[str]) -> None:
     O(n) and always built)."""
     if set(outputs) <= {"tau"}:
         return
-    if set(outputs) & set(DERIVATIVES) and robot.n > MAX_DERIVATIVE_LINKS:
-        raise ModelError(f"{robot.n} links: derivative programs are built for at most {MAX_DERIVATIVE_LINKS} links "
-                         "(their size grows as n^2)", field="links")
+    if set(outputs) & set(DERIVATIVES) and (work := derivative_work(robot)) > MAX_DERIVATIVE_WORK:
+        raise ModelError(f"{robot.n} links: derivative programs are built up to a chain of 40 links' size (nv times "
+                         f"the ancestor pairs: {MAX_DERIVATIVE_WORK:,}; this robot {work:,})", field="links")
     depth = max((len(robot.ancestors(k)) for k in range(robot.n)), default=0)  # (a floating body alone: none)
     if depth > MAX_PROGRAM_DEPTH:
         raise ModelError(f"a chain of {depth} links: programs beyond tau are built for chains of at most "
