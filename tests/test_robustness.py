@@ -1,7 +1,9 @@
 """Hardening: simulations that cannot hang (non-finite states, bad options, runaway integrations) and one
 inertia check, with its documented rounding tolerance, on every path (model files, URDF, params=, the
-identification). Whatever could hang runs in a subprocess bounded in CPU time (a hang spins: a slow run on a
-loaded machine is not one), with a wall-clock bound of several minutes as a last resort."""
+identification). Whatever could hang runs in another process bounded in CPU time (a hang spins: a slow run on a
+loaded machine is not one), with a wall-clock bound of several minutes as a last resort: the command lines together
+in one driver process of the fuzz harness (:data:`BATCHED`, each run bounded on its own), the rest each in its own
+subprocess."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import sys
 import textwrap
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -63,6 +66,39 @@ def _python(code: str) -> subprocess.CompletedProcess[str]:
     return _bounded([sys.executable, "-c", textwrap.dedent(code)])
 
 
+#: The command lines of the tests below that read no file of their own: name -> (arguments, files written in the
+#: run's working directory first). They run once for the module in one driver process of the fuzz harness
+#: (tests/fuzz/harness.py, as `python -m robodyn.cli` but without a process start each: every run in its own
+#: working directory with its own CPU-time bound of CPU_SECONDS, a hang or a dead driver failing that run only).
+BATCHED: dict[str, tuple[list[str], dict[str, Any]]] = {}
+
+
+def _batch(name: str, *args: str, setup: dict[str, Any] | None = None) -> str:
+    BATCHED[name] = (list(args), setup or {})
+    return name
+
+
+@pytest.fixture(scope="module")
+def batched() -> dict[str, dict[str, Any]]:
+    """Every run of :data:`BATCHED`: name -> the harness's result (exit code, stdout, stderr, files created)."""
+    from tests.fuzz import harness
+
+    entries = [{"id": name, "args": args, "setup": setup, "expect": "refuse", "timeout": CPU_SECONDS}
+               for name, (args, setup) in BATCHED.items()]
+    return harness.run_entries(entries, workers=1)
+
+
+def _run(batched: dict[str, dict[str, Any]], name: str) -> subprocess.CompletedProcess[str]:
+    """The batched run ``name`` as a finished process; a run past its CPU-time bound, or whose driver died, fails
+    the test as a hang (or a crash)."""
+    result = batched.get(name)
+    if result is None or result["event"] == "died" or result["timed_out"]:
+        kind = "hang" if result is not None and result["timed_out"] else "crash"
+        pytest.fail(f"{kind}: {BATCHED[name][0][:2]} (CPU bound {CPU_SECONDS} s)\n"
+                    f"{(result or {}).get('stderr', 'no result')[-2000:]}")
+    return subprocess.CompletedProcess(BATCHED[name][0], result["exit"], result["stdout"], result["stderr"])
+
+
 def _one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:
     """The CLI's refusal: exit 2, one line ``error: ...`` on stderr, no traceback; the line is returned."""
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
@@ -90,44 +126,53 @@ ENGINES = ["lambdify", "numpy", pytest.param("compiled", marks=pytest.mark.skipi
 # -- simulations that used to hang ------------------------------------------------------------------------
 
 
+SINGULAR_RUNS = {engine: _batch(f"singular-{engine}", "simulate", "double_pendulum", *SINGULAR, "--q0", "0.5,0.5",
+                                 "--t-end", "1", "--engine", engine, "--csv", "motion.csv")
+                 for engine in ("lambdify", "numpy", *(["compiled"] if _has_compiler() else []))}
+
+
 @pytest.mark.parametrize("engine", ENGINES)
-def test_singular_mass_matrix_stops_with_one_line_on_every_engine(engine: str, tmp_path: Path) -> None:
+def test_singular_mass_matrix_stops_with_one_line_on_every_engine(engine: str,
+                                                                  batched: dict[str, dict[str, Any]]) -> None:
     """m2 = 0 makes M singular: the compiled engine's LDL^T gave NaN and solve_ivp looped forever on it."""
-    csv = tmp_path / "motion.csv"
-    proc = _cli("simulate", "double_pendulum", *SINGULAR, "--q0", "0.5,0.5", "--t-end", "1", "--engine", engine,
-                "--csv", str(csv))
-    _one_line_error(proc, "singular", "t = 0 s")
-    assert not csv.exists()
+    name = SINGULAR_RUNS[engine]
+    _one_line_error(_run(batched, name), "singular", "t = 0 s")
+    assert "motion.csv" not in batched[name]["created"]
 
 
-@pytest.mark.parametrize(
-    ("option", "value", "words"),
-    [
-        ("--rtol", "nan", ("rtol", "(0, 1)")),
-        ("--rtol", "0", ("rtol",)),
-        ("--rtol", "2", ("rtol",)),
-        ("--atol", "-1", ("atol", "positive")),
-        ("--atol", "inf", ("atol",)),
-        ("--qd0", "1e300,0", ("qd0", "magnitude")),
-        ("--q0", "nan,0", ("q0", "finite")),
-        ("--q0", "1,2,3", ("--q0", "2 numbers")),
-        ("--q0", ",", ("--q0",)),
-        ("--method", "Euler", ("method", "RK45")),
-        ("--t-end", "0", ("--t-end",)),
-        ("--t-end", "inf", ("--t-end",)),
-        ("--samples", "1", ("--samples",)),
-        ("--max-evaluations", "0", ("max_evaluations",)),
-    ],
-)
-def test_simulate_options_are_checked_first(option: str, value: str, words: tuple[str, ...]) -> None:
-    _one_line_error(_cli("simulate", "double_pendulum", *PARAMS, "--t-end", "1", option, value), *words)
+OPTIONS = [
+    ("--rtol", "nan", ("rtol", "(0, 1)")),
+    ("--rtol", "0", ("rtol",)),
+    ("--rtol", "2", ("rtol",)),
+    ("--atol", "-1", ("atol", "positive")),
+    ("--atol", "inf", ("atol",)),
+    ("--qd0", "1e300,0", ("qd0", "magnitude")),
+    ("--q0", "nan,0", ("q0", "finite")),
+    ("--q0", "1,2,3", ("--q0", "2 numbers")),
+    ("--q0", ",", ("--q0",)),
+    ("--method", "Euler", ("method", "RK45")),
+    ("--t-end", "0", ("--t-end",)),
+    ("--t-end", "inf", ("--t-end",)),
+    ("--samples", "1", ("--samples",)),
+    ("--max-evaluations", "0", ("max_evaluations",)),
+]
+for _option, _value, _ in OPTIONS:
+    _batch(f"option{_option}={_value}", "simulate", "double_pendulum", *PARAMS, "--t-end", "1", _option, _value)
 
 
-def test_runaway_integration_gives_up_after_max_evaluations() -> None:
+@pytest.mark.parametrize(("option", "value", "words"), OPTIONS)
+def test_simulate_options_are_checked_first(option: str, value: str, words: tuple[str, ...],
+                                            batched: dict[str, dict[str, Any]]) -> None:
+    _one_line_error(_run(batched, f"option{option}={value}"), *words)
+
+
+RUNAWAY = _batch("runaway", "simulate", "double_pendulum", *PARAMS, "--qd0", "1e8,0", "--t-end", "1",
+                 "--max-evaluations", "5000")
+
+
+def test_runaway_integration_gives_up_after_max_evaluations(batched: dict[str, dict[str, Any]]) -> None:
     """1e8 rad/s: RK45 would need about 10^8 evaluations; the bound stops it with one line saying at which t."""
-    proc = _cli("simulate", "double_pendulum", *PARAMS, "--qd0", "1e8,0", "--t-end", "1",
-                "--max-evaluations", "5000")
-    _one_line_error(proc, "gave up at t = ", "5000 evaluations", "Radau")
+    _one_line_error(_run(batched, RUNAWAY), "gave up at t = ", "5000 evaluations", "Radau")
 
 
 def test_api_non_finite_states_and_runaways_stop_on_every_engine() -> None:
@@ -162,13 +207,18 @@ def test_api_non_finite_states_and_runaways_stop_on_every_engine() -> None:
             assert f"stopped {engine} {method} True" in lines, proc.stdout
 
 
-def test_linearize_and_torques_refuse_values_that_overflow(tmp_path: Path) -> None:
-    _one_line_error(_cli("linearize", "double_pendulum", *PARAMS, "--q0", "1e300,0"), "q0", "magnitude")
-    _one_line_error(_cli("linearize", "double_pendulum", *PARAMS, "--dt", "1e300"), "dt", "not finite")
-    _one_line_error(_cli("linearize", "double_pendulum", *PARAMS, "--tau0", "1,2,3"), "--tau0")
-    path = tmp_path / "huge.csv"
-    path.write_text("t,q1,q2\n0,0,0\n1,1e300,1\n2,0,0\n")
-    _one_line_error(_cli("torques", "double_pendulum", *PARAMS, "-t", str(path)), "not finite")
+OVERFLOWS = [
+    (_batch("overflow-q0", "linearize", "double_pendulum", *PARAMS, "--q0", "1e300,0"), ("q0", "magnitude")),
+    (_batch("overflow-dt", "linearize", "double_pendulum", *PARAMS, "--dt", "1e300"), ("dt", "not finite")),
+    (_batch("overflow-tau0", "linearize", "double_pendulum", *PARAMS, "--tau0", "1,2,3"), ("--tau0",)),
+    (_batch("overflow-csv", "torques", "double_pendulum", *PARAMS, "-t", "huge.csv",
+            setup={"write": [["huge.csv", "t,q1,q2\n0,0,0\n1,1e300,1\n2,0,0\n"]]}), ("not finite",)),
+]
+
+
+def test_linearize_and_torques_refuse_values_that_overflow(batched: dict[str, dict[str, Any]]) -> None:
+    for name, words in OVERFLOWS:
+        _one_line_error(_run(batched, name), *words)
 
 
 # -- simulate's options through the API -------------------------------------------------------------------
@@ -317,10 +367,13 @@ def test_non_physical_values_bound_with_params_are_refused_on_every_path(bad: di
     assert np.all(np.isfinite(numeric.mass_matrix(robot, np.zeros(3), params=noise)))
 
 
-def test_cli_refuses_non_physical_params() -> None:
-    args = [f"{k}={v}" for k, v in {**STANFORD, "Ixx2": -1e-3}.items()]
-    params = [x for a in args for x in ("--param", a)]
-    _one_line_error(_cli("simulate", "stanford_modified", *params, "--t-end", "0.1"), "link 2", "inertia")
+NON_PHYSICAL = _batch("non-physical", "simulate", "stanford_modified",
+                      *(x for k, v in {**STANFORD, "Ixx2": -1e-3}.items() for x in ("--param", f"{k}={v}")),
+                      "--t-end", "0.1")
+
+
+def test_cli_refuses_non_physical_params(batched: dict[str, dict[str, Any]]) -> None:
+    _one_line_error(_run(batched, NON_PHYSICAL), "link 2", "inertia")
 
 
 # -- URDF --------------------------------------------------------------------------------------------------
@@ -365,15 +418,18 @@ def _icub_like(**values: str) -> str:
     return ICUB_LIKE.format(**{"hip_ixx": "0", "hip_iyy": "0", "head_ixx": "0", "head_ixz": "0", **values})
 
 
+URDF_VIOLATIONS = {
+    link: _batch(f"urdf-{link}", "derive", "bad.urdf", setup={"write": [
+        ["bad.urdf", _icub_like(**{"hip_ixx" if link == "hip_2" else "head_ixx": "-1e-3"})]]})
+    for link in ("hip_2", "head")}
+
+
 @pytest.mark.parametrize("link", ["hip_2", "head"])
-def test_urdf_violation_is_refused_naming_the_urdf_link(tmp_path: Path, link: str) -> None:
+def test_urdf_violation_is_refused_naming_the_urdf_link(link: str, batched: dict[str, dict[str, Any]]) -> None:
     """head is fixed to hip_2 and merged with it: its own -1e-3 is refused although the merged tensor (head's
     mass 10 cm away) would be positive definite."""
     pytest.importorskip("lxml")
-    path = tmp_path / "bad.urdf"
-    path.write_text(_icub_like(**{"hip_ixx" if link == "hip_2" else "head_ixx": "-1e-3"}))
-    proc = _cli("derive", str(path))
-    _one_line_error(proc, f"link '{link}'", "inertia", "negative")
+    _one_line_error(_run(batched, URDF_VIOLATIONS[link]), f"link '{link}'", "inertia", "negative")
 
 
 def _icub_urdf() -> Path:
@@ -408,7 +464,10 @@ def test_icub_right_leg_loads_and_matches_pinocchio() -> None:
 # -- numbers too large for double precision, and text for the terminal -----------------------------------
 
 
-def test_model_numbers_and_parameter_values_are_bounded() -> None:
+HUGE_G = _batch("huge-g", "torques", "double_pendulum", *PARAMS, "--param", "g=1e21")
+
+
+def test_model_numbers_and_parameter_values_are_bounded(batched: dict[str, dict[str, Any]]) -> None:
     """A finite number so large that the dynamics' products overflow is refused at the door, naming the
     field (it used to put inf into generated code: a NameError in Python, INFINITY in C)."""
     from robodyn.model.expr import MAX_MAGNITUDE as BOUND
@@ -421,8 +480,7 @@ def test_model_numbers_and_parameter_values_are_bounded() -> None:
     robot = load_quiet("double_pendulum")
     with pytest.raises(rd.ModelError, match="parameter L1 must be at most"):
         numeric.gravity(robot, np.zeros(2), params={**DOUBLE, "g": 9.81, "L1": 1e200})
-    proc = _cli("torques", "double_pendulum", *PARAMS, "--param", "g=1e21")
-    _one_line_error(proc, "--param", "parameter g")
+    _one_line_error(_run(batched, HUGE_G), "--param", "parameter g")
 
 
 def test_constants_that_overflow_are_one_model_error() -> None:
@@ -484,8 +542,11 @@ def test_messages_and_show_escape_terminal_control_characters(tmp_path: Path) ->
     assert "\\x1b[31mRED \\u202e" in shown.stdout
 
 
-def test_a_parameter_given_twice_is_refused() -> None:
-    _one_line_error(_cli("torques", "double_pendulum", *PARAMS, "--param", "L1=2"), "--param", "given twice")
+TWICE = _batch("twice", "torques", "double_pendulum", *PARAMS, "--param", "L1=2")
+
+
+def test_a_parameter_given_twice_is_refused(batched: dict[str, dict[str, Any]]) -> None:
+    _one_line_error(_run(batched, TWICE), "--param", "given twice")
 
 
 def test_identification_refuses_non_finite_parameter_values() -> None:

@@ -1,10 +1,10 @@
 """The CUDA kernels (robodyn.codegen.cuda), checked without a GPU: every kernel of the PUMA compiles to PTX with
 NVRTC (no message at all: a warning fails) and assembles with ptxas for sm_80 and sm_90 (warnings as errors), in
 fp64 and fp32, and the fp32 source holds no double-precision literal or function; the one-state routines of the
-PUMA and the Panda, built as host C99 by the C compiler, agree with the C backend to 1e-13 (fp64) at random states.
-The same PTX check on every kernel of the Panda and of a 20-joint chain, derivatives included, is
-benchmarks/cuda_ptx.py (minutes of NVRTC and ptxas; run for each change to the emitter). Skipped where NVRTC or
-ptxas (the ``cuda`` extra) is missing. A GPU run is a benchmark (benchmarks/cuda.py)."""
+PUMA, built as host C99 by the C compiler, agree with the C backend to 1e-13 (fp64) at random states (the Panda's:
+benchmarks/cuda_host.py). The same PTX check on every kernel of the Panda and of a 20-joint chain, derivatives
+included, is benchmarks/cuda_ptx.py (minutes of NVRTC and ptxas; run for each change to the emitter). Skipped where
+NVRTC or ptxas (the ``cuda`` extra) is missing. A GPU run is a benchmark (benchmarks/cuda.py)."""
 
 from __future__ import annotations
 
@@ -140,10 +140,8 @@ def _compare(label: str, precision: str, tmp_path: Path, states: int) -> float:
 
 
 @needs_nvrtc
-@pytest.mark.parametrize("label", [
-    "puma560",
-    pytest.param("panda", marks=pytest.mark.slow),  # (the Panda's C with its derivatives compiles in about 25 s)
-])
+# (the Panda's, whose C with its derivatives takes about 25 s to build: benchmarks/cuda_host.py)
+@pytest.mark.parametrize("label", ["puma560"])
 def test_the_kernel_body_built_as_host_c_agrees_with_the_c_backend(label: str, tmp_path: Path) -> None:
     """Every routine to 1e-13 of its largest entry; the forward dynamics by its normwise backward error (see
     :func:`_compare`): the sines and cosines differ by an ulp (the host's libm against the C's own kernels)."""

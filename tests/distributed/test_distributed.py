@@ -103,11 +103,13 @@ def test_a_sweep_of_the_pumas_link_lengths_equals_a_single_process_loop_with_a_w
 
 
 def test_a_family_of_robots_and_several_outputs_written_as_npy(client: Client, tmp_path: Path) -> None:
-    """A list of numeric robots (the PUMA at three lengths a2) with tau, M and forward, written by the workers as
-    NPY files and read back: each equals that robot's own compiled routines."""
-    robot, nominal = puma_lengths()
-    family = [robot.subs({**nominal, "a2": a2}) for a2 in (0.35, 0.4318, 0.5)]
-    given = states(5000, seed=1)
+    """A list of numeric robots (the double pendulum at three lengths L1: each worker builds each member's C, which
+    takes seconds for the PUMA's forward dynamics) with tau, M and forward, written by the workers as NPY files and
+    read back: each equals that robot's own compiled routines."""
+    robot = rd.load("double_pendulum")
+    family = [robot.subs({"L1": L1, "L2": 0.4, "g": 9.81, "m1": 1.5, "m2": 0.8}) for L1 in (0.5, 0.7, 0.9)]
+    assert all(not member.parameters() for member in family)
+    given = states(5000, n=2, seed=1)
     given["tau"] = given["qdd"] * 10.0
     result = rdd.sweep(family, states=given, outputs=("tau", "M", "forward"), chunk=2000, client=client,
                        out_dir=tmp_path / "out")

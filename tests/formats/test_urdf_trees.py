@@ -212,15 +212,18 @@ def test_example_robot_data_agrees_with_pinocchios_reader(outcomes: list[Outcome
                for o in outcomes if o.loaded)
 
 
-def test_example_robot_data_with_independent_mimic_joints() -> None:
+def test_example_robot_data_with_independent_mimic_joints(outcomes: list[Outcome]) -> None:
     """mimic="independent": the files with mimic joints load as trees of independent joints (65 of 69, 44 trees)
-    and agree with Pinocchio's reader of independent joints."""
-    directory = _robots_or_skip()
-    outcomes = survey(directory, samples=1, mimic="independent")
-    loaded = [o for o in outcomes if o.loaded]
-    refused = Counter(refusal_kind(o.reason) for o in outcomes if not o.loaded)
+    and agree with Pinocchio's reader of independent joints. Only the files holding a ``<mimic`` element are read
+    again (mimic= changes nothing in the others: their outcomes are the survey's above); the survey of every file
+    read this way is ``python benchmarks/urdf_survey.py --mimic independent``."""
+    mimic = [o.path for o in outcomes if "<mimic" in o.path.read_text(encoding="utf-8", errors="replace")]
+    again = {o.path: o for o in survey(mimic, samples=1, mimic="independent")}
+    combined = [again.get(o.path, o) for o in outcomes]
+    loaded = [o for o in combined if o.loaded]
+    refused = Counter(refusal_kind(o.reason) for o in combined if not o.loaded)
     assert (len(loaded), sum(o.tree for o in loaded), dict(refused)) == (LOADED, TREES, REFUSED)
-    assert all(o.nv == o.n for o in loaded) and max(o.worst for o in loaded) < TOL
+    assert len(again) >= 9 and all(o.nv == o.n for o in loaded) and max(o.worst for o in loaded) < TOL
 
 
 @pytest.mark.skipif(not has_c_compiler(), reason="no C compiler")

@@ -63,8 +63,9 @@ def test_harness_reports_hangs_deaths_and_crashes() -> None:
     """The harness itself: a hang (interruptible or not) or a dying driver fails its entry and the run goes on."""
     entries = [
         {"id": "self/ok", "args": ["list"], "expect": "ok", "timeout": 20},
-        {"id": "self/sleep", "args": [], "selftest": "sleep", "expect": "ok", "timeout": 1},
-        {"id": "self/blocked", "args": [], "selftest": "blocked", "expect": "ok", "timeout": 1, "grace": 1},
+        # a sleep uses no CPU time: both hangs end at the wall-clock backstop, 5 x timeout + grace seconds
+        {"id": "self/sleep", "args": [], "selftest": "sleep", "expect": "ok", "timeout": 0.4, "grace": 1},
+        {"id": "self/blocked", "args": [], "selftest": "blocked", "expect": "ok", "timeout": 0.4, "grace": 1},
         {"id": "self/die", "args": [], "selftest": "die", "expect": "ok", "timeout": 5},
         {"id": "self/crash", "args": [], "selftest": "crash", "expect": "refuse", "timeout": 5},
         {"id": "self/after", "args": ["show", "double_pendulum"], "expect": "ok", "timeout": 20},

@@ -153,11 +153,7 @@ def test_base_parameters_equal_the_numerical_rank_for_random_arms(seed: int, con
     _check_random_arm(seed, convention)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", range(12, 80))
-@pytest.mark.parametrize("convention", ["standard", "modified"])
-def test_base_parameters_equal_the_numerical_rank_for_many_random_arms(seed: int, convention: str) -> None:
-    _check_random_arm(seed, convention)
+# (seeds 12 to 79, both conventions: benchmarks/identification_sweep.py)
 
 
 def special_arm(rows: list[tuple], gravity: list, convention: str = "modified",

@@ -64,13 +64,14 @@ def _costs(robot: rd.Manipulator, names: tuple[str, ...]) -> list[tuple[int, int
     return out
 
 
-@pytest.mark.parametrize("robot", [general_chain(0, 12), load_quiet("puma560")])
+@pytest.mark.parametrize("robot", [general_chain(0, 7), load_quiet("puma560")])
 def test_chosen_by_count(robot: rd.Manipulator) -> None:
-    """The chosen dtau program costs no more than any candidate; on a 12-joint chain the analytic form is chosen:
-    6,403 multiplications where forward mode takes 15,213."""
+    """The chosen dtau program costs no more than any candidate; on a 7-joint chain of general geometry the
+    analytic form is chosen: 3,073 multiplications where forward mode takes 4,810 (12 joints: 6,403 and 15,213; 20
+    joints: benchmarks/pinocchio_sx.py --derivatives)."""
     *candidates, chosen = _costs(robot, ("dtau_dq", "dtau_dqd"))
     assert chosen == min(candidates)
-    if robot.n == 12:
+    if robot.n == 7:
         assert chosen == candidates[-1] and chosen < candidates[0]
 
 
@@ -78,11 +79,11 @@ pin = pytest.importorskip("pinocchio")
 
 
 def test_long_chain_matches_pinocchio() -> None:
-    """A 12-joint chain of general geometry (the analytic ID derivatives chosen): the compiled derivatives against
-    Pinocchio's computeRNEADerivatives and computeABADerivatives."""
+    """A 7-joint chain of general geometry (the analytic ID derivatives chosen, test_chosen_by_count): the compiled
+    derivatives against Pinocchio's computeRNEADerivatives and computeABADerivatives."""
     from robodyn.formats.pinocchio import to_pinocchio
 
-    robot = general_chain(0, 12)
+    robot = general_chain(0, 7)
     dyn = rd.compile(robot, outputs=("dtau", "dqdd"), backend="numpy")
     model = to_pinocchio(robot)
     data = model.createData()

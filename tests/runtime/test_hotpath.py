@@ -48,10 +48,17 @@ def test_fastcall_is_built_where_python_has_its_headers() -> None:
     assert compiled_module.Caller is module.Caller
 
 
+@pytest.fixture(scope="module")
+def tree_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A compile cache for both ways of the next test: the second loads the library the first built (the one-state
+    callers are made when a library is loaded, not built)."""
+    return tmp_path_factory.mktemp("one-state-cache")
+
+
 @compiler
 @pytest.mark.parametrize("way", ["fastcall", "ctypes"])
 def test_one_state_is_the_batch_row_from_any_float_arrays(way: str, monkeypatch: pytest.MonkeyPatch,
-                                                          tmp_path: Path) -> None:
+                                                          tree_cache: Path) -> None:
     """one_state and the methods on one state give the batch's row bit for bit, through the extension and
     through ctypes (without it), from float64 rows, lists, strided views and float32 (converted); a new
     array each call; a wrong length is a ValueError."""
@@ -60,7 +67,7 @@ def test_one_state_is_the_batch_row_from_any_float_arrays(way: str, monkeypatch:
     elif compiled_module.Caller is None:
         pytest.skip("robodyn._fastcall was not built")
     robot = coulomb_tree()
-    dyn = rd.compile(robot, cache=tmp_path)
+    dyn = rd.compile(robot, cache=tree_cache)
     q, qd, qdd = states(4, 3)
     tau, M = dyn.inverse_dynamics(q, qd, qdd), dyn.mass_matrix(q)
     inverse, mass = dyn.one_state("inverse_dynamics"), dyn.one_state("mass_matrix")
