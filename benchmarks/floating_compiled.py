@@ -14,9 +14,9 @@ computeCentroidalMap, and computeCentroidalMapTimeVariation's dA_G times v. The 
 compiler, on this machine) is printed with each robot. The numeric engine's sweep: benchmarks/floating_numeric.py
 --sweep. A robot whose M is singular (romeo's massless fingers: robodyn refuses the solve in one line) is built and
 compared without the forward dynamics and its derivatives. The
-forward dynamics' derivatives are also compared M-weighted (M times the difference, relative to max(1, |M times
-Pinocchio's|): the solve's backward error); where cond(M) > 1e7 that one judges them, as no double-precision solve
-(Pinocchio's included) can give the plain ones to 1e-9 there.
+forward dynamics' derivatives are also compared M-weighted (M times the difference, relative to |M| max(1,
+|Pinocchio's|), max norms: the solve's normwise backward error); where cond(M) > 1e7 that one judges them, as no
+double-precision solve (Pinocchio's included) can give the plain ones to 1e-9 there.
 """
 
 from __future__ import annotations
@@ -115,10 +115,11 @@ def compare(dyn: Any, robot: rd.Manipulator, model: Any, count: int, derivatives
             references = (fresh.ddq_dq, fresh.ddq_dv - M_inv @ np.diag(damping), M_inv)  # (robodyn's: damping in)
             for key, x, reference in zip(("dqdd/dq", "dqdd/dv", "dqdd/dtau"), ours, references, strict=True):
                 note(key, x, reference)
-                # the same difference as M times it, relative to max(1, |M reference|): a solve's backward error,
-                # which stays at rounding where cond(M) is large (icub: 1.6e10), where the plain one cannot
-                note(f"{key} (M-weighted)", M @ (x - reference) / max(1.0, float(np.abs(M @ reference).max())),
-                     np.zeros_like(x))
+                # the same difference as M times it, relative to |M| |reference| (max norms): the solve's normwise
+                # backward error, which stays at rounding where cond(M) is large (icub: 1.6e10), where the plain one
+                # cannot
+                scale = float(np.abs(M).max() * max(1.0, float(np.abs(reference).max())))
+                note(f"{key} (M-weighted)", M @ (x - reference) / scale, np.zeros_like(x))
     return worst
 
 
