@@ -218,7 +218,7 @@ def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path:
     rows of y: the triangles share theirs) and tau for 1, 3 and 67 states (blocks of 4, the remainders, two chunks),
     the same source built with and without AVX2; the one-state routine is the batch's row."""
     source = _c_files("puma560", tmp_path)
-    assert "static const unsigned short puma560_mass_matrix_rows[36] = {0, 1, 2, 3, 4, 5, 1, 6," in source.read_text()
+    assert "static const puma560_row puma560_mass_matrix_rows[36] = {0, 1, 2, 3, 4, 5, 1, 6," in source.read_text()
     libraries = {}
     for tag, flag in (("avx2", "-mavx2"), ("plain", "-mno-avx2")):
         macros = subprocess.run(["cc", "-std=c99", flag, "-E", "-dM", str(source)], capture_output=True, text=True,
@@ -253,6 +253,21 @@ def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path:
         assert np.isfinite(results["avx2"][0]).all() and np.isfinite(results["avx2"][1]).all()
         assert np.array_equal(results["avx2"][0], results["plain"][0]) and np.array_equal(M, M.transpose(0, 2, 1))
         assert np.array_equal(results["avx2"][1], results["plain"][1])
+
+
+def test_tables_of_more_rows_than_an_unsigned_short_holds_are_unsigned_long(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A routine with more rows of y than NARROW_ROWS (65,535: a tree's dqdd can pass it) makes the file's tables
+    unsigned long; the PUMA with the limit lowered to 10 still agrees with its narrow build."""
+    from robodyn.codegen import c
+
+    narrow = codegen.generate(None, "c", spec=spec_of("puma560"))["puma560.c"]
+    assert "typedef unsigned short puma560_row;" in narrow and "most 65535 rows" in narrow
+    monkeypatch.setattr(c, "NARROW_ROWS", 10)
+    wide = codegen.generate(None, "c", spec=spec_of("puma560"))["puma560.c"]
+    assert "typedef unsigned long puma560_row;" in wide
+    assert wide.replace("unsigned long puma560_row", "unsigned short puma560_row").replace(
+        "at most 10 rows", "at most 65535 rows") == narrow
 
 
 def test_c_streams_on_x86_64_and_compiles_without_it(tmp_path: Path) -> None:

@@ -205,6 +205,10 @@ static inline void NAME_fence(int stream)
 }
 """
 
+#: The most rows of ``y`` a routine may have for its table of rows to be ``unsigned short`` (else ``unsigned long``,
+#: for every routine of the file: a tree's dqdd or frames' Jacobians can pass it).
+NARROW_ROWS = 65535
+
 #: How a batch routine hands a chunk's results from the rows of ``y`` (one column per state) to the output (one
 #: row per state): a transpose. Output entry e of state j is row ``row[e]`` of y (equal entries, such as M's two
 #: triangles, share a row). With AVX2 and plain stores, four states by four entries at a time through registers
@@ -219,8 +223,11 @@ SCATTER = r"""#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
 #define NAME_AVX2 0
 #endif
 
+/* The type of the routines' tables of rows of y: unsigned short while every routine has at most NARROW rows. */
+typedef ROW_TYPE NAME_row;
+
 /* out[size * j + e] = y[chunk * row[e] + j] for the m states j of a chunk and the size entries e of each. */
-static void NAME_scatter(const double *restrict y, size_t chunk, const unsigned short *restrict row, size_t size,
+static void NAME_scatter(const double *restrict y, size_t chunk, const NAME_row *restrict row, size_t size,
                          double *restrict out, size_t m)
 {
     size_t j = 0, e;
@@ -508,7 +515,7 @@ class CEmitter(Emitter):
         loop += scatter
         what = " (the sines and cosines first)" if angles else ""
         entry_rows = ", ".join(map(str, self._y))
-        rows_table = [f"static const unsigned short {table}[{size}] = {{{entry_rows}}};"] if size else []
+        rows_table = [f"static const {spec.name}_row {table}[{size}] = {{{entry_rows}}};"] if size else []
         return [
             *functions,
             *rows_table,
@@ -648,7 +655,10 @@ class CEmitter(Emitter):
         lines += [f'#include "{spec.name}.h"', "", "#include <math.h>", ""]
         if any(r.batched for r in spec.routines):
             lines += [*STORES.replace("NAME", spec.name).replace("THRESHOLD", str(STREAM_BYTES)).splitlines(), ""]
-            lines += [*SCATTER.replace("NAME", spec.name).splitlines(), ""]
+            wide = any(len(set(output_rows(r))) > NARROW_ROWS for r in spec.routines if r.batched)
+            scatter = SCATTER.replace("ROW_TYPE", "unsigned long" if wide else "unsigned short")
+            scatter = scatter.replace("NARROW", str(NARROW_ROWS))
+            lines += [*scatter.replace("NAME", spec.name).splitlines(), ""]
         if any(r.batched and _statements(r) > SPLIT_STATEMENTS > 0 for r in spec.routines):
             lines += [*NOINLINE.replace("NAME", spec.name).splitlines(), ""]
         if any(trig_angles(r) for r in spec.routines if r.batched):
