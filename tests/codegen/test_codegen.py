@@ -257,17 +257,17 @@ def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path:
 
 def test_tables_of_more_rows_than_an_unsigned_short_holds_are_unsigned_long(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """A routine with more rows of y than NARROW_ROWS (65,535: a tree's dqdd can pass it) makes the file's tables
-    unsigned long; the PUMA with the limit lowered to 10 still agrees with its narrow build."""
+    """A routine of more entries than NARROW_ROWS (65,535: a tree's dqdd can pass it) makes the file's tables of rows
+    unsigned long; the PUMA with the limit lowered to 10 differs from its narrow build in that type alone."""
     from robodyn.codegen import c
 
     narrow = codegen.generate(None, "c", spec=spec_of("puma560"))["puma560.c"]
-    assert "typedef unsigned short puma560_row;" in narrow and "most 65535 rows" in narrow
+    assert "typedef unsigned short puma560_row;" in narrow and "more than 65535 entries" in narrow
     monkeypatch.setattr(c, "NARROW_ROWS", 10)
     wide = codegen.generate(None, "c", spec=spec_of("puma560"))["puma560.c"]
     assert "typedef unsigned long puma560_row;" in wide
     assert wide.replace("unsigned long puma560_row", "unsigned short puma560_row").replace(
-        "at most 10 rows", "at most 65535 rows") == narrow
+        "more than 10 entries", "more than 65535 entries") == narrow
 
 
 def test_c_streams_on_x86_64_and_compiles_without_it(tmp_path: Path) -> None:

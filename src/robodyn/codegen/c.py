@@ -205,8 +205,8 @@ static inline void NAME_fence(int stream)
 }
 """
 
-#: The most rows of ``y`` a routine may have for its table of rows to be ``unsigned short`` (else ``unsigned long``,
-#: for every routine of the file: a tree's dqdd or frames' Jacobians can pass it).
+#: The most output entries a routine may have for the file's tables of rows of ``y`` to be ``unsigned short`` (else
+#: ``unsigned long``, for every routine of the file: a tree's dqdd or frames' Jacobians can pass it).
 NARROW_ROWS = 65535
 
 #: How a batch routine hands a chunk's results from the rows of ``y`` (one column per state) to the output (one
@@ -223,7 +223,7 @@ SCATTER = r"""#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
 #define NAME_AVX2 0
 #endif
 
-/* The type of the routines' tables of rows of y: unsigned short while every routine has at most NARROW rows. */
+/* The type of the routines' tables of rows of y: unsigned short while no routine has more than NARROW entries. */
 typedef ROW_TYPE NAME_row;
 
 /* out[size * j + e] = y[chunk * row[e] + j] for the m states j of a chunk and the size entries e of each. */
@@ -379,6 +379,7 @@ class CEmitter(Emitter):
         self._rows: dict[tuple[str, int], int] | None = None  # inside a batch loop: (array, index) -> row of x
         self._chunk = CHUNK  # states per chunk of the batch routine being printed
         self._y: list[int] = []  # inside a batch loop: output entry -> row of y (equal entries share one)
+        self._first: set[int] = set()  # the entries that store their row (the first of each)
 
     def load(self, load: Load) -> str:
         if self._rows is not None and load.array != "k":
@@ -392,10 +393,9 @@ class CEmitter(Emitter):
         """Output entry ``index``; inside a batch loop its row of ``y``, or nothing where an earlier entry
         already holds the same expression (that entry's row is scattered to both)."""
         if self._rows is not None:
-            row = self._y[index]
-            if self._y.index(row) != index:
+            if index not in self._first:
                 return ""
-            return f"y[{self._chunk} * {row} + j] = {self.expr(expr)};"
+            return f"y[{self._chunk} * {self._y[index]} + j] = {self.expr(expr)};"
         return f"{routine.output.name}[{index}] = {self.expr(expr)};"
 
     # -- frame ------------------------------------------------------------------------------------------
@@ -446,6 +446,10 @@ class CEmitter(Emitter):
         size = routine.output.size
         self._y = output_rows(routine)
         results = len(set(self._y))  # rows of y
+        first: dict[int, int] = {}  # row -> its first entry, in one pass
+        for entry, row in enumerate(self._y):
+            first.setdefault(row, entry)
+        self._first = set(first.values())
         inputs = sum(1 for load in routine.loads if load.array != "k")
         plan = split_plan(routine)
         carried = len(set(plan.slots.values())) if plan else 0  # rows of live
@@ -655,7 +659,7 @@ class CEmitter(Emitter):
         lines += [f'#include "{spec.name}.h"', "", "#include <math.h>", ""]
         if any(r.batched for r in spec.routines):
             lines += [*STORES.replace("NAME", spec.name).replace("THRESHOLD", str(STREAM_BYTES)).splitlines(), ""]
-            wide = any(len(set(output_rows(r))) > NARROW_ROWS for r in spec.routines if r.batched)
+            wide = any(len(r.stores) > NARROW_ROWS for r in spec.routines if r.batched)  # (rows <= entries)
             scatter = SCATTER.replace("ROW_TYPE", "unsigned long" if wide else "unsigned short")
             scatter = scatter.replace("NARROW", str(NARROW_ROWS))
             lines += [*scatter.replace("NAME", spec.name).splitlines(), ""]
