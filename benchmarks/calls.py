@@ -9,7 +9,8 @@ random state throughout):
   opened again with :class:`ctypes.CDLL`), its pointers bound once with :func:`functools.partial`, the arrays
   already in place: what any ctypes wrapper of the routine pays at least;
 - ``CompiledDynamics.one_state(...)`` and the methods (``dyn.inverse_dynamics(q, qd, qdd)``) on one state, through
-  ``robodyn._fastcall`` where it was built (``fastcall: no`` in the header otherwise);
+  ``robodyn._fastcall`` where it was built (``fastcall: no`` in the header otherwise), and a batch of
+  ``SMALL_BATCH`` states into ``out=`` (its time per state: what the batch call's fixed cost adds to one state);
 - ``robodyn.numeric`` and the toolbox aliases over them, over Python floats and on the hot path (the compiled
   routines after ``$ROBODYN_HOT_CALLS`` calls: :mod:`robodyn.numeric.hotpath`). The hot path is reached plainly:
   each robot runs in a process of its own, whose first robodyn calls are a loop of one-state
@@ -45,6 +46,9 @@ from robodyn import numeric
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.urdf_survey import robots_directory  # noqa: E402 - the repository root is on the path now
+
+#: The small batch's states (an MPC horizon's): its per-state time shows the fixed cost of a batch call.
+SMALL_BATCH = 16
 
 
 def per_call(fn: Callable[[], object], number: int) -> float:
@@ -137,6 +141,11 @@ def run(name: str, number: int) -> str:
              "rnea"),
             ("`dyn.forward_dynamics(q, qd, tau)`", "qdd", per_call(lambda: dyn.forward_dynamics(q, qd, qdd), number),
              "aba")]
+    Q, QD, QDD = (np.repeat(x[None], SMALL_BATCH, 0) for x in (q, qd, qdd))
+    out = np.empty((SMALL_BATCH, robot.n))
+    small = per_call(lambda: dyn.inverse_dynamics(Q, QD, QDD, out=out), max(1, number // SMALL_BATCH))
+    rows.append((f"`dyn.inverse_dynamics(Q, QD, QDD, out=out)`, {SMALL_BATCH} states, per state", "tau",
+                 small / SMALL_BATCH, "rnea"))
     slow = load_plain(name)  # another robot object: its own compiled model, its hot path off (over floats)
     numeric.hot_path(slow).limit = 0
 

@@ -126,6 +126,71 @@ def test_one_state_methods_are_the_batch_rows_in_every_thread(cache: Path) -> No
 
 
 @compiler
+def test_one_state_calls_skip_the_methods_python_layers(cache: Path) -> None:
+    """A robot without parameters: after a method's first call on one state, the extension's call stands in for it
+    on the instance (bit for bit the batch's row), runs plain batches (with or without ``out=``) and hands every
+    other call (broadcasting, ``params=``, a wrong shape or ``out``, a list) to the method itself; the signature
+    and help are the method's, and the instance is still collected (the cycle instance -> Caller -> bound method
+    goes through the garbage collector)."""
+    import gc
+    import inspect
+    import weakref
+
+    from robodyn.runtime import compiled
+
+    if compiled.Caller is None:
+        pytest.skip("robodyn._fastcall was not built")
+    robot = random_robot(1, 3, "modified")  # test_one_state_batches_and_broadcasting's library, from the cache
+    dyn = rd.compile(robot, cache=cache)
+    q, qd, qdd = states(3, 6, seed=3)
+    batch = dyn.inverse_dynamics(q, qd, qdd)
+    assert np.array_equal(dyn.inverse_dynamics(q[1], qd[1], qdd[1]), batch[1])
+    stand_in = dyn.__dict__["inverse_dynamics"]
+    assert type(stand_in).__name__ == "Caller" and "inverse_dynamics" in dyn.__dict__
+    assert "mass_matrix" not in dyn.__dict__  # made on its method's first call
+    for i in range(6):
+        assert np.array_equal(dyn.inverse_dynamics(q[i], qd[i], qdd[i]), batch[i])
+    assert np.array_equal(dyn.inverse_dynamics(q, qd, qdd), batch)  # a batch: the method
+    out = np.full((6, 3), np.nan)
+    assert dyn.inverse_dynamics(q, qd, qdd, out=out) is out and np.array_equal(out, batch)
+    assert np.array_equal(dyn.inverse_dynamics(q[2].tolist(), qd[2], qdd[2]), batch[2])
+    with pytest.raises(ValueError, match=r"shape \(3,\) or \(N, 3\)"):
+        dyn.inverse_dynamics(np.zeros(5), qd[0], qdd[0])
+    with pytest.raises(TypeError):
+        dyn.inverse_dynamics(q[0], qd[0])
+    assert list(inspect.signature(dyn.inverse_dynamics).parameters) == ["q", "qd", "qdd", "params", "out"]
+    assert dyn.inverse_dynamics.__doc__ == compiled.CompiledDynamics.inverse_dynamics.__doc__
+    M = dyn.mass_matrix(q)
+    assert np.array_equal(dyn.mass_matrix(q[4]), M[4]) and np.array_equal(dyn.mass_matrix(q[4]), M[4])
+    # a plain batch runs in the extension; broadcasting, params=, a wrong out or one overlapping an input, the method
+    handed: list[tuple[int, tuple[str, ...]]] = []
+
+    def method(*arrays: object, **given: object) -> str:
+        handed.append((len(arrays), tuple(given)))
+        return "the method's"
+
+    caller = dyn._fast_call("mass_matrix", dyn.constants(), (3, 3), fallback=method)
+    assert np.array_equal(caller(q), M) and np.array_equal(caller(q[4]), M[4])
+    out = np.full((6, 3, 3), np.nan)
+    assert caller(q, out=out) is out and np.array_equal(out, M) and handed == []
+    for call in (lambda: caller(q[:, None, :]), lambda: caller(q, params={}), lambda: caller(q, out=out[:5]),
+                 lambda: caller(q, out=out.transpose(0, 2, 1)), lambda: caller(np.asfortranarray(q)),
+                 lambda: caller(q.astype(np.float32))):
+        assert call() == "the method's"
+    assert len(handed) == 6
+    shared = np.zeros((6, 9))
+    assert caller(shared[:, :3].copy(), out=shared.reshape(6, 3, 3)) is not None  # no overlap: a copy
+    assert caller(shared[:, :3], out=shared.reshape(6, 3, 3)) == "the method's"  # not contiguous rows
+    assert dyn.inverse_dynamics(q, qd[0], qdd[0]).shape == (6, 3)  # broadcast by the method
+    with pytest.raises(ValueError, match="must not overlap"):
+        dyn.inverse_dynamics(q, qd, qdd, out=qdd)
+    alive = weakref.ref(dyn)
+    del dyn, stand_in
+    gc.collect()
+    assert alive() is None
+
+
+@compiler
 def test_parameters_by_name_or_in_order(cache: Path) -> None:
     robot = load_quiet("double_pendulum")
     dyn = rd.compile(robot, cache=cache)

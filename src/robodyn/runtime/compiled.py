@@ -49,6 +49,13 @@ def _routine(method: _Method) -> _Method:
     return method
 
 
+#: The methods that return their routine's array as it is (one state: (n,), (n, n), ...): on an instance whose
+#: routines bind no parameters, the extension's one-state call stands in for them (:meth:`CompiledDynamics._stand_in`).
+_STAND_INS = frozenset({
+    "inverse_dynamics", "mass_matrix", "mass_matrix_packed", "coriolis", "bias_forces", "gravity", "forward_dynamics",
+    "center_of_mass", "center_of_mass_jacobian", "centroidal_map", "centroidal_bias",
+})
+
 #: A descriptor's file, opened again by name (see :func:`_fd_name`); Linux has it, macOS and the BSDs not.
 PROC_FD = "/proc/self/fd"
 _dlopen_serial = itertools.count()
@@ -68,7 +75,7 @@ class CompiledDynamics:
 
     def __init__(self, spec: ModuleSpec, call: Callable[..., np.ndarray], *, backend: str, path: Path | None = None,
                  one_state: Callable[[str, np.ndarray, tuple[int, ...]], Callable[..., np.ndarray]] | None = None,
-                 fast: Callable[[str, np.ndarray, tuple[int, ...]], Callable[..., Any]] | None = None):
+                 fast: Callable[..., Callable[..., Any]] | None = None):
         self.name = spec.robot
         self._one_state = one_state
         # fast(routine, k, tail): a thread-safe call on one state that answers NotImplemented to anything else
@@ -135,6 +142,7 @@ class CompiledDynamics:
             fast = self._fast.get(routine)
             if fast is None and routine in self.routines and not self.parameters:
                 fast = self._fast[routine] = self._fast_call(routine, self.constants(), self._tail(routine))
+                self._stand_in(routine)
             if fast is not None and (result := fast(*arrays)) is not NotImplemented:
                 return result  # (anything but one state of float64 arrays: the checks and batches below)
         if routine not in self.routines:
@@ -154,6 +162,17 @@ class CompiledDynamics:
         if out is not None:
             return out
         return result[0] if len(shape) == 1 else result
+
+    def _stand_in(self, routine: str) -> None:
+        """The method of ``routine``, where it returns the routine's array as it is, replaced on this instance by
+        the extension's call of one state with the method as its fallback (every other call: a batch, ``out=``,
+        ``params=``, a wrong shape): a call on one state then skips the method's Python layers (Solo12's inverse
+        dynamics 0.79 us where it was 1.0 us, Pinocchio's ``rnea`` 2.2 us). ``inspect.signature`` and ``help``
+        see the method (the Caller's ``__wrapped__`` and ``__doc__``)."""
+        if routine in _STAND_INS:
+            method = getattr(type(self), routine).__get__(self)
+            assert self._fast_call is not None
+            setattr(self, routine, self._fast_call(routine, self.constants(), self._tail(routine), fallback=method))
 
     def _check_joint_arrays(self, given: Sequence[Any]) -> None:
         for a in given:
@@ -186,7 +205,8 @@ class CompiledDynamics:
         except ValueError:
             raise ValueError(f"batch shapes do not match: {[a.shape for a in given]}") from None
         N = lead[0] if lead else 1
-        flat = [np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[-1]))) for a in given]
+        flat = [a if a.shape == (N, a.shape[-1]) and a.flags.c_contiguous else
+                np.ascontiguousarray(np.broadcast_to(a, (N, a.shape[-1]))) for a in given]
         return (*lead, self.n), (N, self.n), flat
 
     def _batched(self, given: Sequence[Any], xp: Any) -> tuple[tuple[int, ...], tuple[int, ...], list[Any]]:
@@ -219,10 +239,10 @@ class CompiledDynamics:
         such as an ODE right-hand side. The C backend calls the routine through the ``robodyn._fastcall``
         extension where it was built: the arrays are read in place (others, such as lists, converted to
         float64 first; a wrong length is a ValueError), nothing is shared between calls, and a call costs
-        0.37 us on the PUMA's inverse dynamics (a bare ctypes call of the same routine: 0.6 us; the methods on
-        one state: 0.6 us). Without the extension (Python installed without its headers) it copies the
-        arrays into work buffers for a ctypes call, 1.3 us, and is not thread-safe: call ``one_state`` again
-        per thread."""
+        0.43 us on the PUMA's inverse dynamics (a bare ctypes call of the same routine: 0.6 us; the methods on
+        one state, where the extension stands in for them: 0.47 us). Without the extension (Python installed
+        without its headers) it copies the arrays into work buffers for a ctypes call, 1.3 us, and is not
+        thread-safe: call ``one_state`` again per thread."""
         if routine not in self.routines:
             raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
         k = self.constants(params)
@@ -465,14 +485,16 @@ def load_library(path: str | Path, spec: ModuleSpec, *, fd: int | None = None) -
         functions[routine](kk.ctypes.data, *(a.ctypes.data for a in arrays), out.ctypes.data, N)
         return out
 
-    def caller(routine: str, k: np.ndarray, tail: tuple[int, ...], strict: bool = True) -> Callable[..., np.ndarray]:
-        """The extension's call of ``routine`` on one state (the arrays read in place; thread-safe)."""
+    def caller(routine: str, k: np.ndarray, tail: tuple[int, ...], strict: bool = True,
+               fallback: Callable[..., Any] | None = None) -> Callable[..., np.ndarray]:
+        """The extension's call of ``routine`` on one state (the arrays read in place; thread-safe); any other
+        call goes to ``fallback`` where one is given."""
         assert Caller is not None
         address = ctypes.cast(functions[routine], ctypes.c_void_p).value or 0  # (0: refused)
         lengths = tuple(a.size for a in spec.routine(routine).inputs[1:])  # (a floating base's q: nq; the others: n)
         return Caller(address=address, k=k if k.size else np.zeros(1), inputs=len(lengths), n=spec.n,
                       size=math.prod(tail), empty=np.empty, shape=tail, convert=_float_array, strict=strict,
-                      keep=lib, name=spec.robot, lengths=lengths)
+                      keep=lib, name=spec.robot, lengths=lengths, fallback=fallback)
 
     def one_state(routine: str, k: np.ndarray, tail: tuple[int, ...]) -> Callable[..., np.ndarray]:
         if Caller is not None:
