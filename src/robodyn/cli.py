@@ -327,9 +327,9 @@ ActuatedOption = Annotated[
 FloatingOption = Annotated[
     bool, typer.Option("--floating", help="A URDF model: a floating base (a free joint at the root; an MJCF file's "
                        "free joint makes one anyway, a model file says floating: true). q has the base's position and "
-                       "unit quaternion (x, y, z, w) first, qd its body-frame twist; count and codegen (C, Fortran) "
-                       "build its tau, M, h, G, bias and forward, other symbolic work refuses it so far (the numeric "
-                       "engine, robodyn.numeric, handles the rest).")
+                       "unit quaternion (x, y, z, w) first, qd its body-frame twist; count and codegen build its tau, "
+                       "M, h, G, bias, forward, derivatives, centroidal outputs and frames' kinematics, other "
+                       "symbolic work refuses it so far (the numeric engine, robodyn.numeric, handles the rest).")
 ]
 
 

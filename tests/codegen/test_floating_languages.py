@@ -241,6 +241,31 @@ def test_to_casadi_against_pinocchio(biped: Case) -> None:
     assert isinstance(f, ca.Function)
 
 
+def test_to_casadi_of_a_named_frame_against_pinocchio(biped: Case) -> None:
+    """A frame's pose (4 x 4), Jacobians (6 x nv) and their time derivatives as CasADi outputs, named without the
+    ':' CasADi refuses."""
+    pytest.importorskip("casadi")
+    import pinocchio as pin
+
+    from robodyn.codegen.casadi import to_casadi
+
+    outputs = ["pose:shin_r", "jacobian_world:shin_r", "jacobian_local_dot:shin_r"]
+    f = to_casadi(biped.robot, outputs)
+    assert f.name() == "biped_pose_shin_r_jacobian_world_shin_r_jacobian_local_dot_shin_r"
+    assert f.name_out() == ["pose_shin_r", "jacobian_world_shin_r", "jacobian_local_dot_shin_r"]
+    assert [f.size_out(i) for i in range(3)] == [(4, 4), (6, 10), (6, 10)]
+    model, data = biped.model, biped.model.createData()
+    frame = model.getFrameId("shin_r")
+    for s in range(len(biped.q)):
+        q, v = biped.q[s], biped.v[s]
+        pin.computeJointJacobiansTimeVariation(model, data, q, v)
+        pin.updateFramePlacements(model, data)
+        pose, J, dJ = (np.array(x) for x in f(q, v))
+        assert _relative(pose, data.oMf[frame].homogeneous) < CASADI_TOLERANCE
+        assert _relative(J, pin.getFrameJacobian(model, data, frame, pin.WORLD)) < CASADI_TOLERANCE
+        assert _relative(dJ, pin.getFrameJacobianTimeVariation(model, data, frame, pin.LOCAL)) < CASADI_TOLERANCE
+
+
 def test_the_cuda_kernels_one_state_routines_as_host_c(biped: Case, spec: codegen.ModuleSpec, tmp_path: Path) -> None:
     """The CUDA file (each kernel steps through q by nq, the rest by nv) built as host C99: its one-state routines
     against Pinocchio (the kernels themselves need NVRTC and a GPU: rd.compile(backend="cuda") still refuses)."""

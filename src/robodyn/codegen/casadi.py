@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ import symengine as se
 from robodyn.codegen.spec import product_power
 from robodyn.model.manipulator import Manipulator
 from robodyn.program import build
+from robodyn.program.outputs import is_frame_output, split_frame_output
 
 
 def _casadi() -> Any:
@@ -34,8 +36,21 @@ def _casadi() -> Any:
 #: The order of a CasADi function's inputs (those the outputs use).
 CASADI_INPUTS = ("q", "qd", "qdd", "tau", "parameters")
 #: The rows of a floating base's matrix outputs (:data:`~robodyn.program.outputs.CENTROIDAL_OUTPUTS`), each k x nv;
-#: the other outputs are nv x nv (``M``, the derivatives) or a column.
+#: the other outputs are nv x nv (``M``, the derivatives) or a column; a named frame's pose is 4 x 4, its Jacobians
+#: and their time derivatives 6 x nv.
 ROWS = {"com_jacobian": 3, "centroidal_map": 6}
+
+
+def _rows(output: str, entries: int, n: int) -> int:
+    """The rows of ``output``'s matrix (0: a column)."""
+    if is_frame_output(output):
+        return 4 if split_frame_output(output)[0] == "pose" else 6
+    return ROWS.get(output, n if entries == n * n else 0)
+
+
+def _identifier(name: str) -> str:
+    """``name`` as CasADi takes a function's or an output's name (``jacobian:FL_FOOT`` -> ``jacobian_FL_FOOT``)."""
+    return re.sub(r"\W", "_", name)
 
 
 def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: str | None = None) -> Any:
@@ -47,8 +62,9 @@ def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: st
     and the others nv x 1) and ``parameters`` (the robot's symbols in :meth:`~robodyn.Manipulator.parameters`
     order; absent for a numeric robot). Outputs: n x 1, or n x n for ``M`` and the derivatives ([i, j] = d out_i /
     d in_j, a floating base's in its tangent space, as Pinocchio's), 3 x 1 ``com``, 3 x n ``com_jacobian``, 6 x n
-    ``centroidal_map`` and 6 x 1 ``centroidal_bias`` (n = nv); named as asked (``tau_out`` where ``tau`` is also
-    an input)."""
+    ``centroidal_map`` and 6 x 1 ``centroidal_bias`` (n = nv), a named frame's ``pose:F`` 4 x 4 and ``jacobian:F``
+    (and the other references, their ``_dot``) 6 x n; named as asked (``tau_out`` where ``tau`` is also an input,
+    ``jacobian_F`` for ``jacobian:F``)."""
     ca = _casadi()
     if "elements" in outputs:
         raise ValueError("to_casadi gives the dynamics and their derivatives; 'elements' is EMDEG's listing")
@@ -64,14 +80,15 @@ def to_casadi(robot: Manipulator, outputs: Sequence[str] = ("tau",), *, name: st
     results = []
     for output in outputs:
         entries = [_to_sx(ca, x, env) for x in program.outputs[output]]
-        k = ROWS.get(output, n if len(entries) == n * n else 0)
-        rows = [entries[i * n : (i + 1) * n] for i in range(k)] if k else [[e] for e in entries]
+        k = _rows(output, len(entries), n)
+        c = len(entries) // k if k else 1  # (the columns: nv, or a pose's 4)
+        rows = [entries[i * c : (i + 1) * c] for i in range(k)] if k else [[e] for e in entries]
         results.append(ca.vertcat(*[ca.horzcat(*row) for row in rows]))
     used = [key for key in CASADI_INPUTS if key in symbols and any(
         ca.depends_on(r, symbols[key]) for r in results)]
-    names = [f"{o}_out" if o in used else o for o in outputs]  # CasADi names inputs and outputs apart
-    return ca.Function(name or f"{robot.name}_{'_'.join(outputs)}", [symbols[key] for key in used], results,
-                       used, names)
+    names = [f"{o}_out" if o in used else _identifier(o) for o in outputs]  # CasADi names inputs, outputs apart
+    return ca.Function(name or _identifier(f"{robot.name}_{'_'.join(outputs)}"), [symbols[key] for key in used],
+                       results, used, names)
 
 
 def _to_sx(ca: Any, expr: Any, env: dict[Any, Any]) -> Any:

@@ -24,7 +24,7 @@ from robodyn.program.outputs import CENTROIDAL_OUTPUTS
 __all__ = ["CENTROIDAL_OUTPUTS", "centroidal_output"]
 
 
-def _rotation(ops: Any, quaternion: Sequence[Any]) -> list[list[Any]]:
+def quaternion_rotation(ops: Any, quaternion: Sequence[Any]) -> list[list[Any]]:
     """R = 1 + 2 P of the unit quaternion (x, y, z, w) (:func:`robodyn.program.floating.gravity_in_base`)."""
     x, y, z, w = quaternion
     P = ((-(y * y + z * z), x * y - z * w, x * z + y * w),
@@ -58,7 +58,7 @@ def centroidal_output(parts: Any, name: str) -> list[Any]:
     inverse_m = ops.reciprocal(m)  # (parameters only: in the constants block)
     # the base block [[m 1, -hat(MS)], [hat(MS), J]]: MS = (M[5][1], M[3][2], M[4][0])
     c_b = [ops.value(rows[5][1] * inverse_m), ops.value(rows[3][2] * inverse_m), ops.value(rows[4][0] * inverse_m)]
-    R = _rotation(ops, parts.q[3:7])
+    R = quaternion_rotation(ops, parts.q[3:7])
     if name == "com":
         return [ops.value(p + x) for p, x in zip(parts.q[:3], _rotate(R, c_b), strict=True)]
     if name == "com_jacobian":

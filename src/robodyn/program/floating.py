@@ -21,12 +21,17 @@ block). Parts: ``tau``, ``M``, ``h`` (velocity terms, no gravity or friction), `
 ``forward``; the derivatives ``dtau_dq``, ``dtau_dqd``, ``dqdd_dq``, ``dqdd_dqd``, ``dqdd_dtau`` (nv x nv, with
 respect to the tangent space as ``pinocchio.computeRNEADerivatives`` and ``computeABADerivatives``: the base's
 columns of d/dq along its body-frame exp6 directions) by forward mode over the same recursion
-(:func:`id_jacobians`, :func:`derivative_outputs`); the rest (Burdick's elements, the frames' kinematics) refuse a
-floating robot in one line, as do coupled joints, implicit loops, a tip load and routes other than the recursive one.
+(:func:`id_jacobians`, :func:`derivative_outputs`); the named frames' kinematics (``pose:F``, ``jacobian:F``, ...
+and their ``_dot``: :data:`~robodyn.program.outputs.FRAME_OUTPUTS`) by the fixed-base tree's recursion carried by
+the base's pose (:class:`robodyn.program.frames.FloatingBase`): the pose in the world, the Jacobians 6 x nv (the
+base's columns along its body-frame twist, as ``pinocchio.getFrameJacobian``) and their time derivatives
+(``getFrameJacobianTimeVariation``). Burdick's elements refuse a floating robot in one line, as do coupled joints,
+implicit loops, a tip load and routes other than the recursive one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -37,9 +42,10 @@ from robodyn.errors import ModelError
 from robodyn.model.manipulator import Manipulator
 from robodyn.program import routes
 from robodyn.program.builder import Builder
-from robodyn.program.centroidal import centroidal_output
+from robodyn.program.centroidal import centroidal_output, quaternion_rotation
 from robodyn.program.core import Program
-from robodyn.program.outputs import AUTO, CENTROIDAL_OUTPUTS, DERIVATIVES
+from robodyn.program.frames import FloatingBase, frame_outputs
+from robodyn.program.outputs import AUTO, CENTROIDAL_OUTPUTS, DERIVATIVES, FRAME_OUTPUTS, is_frame_output
 from robodyn.program.progress import stage
 from robodyn.recursions import composite, newton_euler
 from robodyn.recursions.arm import fixed_tree, floating_arm_data
@@ -47,8 +53,8 @@ from robodyn.recursions.forward_mode import Dual, DualOps, constant, jacobian
 from robodyn.recursions.vec3 import Vec, cross, vadd, vsub
 from robodyn.symbols import joint_symbols
 
-#: The outputs a floating robot's program gives so far.
-FLOATING_OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", *DERIVATIVES, *CENTROIDAL_OUTPUTS)
+#: The outputs a floating robot's program gives so far (a frame's, of the frame F: ``"pose:F"``).
+FLOATING_OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", *DERIVATIVES, *CENTROIDAL_OUTPUTS, *FRAME_OUTPUTS)
 #: The names of the base's inputs (the joints' are q1.., qd1.., qdd1.., tau1..): position and quaternion (x, y, z,
 #: w); twist (linear, angular); its derivative; the wrench (force, moment).
 BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
@@ -67,7 +73,7 @@ def refusal(robot: Manipulator, what: str) -> ModelError:
 
 def check(robot: Manipulator, outputs: Sequence[str], route: str, base: Any) -> None:
     """One line for what :func:`build` does not handle (before any work)."""
-    others = [name for name in outputs if name not in FLOATING_OUTPUTS]
+    others = [name for name in outputs if name not in FLOATING_OUTPUTS and not is_frame_output(name)]
     if others:
         raise refusal(robot, f"no program of {others[0]!r}")
     if route not in (AUTO, "recursive"):
@@ -139,9 +145,26 @@ class _Parts:
                                                       self.root(velocity, acceleration, gravity), joint_q, qd, qdd,
                                                       friction=friction)
 
+    def frames(self, names: Sequence[str]) -> dict[str, list[Any]]:
+        """The frames' outputs ``names`` (:mod:`robodyn.program.frames`): the tree's joints under the base's pose."""
+        tree = _FrameTree(self.robot, self.arm, {"q": self.q[7:], "qd": self.v[6:]})
+        R = quaternion_rotation(self.ops, self.q[3:7])
+        base = FloatingBase((tuple(R[0]), tuple(R[1]), tuple(R[2])), (self.q[0], self.q[1], self.q[2]), self.v[:6])
+        return frame_outputs(tree, self.ops, self.scalars, names, base=base)
+
     def parents(self) -> list[int]:
         """The tree of the nv coordinates: the base's six a chain, each joint on the base's last or its parent's."""
         return [*range(-1, 5), *(5 if p < 0 else 6 + p for p in self.arm.parents)]
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrameTree:
+    """What :func:`robodyn.program.frames.frame_outputs` reads of a tree: the robot (its frames), its data and the
+    joints' inputs."""
+
+    robot: Manipulator
+    arm_data: Any
+    inputs: dict[str, list[Any]]
 
 
 def root_motion(v: Sequence[Any] | None, a: Sequence[Any] | None, g_base: Sequence[Any] | None
@@ -267,8 +290,11 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     for name in outputs:
         if name == "forward":
             out[name] = ldlt()[1]
-        elif name not in DERIVATIVES:
+        elif name not in DERIVATIVES and not is_frame_output(name):
             out[name] = part(name)
+    if any(map(is_frame_output, outputs)):
+        stage("building the frames' kinematics (floating base)")
+        out.update(parts.frames([name for name in outputs if is_frame_output(name)]))
     if any(name in DERIVATIVES for name in outputs):
         out.update(derivative_outputs(parts, ops, [n for n in outputs if n in DERIVATIVES], ldlt))
     out = {name: out[name] for name in outputs}

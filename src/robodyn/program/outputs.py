@@ -50,7 +50,9 @@ OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", "elements", *DERIVATIVES, *C
 #: Pinocchio (``jacobian``: local_world_aligned, v the velocity of the frame's origin and omega, in the base frame;
 #: ``jacobian_world``: world, the spatial velocity; ``jacobian_local``: local, in the frame's own axes), and the
 #: time derivative of each (``jacobian_dot``, ...: dJ/dt at (q, qd)). A Program output of one of these for the frame
-#: ``F`` is named ``"pose:F"`` (:func:`frame_output`); the name alone is the tool frame's.
+#: ``F`` is named ``"pose:F"`` (:func:`frame_output`); the name alone is the tool frame's. On a floating base the pose
+#: and the axes are the world's and the Jacobians have nv columns, the base's six along its body-frame twist
+#: (Pinocchio's ``getFrameJacobian``: :mod:`robodyn.program.frames`).
 FRAME_OUTPUTS = ("pose", "jacobian", "jacobian_world", "jacobian_local", "jacobian_dot", "jacobian_world_dot",
                  "jacobian_local_dot")
 #: The reference frame of each Jacobian output (:data:`robodyn.numeric.kinematics.REFERENCES`).

@@ -33,7 +33,7 @@ def _column(A: Mat, c: int) -> Vec:
     return (A[0][c], A[1][c], A[2][c])
 
 
-def _matmul(A: Mat, B: Mat) -> Mat:
+def matmul(A: Mat, B: Mat) -> Mat:
     return tuple(tuple(A[r][0] * B[0][c] + A[r][1] * B[1][c] + A[r][2] * B[2][c] for c in range(3))
                  for r in range(3))  # type: ignore[return-value]
 
@@ -53,13 +53,13 @@ def frame_kinematics(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], k: int, 
         joint = joint_of(arm.joints[j], ops, q[j])
         c, s = joint.c_theta, joint.s_theta
         parent = arm.parents[j]
-        A = _matmul(W[parent], joint.F)
+        A = matmul(W[parent], joint.F)
         W[j] = tuple((c * A[r][0] + s * A[r][1], c * A[r][1] - s * A[r][0], A[r][2])  # type: ignore[assignment]
                      for r in range(3))
         o[j] = vadd(o[parent], matvec(W[parent], joint.P))
     RT: Mat = tuple(tuple(ops.number(R_T[r][c]) for c in range(3)) for r in range(3))  # type: ignore[assignment]
     pT: Vec = (ops.number(p_T[0]), ops.number(p_T[1]), ops.number(p_T[2]))
-    R = _matmul(W[k], RT)
+    R = matmul(W[k], RT)
     p = vadd(o[k], matvec(W[k], pT))
     J: list[list[Scalar]] = [[0] * arm.n for _ in range(6)]
     for j in chain:

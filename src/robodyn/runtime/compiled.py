@@ -335,7 +335,8 @@ class CompiledDynamics:
     @_routine
     def frame_pose(self, q: Any, *, frame: str | None = None, params: ParamValues | None = None,
                    out: np.ndarray | None = None) -> np.ndarray:
-        """The homogeneous transform (4, 4) (or (N, 4, 4)) of the named frame ``frame`` in the base frame (one of
+        """The homogeneous transform (4, 4) (or (N, 4, 4)) of the named frame ``frame`` in the base frame (a floating
+        robot's: in the world) (one of
         :attr:`frames`, compiled with ``outputs`` holding ``"pose"`` and ``frames=[...]``; None: the first).
         ``out``: every compiled frame's, ([N,] F, 4, 4) (the result is a view of it)."""
         return self._frame("frame_pose", (q,), frame, params, out)
