@@ -254,25 +254,29 @@ def test_cli_commands_refuse_a_200_link_chain_in_one_line(tmp_path: Path, comman
 
 
 def test_derivative_programs_are_refused_past_a_40_link_chains_size_and_trees_weigh_less() -> None:
-    """The derivative programs' cap is a 40-link chain's nv x ancestor pairs (40 x 820): a 41-link chain is refused in
-    one line before any work, a 42-link tree of six 7-link branches (7,056) is not (only checked here: its programs
-    take a minute to build; example-robot-data's Talos with 44 joints on a floating base, 28,350, builds them:
-    benchmarks/floating_compiled.py)."""
+    """The derivative programs' cap is a 40-link chain's nv x ancestor pairs (40 x 820) where dqdd is asked for, and
+    50,000 for dtau alone (a 46-link chain's 49,726 passes; it builds some five times faster): a 41-link chain's
+    dqdd and a 47-link chain's dtau are refused in one line before any work, a 42-link tree of six 7-link branches
+    (7,056) is not (only checked here: its programs take a minute to build; example-robot-data's Talos with 44
+    joints on a floating base, 28,350, builds both, romeo with 55, 43,798, dtau: benchmarks/floating_compiled.py)."""
     out = limited_python("""
         import time, robodyn as rd
         link = {"joint": "R", "a": 0.1, "alpha": 0.3, "mass": 1.0}
         start = time.process_time()
-        try:
-            rd.program.build(rd.Manipulator.from_dh([link] * 41), ("dtau_dq",))
-        except rd.ModelError as exc:
-            print(exc)
-        else:
-            raise SystemExit("41 links built")
+        for n, outputs in ((41, ("dqdd_dq",)), (41, ("dtau_dq", "dqdd_dtau")), (47, ("dtau_dqd",))):
+            try:
+                rd.program.build(rd.Manipulator.from_dh([link] * n), outputs)
+            except rd.ModelError as exc:
+                print(exc)
+            else:
+                raise SystemExit(f"{n} links built")
         assert time.process_time() - start < 10
-        from robodyn.program.choice import MAX_DERIVATIVE_WORK, derivative_work
+        from robodyn.program.choice import MAX_DERIVATIVE_WORK, MAX_DTAU_WORK, derivative_work
         tree = rd.Manipulator.from_dh([link] * 42, parent=[-1 if k % 7 == 0 else k - 1 for k in range(42)])
-        print(derivative_work(tree), MAX_DERIVATIVE_WORK)
+        chain = rd.Manipulator.from_dh([link] * 46)
+        print(derivative_work(tree), derivative_work(chain), MAX_DERIVATIVE_WORK, MAX_DTAU_WORK)
     """).strip().splitlines()
-    assert len(out) == 2 and "field 'links'" in out[0] and len(out[0]) <= MAX_MESSAGE, out
-    assert "41 links" in out[0] and "32,800" in out[0] and "35,301" in out[0], out
-    assert out[1] == "7056 32800", out
+    assert len(out) == 4 and all("field 'links'" in line and len(line) <= MAX_MESSAGE for line in out[:3]), out
+    assert all("41 links: dqdd" in line and "32,800" in line and "35,301" in line for line in out[:2]), out
+    assert "47 links: dtau" in out[2] and "50,000" in out[2] and "53,016" in out[2], out
+    assert out[3] == "7056 49726 32800 50000", out
