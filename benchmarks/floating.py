@@ -15,7 +15,8 @@ joint at the root: q of nq = n + 7, base position then unit quaternion (x, y, z,
    taken in the tangent (``jacobian(f(integrate(q, dq)), dq)`` at dq = 0, Pinocchio's convention), counted as traced
    and after ``casadi.cse``, the smaller kept.
 2. Batch: robodyn's compiled C (``rd.compile``) on N random states (``out=`` given, no allocation), time per state,
-   against Pinocchio 4's Python calls on one state (``rnea``, ``aba``, ``crba``; ``computeRNEADerivatives``,
+   against Pinocchio 4's Python calls on one state (``rnea``, ``aba``, ``crba`` beside M and M_packed, M's upper
+   triangle, which is what crba fills; ``computeRNEADerivatives``,
    ``computeABADerivatives`` beside dtau / dqdd) in the same process: the issue's goal is a ratio of at least 10.
 3. One call: ``dyn.inverse_dynamics(q, v, a)``, ``dyn.forward_dynamics(q, v, tau)``, ``dyn.mass_matrix(q)`` on one
    state (through ``robodyn._fastcall`` where it was built) against ``pinocchio.rnea`` / ``aba`` / ``crba``: the
@@ -171,12 +172,12 @@ def timings(case: Robot, sizes: list[int], number: int, derivatives: bool) -> li
 
     import robodyn as rd
 
-    outputs = ["tau", "M", "forward"] + (["dtau", "dqdd"] if derivatives else [])
+    outputs = ["tau", "M", "M_packed", "forward"] + (["dtau", "dqdd"] if derivatives else [])
     try:
         dyn = rd.compile(case.robot, outputs=outputs)
     except Exception as exc:  # (without the derivatives, where they are not built yet)
-        print(f"({case.name}: {outputs[3:]} not compiled: {str(exc).splitlines()[0][:80]})", file=sys.stderr)
-        outputs, derivatives = outputs[:3], False
+        print(f"({case.name}: {outputs[4:]} not compiled: {str(exc).splitlines()[0][:80]})", file=sys.stderr)
+        outputs, derivatives = outputs[:4], False
         dyn = rd.compile(case.robot, outputs=outputs)
     model, data = case.model, case.data
     q1, v1, a1 = (x[0] for x in case.states(1, seed=1))
@@ -201,7 +202,8 @@ def timings(case: Robot, sizes: list[int], number: int, derivatives: bool) -> li
     batch: list[tuple[str, str, str, Callable[..., Any], int]] = [
         ("inverse_dynamics", "ID", "rnea", dyn.inverse_dynamics, 3),
         ("forward_dynamics", "FD", "aba", dyn.forward_dynamics, 3),
-        ("mass_matrix", "M", "crba", dyn.mass_matrix, 1)]
+        ("mass_matrix", "M", "crba", dyn.mass_matrix, 1),
+        ("mass_matrix_packed", "M_packed", "crba", dyn.mass_matrix_packed, 1)]
     if derivatives:
         batch += [("inverse_dynamics_derivatives", "dID", "computeRNEADerivatives",
                    dyn.inverse_dynamics_derivatives, 3),

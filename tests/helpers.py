@@ -100,3 +100,20 @@ def has_c_compiler() -> bool:
         return find_compiler() is not None
     except CompileError:
         return False
+
+
+def quick_compiler(directory, opt: str = "-O0") -> list[str]:
+    """A C compiler command for rd.compile whose last -O is ``opt`` (a wrapper script in ``directory``: rd.compile puts
+    its own -O3 first), for tests of large programs' numbers, not their speed; pytest.skip without a compiler."""
+    import os
+    import shutil
+
+    import pytest
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    wrapper = directory / f"cc{opt}"
+    wrapper.write_text(f'#!/bin/sh\nexec {cc} "$@" {opt}\n')
+    os.chmod(wrapper, 0o755)
+    return [str(wrapper)]

@@ -9,14 +9,13 @@ numbers are the same program's)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from typing import Any
 
 import numpy as np
 import pytest
 
 import robodyn as rd
+from tests.helpers import quick_compiler
 from tests.program.test_floating_programs import ROBOTS, TOLERANCE, Case, _relative
 
 pin = pytest.importorskip("pinocchio")
@@ -30,13 +29,8 @@ def solo() -> Case:
 
 @pytest.fixture(scope="module")
 def compiled(solo: Case, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    quick = tmp_path_factory.mktemp("cc") / "cc-O0"
-    quick.write_text(f'#!/bin/sh\nexec {cc} "$@" -O0\n')
-    os.chmod(quick, 0o755)
-    return rd.compile(solo.robot, outputs=["dtau", "dqdd"], compiler=[str(quick)])
+    quick = quick_compiler(tmp_path_factory.mktemp("cc"))
+    return rd.compile(solo.robot, outputs=["dtau", "dqdd"], compiler=quick)
 
 
 def test_dtau_against_pinocchio(solo: Case, compiled: Any) -> None:

@@ -8,8 +8,6 @@ kernels are generated from the same program."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from typing import Any
 
 import numpy as np
@@ -18,6 +16,7 @@ import pytest
 import robodyn as rd
 from robodyn import codegen, program
 from robodyn.program.outputs import FRAME_OUTPUTS
+from tests.helpers import quick_compiler
 from tests.program.test_floating_programs import ROBOTS, Case
 
 pin = pytest.importorskip("pinocchio")
@@ -36,13 +35,8 @@ def solo() -> Case:
 
 @pytest.fixture(scope="module")
 def compiled(solo: Case, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    quick = tmp_path_factory.mktemp("cc") / "cc-O0"
-    quick.write_text(f'#!/bin/sh\nexec {cc} "$@" -O0\n')
-    os.chmod(quick, 0o755)
-    return rd.compile(solo.robot, outputs=FRAME_OUTPUTS, frames=FRAMES, compiler=[str(quick)],
+    quick = quick_compiler(tmp_path_factory.mktemp("cc"))
+    return rd.compile(solo.robot, outputs=FRAME_OUTPUTS, frames=FRAMES, compiler=quick,
                       cache=tmp_path_factory.mktemp("cache"))
 
 
