@@ -214,18 +214,23 @@ def _has_avx2() -> bool:
 
 @pytest.mark.skipif(not _has_avx2(), reason="the AVX2 transposes need a processor with AVX2")
 def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path: Path) -> None:
-    """NAME_scatter's 4 x 4 transposes (AVX2) and its plain loop give the same bits: the PUMA's M (36 entries, 21
-    rows of y: the triangles share theirs) and tau for 1, 3 and 67 states (blocks of 4, the remainders, two chunks),
-    the same source built with and without AVX2; the one-state routine is the batch's row."""
+    """NAME_scatter's 4 x 4 transposes (AVX2) and its plain loop give the same bits, with plain and with
+    non-temporal stores (every batch streamed: ``-Dpuma560_STREAM_BYTES=1``; M, 36 entries, straight from the
+    transposes, written on a 32-byte boundary and 8 bytes past one: the entries before the first boundary and after
+    the last block one at a time; tau, 6 entries, through the buffer w): the PUMA's M (21 rows of y: the triangles
+    share theirs) and tau for 1, 3, 67 and 68 states (blocks of 4, the remainders, two chunks), the same source built
+    with and without AVX2; the one-state routine is the batch's row."""
     source = _c_files("puma560", tmp_path)
     assert "static const puma560_row puma560_mass_matrix_rows[36] = {0, 1, 2, 3, 4, 5, 1, 6," in source.read_text()
     libraries = {}
-    for tag, flag in (("avx2", "-mavx2"), ("plain", "-mno-avx2")):
-        macros = subprocess.run(["cc", "-std=c99", flag, "-E", "-dM", str(source)], capture_output=True, text=True,
+    for tag, flags in (("avx2", ["-mavx2"]), ("plain", ["-mno-avx2"]),
+                       ("avx2 streamed", ["-mavx2", "-Dpuma560_STREAM_BYTES=1"]),
+                       ("plain streamed", ["-mno-avx2", "-Dpuma560_STREAM_BYTES=1"])):
+        macros = subprocess.run(["cc", "-std=c99", *flags, "-E", "-dM", str(source)], capture_output=True, text=True,
                                 check=True).stdout
-        assert f"#define puma560_AVX2 {1 if tag == 'avx2' else 0}" in macros
-        library = tmp_path / f"{tag}.so"
-        built = subprocess.run(["cc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O3", flag, "-fPIC",
+        assert f"#define puma560_AVX2 {1 if tag.startswith('avx2') else 0}" in macros
+        library = tmp_path / f"{tag.replace(' ', '_')}.so"
+        built = subprocess.run(["cc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O3", *flags, "-fPIC",
                                 "-shared", "-fno-math-errno", "-ffp-contract=off", str(source), "-o", str(library),
                                 "-lm"], capture_output=True, text=True)
         assert built.returncode == 0, built.stderr[-2000:]  # (strict, at -O3: M's 36 entries are 9 blocks of 4)
@@ -234,13 +239,17 @@ def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path:
     k = np.asarray([c["params"][p] for p in spec_of("puma560").parameters] or [0.0], dtype=float)
     rng = np.random.default_rng(4)
     pointer = ctypes.POINTER(ctypes.c_double)
-    for count in (1, 3, 67):
+    for count in (1, 3, 67, 68):
         q, qd, qdd = (rng.uniform(-3, 3, (count, 6)) for _ in range(3))
         constants = np.zeros(max(spec_of("puma560").n_constants, 1))
         results = {}
         for tag, library in libraries.items():
             library.puma560_constants(k.ctypes.data_as(pointer), constants.ctypes.data_as(pointer))
-            M, tau = np.full((count, 6, 6), np.nan), np.full((count, 6), np.nan)
+            tau = np.full((count, 6), np.nan)
+            room = np.full(count * 36 + 8, np.nan)
+            start = (-(room.ctypes.data // 8) % 4 + count % 2) % 4  # on a 32-byte boundary, or 8 bytes past one
+            M = room[start:start + count * 36].reshape(count, 6, 6)
+            assert M.ctypes.data % 32 == 8 * (count % 2)
             library.puma560_mass_matrix_batch(constants.ctypes.data_as(pointer), q.ctypes.data_as(pointer),
                                               M.ctypes.data_as(pointer), ctypes.c_size_t(count))
             library.puma560_inverse_dynamics_batch(*(a.ctypes.data_as(pointer) for a in (constants, q, qd, qdd, tau)),
@@ -251,8 +260,10 @@ def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path:
             assert np.array_equal(one, M[-1])
             results[tag] = (M, tau)
         assert np.isfinite(results["avx2"][0]).all() and np.isfinite(results["avx2"][1]).all()
-        assert np.array_equal(results["avx2"][0], results["plain"][0]) and np.array_equal(M, M.transpose(0, 2, 1))
-        assert np.array_equal(results["avx2"][1], results["plain"][1])
+        assert np.array_equal(M, M.transpose(0, 2, 1))
+        for tag in ("plain", "avx2 streamed", "plain streamed"):
+            assert np.array_equal(results["avx2"][0], results[tag][0]), tag
+            assert np.array_equal(results["avx2"][1], results[tag][1]), tag
 
 
 def test_tables_of_more_rows_than_an_unsigned_short_holds_are_unsigned_long(tmp_path: Path,
