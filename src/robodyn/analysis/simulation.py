@@ -55,6 +55,7 @@ from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters as checked_parameters
 from robodyn.model.params import bound_robot, check_bound, symbol_values
 from robodyn.numeric import closed_chains
+from robodyn.numeric.floating import floating_model
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
 from robodyn.runtime import CompiledDynamics as CompiledModule
@@ -309,7 +310,9 @@ class FloatingDynamics(Dynamics):
     quaternion x, y, z, w, then the joints) and v (nv: the base's body-frame twist, then the joints); v' by the
     articulated-body algorithm, and q' on the manifold: the position by R v_lin, the quaternion by
     1/2 quat (x) (omega, 0), the joints by their rates. The quaternion the integrator carries leaves the unit sphere
-    by its local error only: it is normalised wherever it is read (the dynamics, the results)."""
+    by its local error only: it is normalised wherever it is read (the dynamics, the results). A robot with
+    spherical joints, on a floating or a fixed base, too: each ball's quaternion moves by 1/2 quat (x) (omega, 0),
+    omega its angular velocity in the child frame (v' by the Cholesky solve)."""
 
     engine = "numpy"
 
@@ -318,26 +321,39 @@ class FloatingDynamics(Dynamics):
         self.params = dict(params or {})
         self.n = robot.nv
         self.model = robot  # type: ignore[assignment]  # robodyn.numeric hands it to robodyn.numeric.floating
-        numeric.center_of_mass(robot, normalised(np.eye(1, robot.nq, 6)[0]), params=self.params)  # checks params
+        #: per link (where its q starts, where its v starts, spherical) with spherical joints; () without
+        self.layout = tuple((robot.idx_q(k), robot.idx_v(k), robot.links[k].spherical)
+                            for k in range(robot.n)) if robot.spherical else ()
+        numeric.center_of_mass(robot, _rest(robot), params=self.params)  # checks params
 
     @property
     def nq(self) -> int:
         return self.robot.nq
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        return numeric.forward_dynamics(self.robot, normalised(q), qd, tau, params=self.params)
+        return numeric.forward_dynamics(self.robot, unit_quaternions(self.robot, q), qd, tau, params=self.params)
 
     def configuration_rate(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        x, y, z, w = q[3:7] / np.linalg.norm(q[3:7])
-        omega, v = qd[3:6], qd[:3]
+        if self.layout:
+            base = self._base_rate(q, qd) if self.robot.floating else np.zeros(0)
+            return _ball_rates(self.layout, q, qd, base)
+        return np.concatenate([self._base_rate(q, qd), qd[6:]])
+
+    @staticmethod
+    def _base_rate(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The base's 7 rates: its position's R v_lin, its quaternion's 1/2 quat (x) (omega, 0)."""
+        x, y, z, w = quaternion = q[3:7] / np.linalg.norm(q[3:7])
+        v = qd[:3]
         R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
                       [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                       [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-        vector = np.array([x, y, z])
-        quaternion_rate = 0.5 * np.concatenate([w * omega + np.cross(vector, omega), [-vector @ omega]])
-        return np.concatenate([R @ v, quaternion_rate, qd[6:]])
+        return np.concatenate([R @ v, _quaternion_rate(quaternion, qd[3:6])])
 
     def holding_torque(self, q: np.ndarray) -> np.ndarray:
+        if not self.robot.floating:  # a fixed base with spherical joints: ID at rest
+            rest = np.zeros((*np.shape(q)[:-1], self.robot.nv))
+            return numeric.inverse_dynamics(self.robot, unit_quaternions(self.robot, q), rest, rest,
+                                            params=self.params)
         raise SimulationError(f"{self.robot.name}: floating base: no joint torques hold it at rest (torque='gravity' "
                               "is for a fixed base)", field="torque")
 
@@ -346,7 +362,7 @@ class FloatingDynamics(Dynamics):
         qdd = numeric.forward_dynamics(self.robot, q, qd, tau, params=self.params)
         M = numeric.mass_matrix(self.robot, q, params=self.params)
         kinetic = 0.5 * np.einsum("ni,nij,nj->n", qd, M, qd)
-        mass = float(M[0, 0, 0])  # the base's linear block: the whole robot's mass times I
+        mass = float(M[0, 0, 0]) if self.robot.floating else _total_mass(self.robot, self.params)  # (M's base block)
         g = np.array([float(sympy.sympify(x).subs(self.params)) for x in self.robot.gravity])
         potential = -mass * numeric.center_of_mass(self.robot, q, params=self.params) @ g
         return qdd, kinetic, potential
@@ -357,6 +373,43 @@ def normalised(q: np.ndarray) -> np.ndarray:
     out = np.array(q, dtype=float)
     out[..., 3:7] /= np.linalg.norm(out[..., 3:7], axis=-1, keepdims=True)
     return out
+
+
+def unit_quaternions(robot: Manipulator, q: np.ndarray) -> np.ndarray:
+    """q with every quaternion (a floating base's, each spherical joint's) scaled to unit length."""
+    out = normalised(q) if robot.floating else np.array(q, dtype=float)
+    for k in robot.spherical:
+        at = robot.idx_q(k)
+        out[..., at:at + 4] /= np.linalg.norm(out[..., at:at + 4], axis=-1, keepdims=True)
+    return out
+
+
+def _quaternion_rate(quaternion: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """d quat / dt = 1/2 quat (x) (omega, 0) of a unit quaternion (x, y, z, w) turning at omega, in its own frame."""
+    x, y, z, w = quaternion
+    vector = np.array([x, y, z])
+    return 0.5 * np.concatenate([w * omega + np.cross(vector, omega), [-vector @ omega]])
+
+
+def _ball_rates(layout: tuple[tuple[int, int, bool], ...], q: np.ndarray, qd: np.ndarray,
+                base: np.ndarray) -> np.ndarray:
+    """dq/dt of a robot with spherical joints: the base's rates ``base`` (7 or none), then per link (``layout``: where
+    its q and v start, spherical) its rate, a ball's quaternion rate (:func:`_quaternion_rate`)."""
+    out = np.empty(q.shape[-1])
+    out[:base.size] = base
+    for at, rate, spherical in layout:
+        if spherical:
+            quaternion = q[at:at + 4] / np.linalg.norm(q[at:at + 4])
+            out[at:at + 4] = _quaternion_rate(quaternion, qd[rate:rate + 3])
+        else:
+            out[at] = qd[rate]
+    return out
+
+
+def _total_mass(robot: Manipulator, params: Mapping[str, float]) -> float:
+    """The whole robot's mass, bound (a fixed base's with spherical joints: the numeric engine's model)."""
+    model = floating_model(robot, params, multi_dof=True)
+    return model.base_mass + (0.0 if model.tree is None else float(np.sum(model.tree.mass)))
 
 
 _ENGINE_CLASSES: dict[str, type[Dynamics]] = {
@@ -379,7 +432,7 @@ def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "la
                               "engine='numpy'", field="links")
     bound = bind_parameters(robot, params)
     classes = _ENGINE_CLASSES
-    if robot.floating:  # the numeric engine's floating base, whatever the engine (the programs do not integrate q)
+    if robot.floating or robot.spherical:  # the numeric engine's, whatever the engine (the programs do not integrate q)
         engine, classes = "numpy", {"numpy": FloatingDynamics}
     elif robot.implicit:  # numeric only: the default (lambdify) and numpy engines are the closed-chain one
         if engine == "compiled":
@@ -491,10 +544,13 @@ class SimulationResult:
 
 
 def _rest(robot: Manipulator) -> np.ndarray:
-    """The default q0: zeros; a floating robot's base at the origin with the identity quaternion."""
+    """The default q0: zeros; a floating robot's base at the origin with the identity quaternion, each spherical
+    joint at its identity quaternion."""
     q = np.zeros(robot.nq)
     if robot.floating:
         q[6] = 1.0
+    for k in robot.spherical:
+        q[robot.idx_q(k) + 3] = 1.0
     return q
 
 
@@ -604,6 +660,11 @@ def simulate(
     q_start, qd_start = _vector(q0, nq, "q0", default=_rest(robot)), _vector(qd0, n, "qd0")
     if robot.floating and not np.linalg.norm(q_start[3:7]) > 0:
         raise SimulationError("q0's base quaternion (entries 4 to 7: x, y, z, w) is zero", field="q0")
+    for k in robot.spherical:
+        at = robot.idx_q(k)
+        if not np.linalg.norm(q_start[at:at + 4]) > 0:
+            raise SimulationError(f"q0's quaternion of spherical link {robot.label(k)} (entries {at + 1} to {at + 4}: "
+                                  "x, y, z, w) is zero", field="q0")
     bound = bind_parameters(robot, params)
     engine_ = dynamics(robot, bound, engine)
     law = torque_law(robot, torque, engine_)
@@ -757,8 +818,8 @@ def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, metho
             params: Mapping[str, float] | None) -> SimulationResult:
     n, nq = robot.nv, robot.nq
     t, q, qd = sol.t, sol.y[:nq].T.copy(), sol.y[nq:].T.copy()
-    if robot.floating:
-        q = normalised(q)
+    if robot.floating or robot.spherical:
+        q = unit_quaternions(robot, q)
     tau = np.array([law(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd, strict=True)]).reshape(len(t), n)
     if isinstance(engine, ClosedChainDynamics | FloatingDynamics):
         qdd, kinetic, potential = engine.outputs(q, qd, tau)

@@ -131,7 +131,8 @@ def distinct_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]
 class JointFrame:
     """A moving joint as URDF and Pinocchio describe it: its kind, its axis (unit, in its own frame), its frame's
     placement ``origin`` (4x4) in the frame of the joint ``parent`` (-1: the base), the ``body`` it carries (in its
-    frame), its viscous ``damping`` and armature, and ``where`` (how errors name it)."""
+    frame), its viscous ``damping`` and armature, and ``where`` (how errors name it). ``spherical``: a ball joint
+    (its axis then e_z: the frame is not turned, its quaternion is in the frame's own axes)."""
 
     name: str
     prismatic: bool
@@ -142,6 +143,7 @@ class JointFrame:
     damping: float
     where: str
     armature: float = 0.0
+    spherical: bool = False
 
 
 def manipulator_from_frames(frames: Sequence[JointFrame], *, name: str, description: str, gravity: Any,
@@ -188,7 +190,8 @@ def _link(frame: JointFrame, P: np.ndarray, body: Body, name: str, snap: bool, s
     """The row of a moving joint: placed by P (a DH row when it has that form), carrying ``body``."""
     mass, com, inertia = body.com_form()
     fields: dict[str, Any] = {
-        "joint": "P" if frame.prismatic else "R", "name": name, "mass": mass, "com": com.tolist(),
+        "joint": "S" if frame.spherical else "P" if frame.prismatic else "R", "name": name, "mass": mass,
+        "com": com.tolist(),
         "inertia": inertia.tolist(), "damping": frame.damping,
     }
     if frame.armature:

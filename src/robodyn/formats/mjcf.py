@@ -15,6 +15,13 @@ The robot is built by the shared frames builder (:mod:`robodyn.formats.frames`, 
 
 - ``hinge`` joints are revolute, ``slide`` joints prismatic; robodyn's q is MuJoCo's ``qpos`` (a joint with
   ``ref`` r is at its modelled pose when q = r), qd is ``qvel``, and the joints come in MuJoCo's order (its dofs).
+- ``ball`` joints are spherical (a link's ``joint`` S, :mod:`robodyn.model.joints`: Pinocchio's
+  ``JointModelSpherical``), turning about their anchor ``pos`` in the body's axes. Their 4 coordinates are
+  MuJoCo's quaternion reordered: MuJoCo's ``qpos`` holds it **w first (w, x, y, z), robodyn x, y, z, w**
+  (Pinocchio's order; :func:`from_mujoco` / :func:`to_mujoco` convert); their 3 velocities are ``qvel``'s as they
+  are, the angular velocity in the body's (child) frame, as Pinocchio's. Their ``damping`` and ``armature`` (one
+  value for the three dofs, as MJCF writes them) act on each velocity; the numeric engine
+  (:mod:`robodyn.numeric.floating`) handles them, the paths of one coordinate per joint refuse them.
 - A body with several joints is a chain of links, one per joint, in the body's joint order (MuJoCo applies them
   so), all but the last massless; each hinge turns about its anchor ``pos``.
 - A body without joints is welded to its parent: its inertia joins the nearest moving body above it (bodies
@@ -44,10 +51,11 @@ floating base), True requires a free joint, False drops free joints and fixes ea
 places it (at its ``qpos0``). Damping or armature on a free joint's degrees of freedom has no robodyn counterpart
 and is refused.
 
-Refused in one line naming the file, the body or joint and the field: ``ball`` joints; a second free joint, or a
-hinge or slide joint outside the free body's subtree; joint springs (``stiffness``), gravity compensation
-(``gravcomp``), tendon springs, damping or friction, and fluid forces (``<option density viscosity>``), which are
-passive forces robodyn does not model. A file MuJoCo does not compile is refused with MuJoCo's message on one line.
+Refused in one line naming the file, the body or joint and the field: a ball joint whose three dofs differ in
+damping or armature; a second free joint, or a hinge, slide or ball joint outside the free body's subtree; joint
+springs (``stiffness``), gravity compensation (``gravcomp``), tendon springs, damping or friction, and fluid forces
+(``<option density viscosity>``), which are passive forces robodyn does not model. A file MuJoCo does not compile
+is refused with MuJoCo's message on one line.
 
 :func:`to_mjcf` writes a robot (numeric, or with ``params``): per link a body at the numeric engine's joint frame
 (z along the joint axis) with a ``hinge`` or ``slide`` joint about z, its inertia as ``fullinertia`` about its
@@ -160,7 +168,7 @@ def _check_passive(model: Any, shown: str, frictionloss: str) -> None:
         if np.any(np.asarray(model.jnt_stiffness[j]) != 0):
             raise ModelError("a joint spring is not modelled by robodyn", file=shown, link=_where_joint(model, j),
                              field="stiffness")
-        if (model.jnt_type[j] in (_HINGE, _SLIDE) and model.dof_frictionloss[model.jnt_dofadr[j]] != 0
+        if (model.jnt_type[j] in (_HINGE, _SLIDE, _BALL) and model.dof_frictionloss[model.jnt_dofadr[j]] != 0
                 and frictionloss != "ignore"):
             raise ModelError("dry friction (MuJoCo solves it as a constraint) has no robodyn counterpart: "
                                  "read the file with frictionloss='ignore' to drop it", file=shown,
@@ -168,16 +176,20 @@ def _check_passive(model: Any, shown: str, frictionloss: str) -> None:
 
 
 def _joint_kinds(model: Any, shown: str, floating: bool | None) -> int | None:
-    """Refuse ball joints; the body of the file's free joint (the floating base), or None for a fixed base: free
-    joints dropped with ``floating=False`` (their bodies welded), refused where there are several or where a hinge
-    or slide joint lies outside the free body's subtree, required with ``floating=True``."""
+    """The body of the file's free joint (the floating base), or None for a fixed base: free joints dropped with
+    ``floating=False`` (their bodies welded), refused where there are several or where a hinge, slide or ball joint
+    lies outside the free body's subtree, required with ``floating=True``; a ball joint's dofs must share their
+    damping and armature (robodyn's link has one of each)."""
     free = None
     for j in range(model.njnt):
         kind = int(model.jnt_type[j])
         where = _where_joint(model, j)
         if kind == _BALL:
-            raise ModelError("a ball joint: robodyn reads hinge and slide joints only (spherical joints are not "
-                             "supported yet)", file=shown, link=where, field="type")
+            dofs = slice(int(model.jnt_dofadr[j]), int(model.jnt_dofadr[j]) + 3)
+            for field in ("damping", "armature"):
+                if np.ptp(np.asarray(getattr(model, f"dof_{field}")[dofs])) != 0:
+                    raise ModelError(f"a ball joint whose three dofs differ in {field}: robodyn's spherical joint has "
+                                     "one value for the three", file=shown, link=where, field=field)
         if kind != _FREE or floating is False:
             continue
         if free is not None:
@@ -217,14 +229,14 @@ def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, fric
         raise ModelError(f"floating must be None, True or False, got {type(floating).__name__}", file=shown)
     free = _joint_kinds(model, shown, floating)
     _check_passive(model, shown, frictionloss)
-    dropped = [_where_joint(model, j) for j in range(model.njnt) if model.jnt_type[j] in (_HINGE, _SLIDE)
+    dropped = [_where_joint(model, j) for j in range(model.njnt) if model.jnt_type[j] in (_HINGE, _SLIDE, _BALL)
                and model.dof_frictionloss[model.jnt_dofadr[j]] != 0]
     if dropped:
         warnings.warn(f"{shown}: dry friction (frictionloss) dropped at {len(dropped)} joints, {dropped[0]} first",
                       ModelWarning, stacklevel=2)
     frames, index, base = _frames(model, snap, free)
     if not frames and free is None:
-        raise ModelError("an MJCF model with no moving joint (hinge or slide)", file=shown)
+        raise ModelError("an MJCF model with no moving joint (hinge, slide or ball)", file=shown)
     gravity = [0.0, 0.0, 0.0] if model.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY else \
         [float(g) for g in model.opt.gravity]
     name = str(model.names[:model.names.index(b"\0")].decode()) if model.names else ""
@@ -251,11 +263,13 @@ def _frames(model: Any, snap: bool,
     MuJoCo moves a body's frame C by each of its joints in turn: a hinge (axis a, anchor p, reference r) by
     Trans(p) Rot(a, q - r) Trans(-p), a slide by Trans(a (q - r)). The joint's frame is C Trans(p) Rot(a, -r)
     (C Trans(-a r) for a slide), moving by Rot(a, q) (Trans(a q)) about its own origin; the body's frame, and the
-    next joint's C, is then the moving frame times Trans(-p) (a slide: itself). MuJoCo keeps a body's inertia in
-    principal axes (``body_iquat``, ``body_inertia``); turned back, entries below :data:`INERTIA_NOISE` times its
-    trace are the rounding of that turn and are read as 0 (``snap=True``), so that a product of inertia that is
-    0 in the file stays 0 in the program. With a free joint on body ``free``, that body's frame is the base frame
-    (MuJoCo's free joint sets it in the world: qpos), and the bodies welded to it make up the base's body."""
+    next joint's C, is then the moving frame times Trans(-p) (a slide: itself). A ball joint's frame is C Trans(p),
+    not turned (its quaternion is in the body's axes), moving by its rotation about its own origin, as a hinge.
+    MuJoCo keeps a body's inertia in principal axes (``body_iquat``, ``body_inertia``); turned back, entries below
+    :data:`INERTIA_NOISE` times its trace are the rounding of that turn and are read as 0 (``snap=True``), so that a
+    product of inertia that is 0 in the file stays 0 in the program. With a free joint on body ``free``, that body's
+    frame is the base frame (MuJoCo's free joint sets it in the world: qpos), and the bodies welded to it make up
+    the base's body."""
     where_of: dict[int, tuple[int, np.ndarray]] = {0: (-1, np.eye(4))}  # body -> (link, its frame in the link's)
     base = None if free is None else Body()
     records: list[dict[str, Any]] = []
@@ -268,11 +282,12 @@ def _frames(model: Any, snap: bool,
         for j in range(int(model.body_jntadr[b]), int(model.body_jntadr[b]) + int(model.body_jntnum[b])):
             if model.jnt_type[j] == _FREE:  # floating=False: welded where the file places it (its qpos0)
                 continue
-            axis = np.array(model.jnt_axis[j], dtype=float)
+            ball = model.jnt_type[j] == _BALL
+            axis = np.array([0.0, 0.0, 1.0] if ball else model.jnt_axis[j], dtype=float)
             axis /= np.linalg.norm(axis)
-            ref = float(model.qpos0[model.jnt_qposadr[j]])
+            ref = 0.0 if ball else float(model.qpos0[model.jnt_qposadr[j]])  # (a ball's qpos0: the identity)
             dof = int(model.jnt_dofadr[j])
-            if model.jnt_type[j] == _HINGE:
+            if model.jnt_type[j] in (_HINGE, _BALL):
                 anchor = np.array(model.jnt_pos[j], dtype=float)
                 origin = C @ homogeneous(_rotation_about(axis, -ref), anchor)
                 C = homogeneous(np.eye(3), -anchor)
@@ -281,7 +296,8 @@ def _frames(model: Any, snap: bool,
                 C = np.eye(4)
             index[j] = len(records)
             records.append({"name": _name(model, "joint", j) or f"joint{j}", "prismatic": bool(model.jnt_type[j]
-                            == _SLIDE), "axis": axis, "parent": link, "origin": origin, "where": _where_joint(model, j),
+                            == _SLIDE), "spherical": bool(ball), "axis": axis, "parent": link, "origin": origin,
+                            "where": _where_joint(model, j),
                             "damping": float(model.dof_damping[dof]), "armature": float(model.dof_armature[dof])})
             bodies.append(Body())
             link = len(records) - 1
@@ -355,6 +371,14 @@ def _vector(x: Any, length: int, what: str) -> np.ndarray:
     return out
 
 
+def _ball_quaternions(robot: Manipulator, q: np.ndarray, shift: int) -> np.ndarray:
+    """q with each spherical joint's quaternion rolled by ``shift`` (-1: MuJoCo's w, x, y, z to x, y, z, w)."""
+    for k in robot.spherical:
+        at = robot.idx_q(k)
+        q[at:at + 4] = np.roll(q[at:at + 4], shift)
+    return q
+
+
 def _base_rotation(quat_xyzw: np.ndarray) -> np.ndarray:
     x, y, z, w = quat_xyzw
     return _rotation((w, x, y, z))
@@ -362,10 +386,11 @@ def _base_rotation(quat_xyzw: np.ndarray) -> np.ndarray:
 
 def from_mujoco(robot: Manipulator, qpos: Any, qvel: Any = None, qacc: Any = None, qfrc: Any = None) -> State:
     """MuJoCo's ``qpos``, ``qvel``, ``qacc`` and a generalised force (``qfrc_*``) of a robot read by
-    :func:`read_mjcf` in robodyn's coordinates (the module docstring): the same numbers for a fixed base; for a
-    floating one the quaternion reordered (w, x, y, z -> x, y, z, w) and the base's linear velocity, acceleration
-    and force turned into the base frame (v = T^-1 v_mj, a = T^-1 (qacc - dT v), tau = T^T qfrc)."""
-    q = _vector(qpos, robot.nq, "qpos")
+    :func:`read_mjcf` in robodyn's coordinates (the module docstring): the same numbers for a fixed base, but each
+    ball joint's quaternion reordered (w, x, y, z -> x, y, z, w); for a floating one the base's quaternion reordered
+    too and the base's linear velocity, acceleration and force turned into the base frame (v = T^-1 v_mj,
+    a = T^-1 (qacc - dT v), tau = T^T qfrc)."""
+    q = _ball_quaternions(robot, _vector(qpos, robot.nq, "qpos"), -1)
     if not robot.floating:
         return State(q, *(None if x is None else _vector(x, robot.nv, name)
                           for x, name in ((qvel, "qvel"), (qacc, "qacc"), (qfrc, "qfrc"))))
@@ -388,7 +413,7 @@ def from_mujoco(robot: Manipulator, qpos: Any, qvel: Any = None, qacc: Any = Non
 
 def to_mujoco(robot: Manipulator, q: Any, v: Any = None, a: Any = None, tau: Any = None) -> State:
     """The inverse of :func:`from_mujoco`: robodyn's q, v, a, tau as MuJoCo's qpos, qvel, qacc and qfrc."""
-    qpos = _vector(q, robot.nq, "q")
+    qpos = _ball_quaternions(robot, _vector(q, robot.nq, "q"), 1)
     if not robot.floating:
         return State(qpos, *(None if x is None else _vector(x, robot.nv, name)
                              for x, name in ((v, "v"), (a, "a"), (tau, "tau"))))
@@ -433,6 +458,7 @@ def to_mjcf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     mujoco = _mujoco()
     if not isinstance(robot, Manipulator):
         raise TypeError(f"to_mjcf() expects a Manipulator, got {type(robot).__name__}")
+    robot.check_one_dof("to_mjcf")
     floats = bound_floats(robot, params)
     if any(floats.scalar(x) != 0 for x in (*robot.tip_force, *robot.tip_moment)):
         warnings.warn(f"{robot.name}: MJCF has no tip load; not written", ModelWarning, stacklevel=2)

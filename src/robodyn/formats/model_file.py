@@ -6,7 +6,7 @@
     convention: standard          # standard | modified | angeles (converted to modified here)
     gravity: [0, 0, -9.81]        # acceleration of gravity in the base frame, or [0, 0, -g]
     links:
-      - joint: R                  # R or P
+      - joint: R                  # R, P or S (spherical: nq 4, a unit quaternion x, y, z, w; nv 3)
         a: 0
         alpha: -pi/2
         d: 0.0                    # (angeles: b instead of d)
@@ -29,6 +29,11 @@
 
 A ``parent`` makes the arm a kinematic tree (:class:`~robodyn.model.Manipulator`): list each link after its
 parent; the row then describes the transform from the parent's frame.
+
+``joint: S`` (or ``spherical``) is a ball joint anywhere in the tree (:attr:`~robodyn.model.Link.spherical`): the
+row's frame with q = 0 (its ``theta``, ``d`` as offsets), turned about its origin by a unit quaternion (x, y, z,
+w), its velocity the angular velocity in the link's frame (Pinocchio's ``JointModelSpherical``). The numeric
+engine's inverse_dynamics, mass_matrix and forward_dynamics handle it; the other paths refuse it in one line.
 
 Optional top-level keys: ``description``, ``source``, ``notes``, ``tip_load`` (``force``,
 ``moment``), ``payload`` (``mass``, ``com``, ``inertia``), ``tool`` (4x4), ``couplings`` (coupled joints,
@@ -547,7 +552,7 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
         row = _require_mapping(row, "links", link=k)
         _check_keys(row, allowed, link=k, what="link")
         if "joint" not in row:
-            raise ModelError("missing (R or P)", link=k, field="joint")
+            raise ModelError("missing (R, P or S)", link=k, field="joint")
         fields = angeles_to_modified(row) if angeles else dict(row)
         parents.append(_file_parent(fields.pop("parent", k - 1), k))
         notes.append(_inertia_note(fields.pop("inertia_note", ""), k))

@@ -63,6 +63,7 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
     pin = _pinocchio()
     if not isinstance(robot, Manipulator):
         raise TypeError(f"to_pinocchio() expects a Manipulator, got {type(robot).__name__}")
+    robot.check_one_dof("to_pinocchio")
     if robot.couplings:
         raise ModelError(f"{robot.name}: to_pinocchio writes no couplings; build Pinocchio's mimic model from the URDF "
                          "(buildModelFromUrdf(path, mimic=True))")

@@ -581,6 +581,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
     from xml.etree import ElementTree as ET
 
+    robot.check_one_dof("to_urdf (URDF has no spherical joint)")
     if robot.loops or any(len(c.leaders) != 1 for c in robot.couplings):  # URDF: a tree and one-leader mimics
         raise ModelError(f"{robot.name}: URDF has no loop closures nor couplings of several leaders (a mimic "
                          "follows one joint): save a model file instead", field="loops")

@@ -13,6 +13,14 @@ configuration's update on its manifold (integrate, difference, neutral and rando
   first, as Pinocchio's). S is the 6 x 6 identity in the body frame. The configuration moves on SE(3):
   integrate(q, v, dt) = q (+) exp6(v dt) (the body-frame exponential, ``pinocchio.integrate`` for the free flyer),
   difference(q0, q1) = log6(M0^-1 M1) (``pinocchio.difference``).
+- ``spherical`` (S, a ball joint, Pinocchio's ``JointModelSpherical``, MuJoCo's ``ball``): nq = 4, nv = 3. The
+  configuration is the unit quaternion (x, y, z, w) of the child frame's orientation in the joint's frame at rest
+  (Pinocchio's order; MuJoCo's qpos holds w first), the velocity the angular velocity in the child frame, S =
+  [0; I3] (no translation: the rotation is about the joint frame's origin). The configuration moves on SO(3):
+  integrate(q, v, dt) = q (x) exp3(v dt), difference(q0, q1) = log3(R0^T R1).
+
+The manifold functions (:func:`integrate`, :func:`difference`, :func:`neutral`, :func:`random_configuration`,
+:func:`normalize`, :func:`is_normalized`) take the joint type as ``joint`` ("free", the default, or "S").
 
 Pure NumPy; every function takes one configuration (nq,) or a batch (N, nq) and answers with the same leading
 shape.
@@ -43,13 +51,16 @@ class JointType:
 REVOLUTE = JointType("revolute", 1, 1)
 PRISMATIC = JointType("prismatic", 1, 1)
 FREE = JointType("free", 7, 6)
-JOINT_TYPES = {"R": REVOLUTE, "P": PRISMATIC, "free": FREE}
+SPHERICAL = JointType("spherical", 4, 3)
+JOINT_TYPES = {"R": REVOLUTE, "P": PRISMATIC, "S": SPHERICAL, "free": FREE}
 
 
 def motion_subspace(joint: str) -> np.ndarray:
     """S of a joint type (6 x nv) in its own frame, rows (linear, angular)."""
     if joint == "free":
         return np.eye(6)
+    if joint == "S":
+        return np.vstack([np.zeros((3, 3)), np.eye(3)])
     S = np.zeros((6, 1))
     S[5 if joint == "R" else 2, 0] = 1.0
     return S
@@ -112,6 +123,32 @@ def _exp3_parts(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     return t, a, b, c
 
 
+def exp3(w: np.ndarray) -> np.ndarray:
+    """R = exp([w]x) of rotation vectors w (..., 3): I + a [w] + b [w]^2 (Rodrigues)."""
+    w = np.asarray(w, dtype=float)
+    _, a, b, _ = _exp3_parts(w)
+    W = skew(w)
+    return np.eye(3) + a[..., None, None] * W + b[..., None, None] * (W @ W)
+
+
+def _log3_parts(R: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(w, t, ts, small): the rotation vector w of rotations R (..., 3, 3) of angle t below pi (ts = t, 1 where
+    small: t below :data:`SMALL_ANGLE`, then the series)."""
+    R = np.asarray(R, dtype=float)
+    cos = np.clip((np.trace(R, axis1=-2, axis2=-1) - 1) / 2, -1.0, 1.0)
+    t = np.arccos(cos)
+    small = t < SMALL_ANGLE
+    ts = np.where(small, 1.0, t)
+    factor = np.where(small, 0.5 + t * t / 12, ts / (2 * np.sin(ts)))
+    vee = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], -1)
+    return factor[..., None] * vee, t, ts, small
+
+
+def log3(R: np.ndarray) -> np.ndarray:
+    """The rotation vector w (..., 3) with exp3(w) = R, for rotations of angle below pi."""
+    return _log3_parts(R)[0]
+
+
 def exp6(nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(R, p) = exp of twists nu (..., 6) = (v, omega): R = exp3(omega), p = V(omega) v, V = I + b [w] + c [w]^2."""
     nu = np.asarray(nu, dtype=float)
@@ -127,14 +164,7 @@ def exp6(nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def log6(R: np.ndarray, p: np.ndarray) -> np.ndarray:
     """The twist (v, omega) (..., 6) with exp6 = (R, p), for rotations of angle below pi."""
-    R = np.asarray(R, dtype=float)
-    cos = np.clip((np.trace(R, axis1=-2, axis2=-1) - 1) / 2, -1.0, 1.0)
-    t = np.arccos(cos)
-    small = t < SMALL_ANGLE
-    ts = np.where(small, 1.0, t)
-    factor = np.where(small, 0.5 + t * t / 12, ts / (2 * np.sin(ts)))
-    vee = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], -1)
-    w = factor[..., None] * vee
+    w, t, ts, small = _log3_parts(R)
     W = skew(w)
     # V^-1 = I - W/2 + (1/t^2)(1 - (t sin t) / (2 (1 - cos t))) W^2
     d = np.where(small, 1 / 12 + t * t / 720, (1 - ts * np.sin(ts) / (2 * (1 - np.cos(ts)))) / ts**2)
@@ -156,54 +186,90 @@ def free_configuration(R: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.concatenate([np.asarray(p, dtype=float), matrix_quaternion(R)], -1)
 
 
-def integrate(q: np.ndarray, v: np.ndarray, dt: float = 1.0) -> np.ndarray:
-    """q (+) v dt on SE(3): the pose M(q) exp6(v dt) (v the body-frame twist), as ``pinocchio.integrate``."""
+def _turned(quat: np.ndarray, R1: np.ndarray) -> np.ndarray:
+    """The quaternion (x, y, z, w) of rotations R1 (..., 3, 3), in the hemisphere of ``quat`` (the same rotation)."""
+    out = matrix_quaternion(R1)
+    sign = np.where(np.sum(out * np.asarray(quat, dtype=float), axis=-1) < 0, -1.0, 1.0)
+    return out * sign[..., None]
+
+
+def _quaternion_slice(joint: str) -> slice:
+    """Where a joint type's configuration holds its quaternion: q[3:7] for the free joint, q[0:4] for "S"."""
+    if joint == "free":
+        return slice(3, 7)
+    if joint == "S":
+        return slice(0, 4)
+    raise ValueError(f"joint must be 'free' or 'S' (the joints with a quaternion), got {joint!r}")
+
+
+def integrate(q: np.ndarray, v: np.ndarray, dt: float = 1.0, joint: str = "free") -> np.ndarray:
+    """q (+) v dt on the joint's manifold, as ``pinocchio.integrate``: for the free joint (the default) the pose
+    M(q) exp6(v dt) (v the body-frame twist), for a spherical one ("S") the rotation R(q) exp3(v dt) (v the angular
+    velocity in the child frame)."""
+    _quaternion_slice(joint)
+    q = np.asarray(q, dtype=float)
+    if joint == "S":
+        R = quaternion_matrix(q)
+        return _turned(q, R @ exp3(np.asarray(v, dtype=float) * dt))
     R, p = free_transform(q)
     dR, dp = exp6(np.asarray(v, dtype=float) * dt)
-    R1 = R @ dR
     p1 = p + np.einsum("...ij,...j->...i", R, dp)
-    quat = matrix_quaternion(R1)
-    # keep the hemisphere of the input quaternion (the rotation is the same)
-    sign = np.where(np.sum(quat * np.asarray(q, dtype=float)[..., 3:7], axis=-1) < 0, -1.0, 1.0)
-    return np.concatenate([p1, quat * sign[..., None]], -1)
+    return np.concatenate([p1, _turned(q[..., 3:7], R @ dR)], -1)
 
 
-def difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
-    """The body-frame twist v with integrate(q0, v) = q1: log6(M0^-1 M1), as ``pinocchio.difference``."""
+def difference(q0: np.ndarray, q1: np.ndarray, joint: str = "free") -> np.ndarray:
+    """v with integrate(q0, v) = q1, as ``pinocchio.difference``: log6(M0^-1 M1) (the body-frame twist) for the free
+    joint, log3(R0^T R1) (the angular velocity in the child frame) for a spherical one ("S")."""
+    _quaternion_slice(joint)
+    if joint == "S":
+        R0t = np.swapaxes(quaternion_matrix(q0), -1, -2)
+        return log3(R0t @ quaternion_matrix(q1))
     R0, p0 = free_transform(q0)
     R1, p1 = free_transform(q1)
     R0t = np.swapaxes(R0, -1, -2)
     return log6(R0t @ R1, np.einsum("...ij,...j->...i", R0t, p1 - p0))
 
 
-def neutral() -> np.ndarray:
-    """The identity pose: (0, 0, 0, 0, 0, 0, 1)."""
-    return np.array([0.0, 0, 0, 0, 0, 0, 1])
+def neutral(joint: str = "free") -> np.ndarray:
+    """The identity: (0, 0, 0, 0, 0, 0, 1) for the free joint, (0, 0, 0, 1) for a spherical one ("S")."""
+    _quaternion_slice(joint)
+    return np.array([0.0, 0, 0, 1]) if joint == "S" else np.array([0.0, 0, 0, 0, 0, 0, 1])
 
 
-def random_configuration(rng: np.random.Generator, size: int | None = None, box: float = 1.0) -> np.ndarray:
-    """Positions uniform in [-box, box]^3 and quaternions uniform on SO(3) (normalised Gaussians, w >= 0)."""
-    shape: tuple[int, ...] = () if size is None else (size,)
-    p = rng.uniform(-box, box, (*shape, 3))
+def _random_quaternion(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Unit quaternions (x, y, z, w) (*shape, 4) uniform on SO(3): normalised Gaussians, w >= 0."""
     quat = rng.standard_normal((*shape, 4))
     quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
     quat *= np.where(quat[..., 3:] < 0, -1.0, 1.0)
-    return np.concatenate([p, quat], -1)
+    return quat
 
 
-def normalize(q: np.ndarray) -> np.ndarray:
+def random_configuration(rng: np.random.Generator, size: int | None = None, box: float = 1.0,
+                         joint: str = "free") -> np.ndarray:
+    """Quaternions uniform on SO(3) (normalised Gaussians, w >= 0), after positions uniform in [-box, box]^3 for the
+    free joint (the default); the quaternion alone for a spherical one ("S")."""
+    _quaternion_slice(joint)
+    shape: tuple[int, ...] = () if size is None else (size,)
+    if joint == "S":
+        return _random_quaternion(rng, shape)
+    p = rng.uniform(-box, box, (*shape, 3))
+    return np.concatenate([p, _random_quaternion(rng, shape)], -1)
+
+
+def normalize(q: np.ndarray, joint: str = "free") -> np.ndarray:
     """q with its quaternion scaled to unit length."""
+    part = _quaternion_slice(joint)
     q = np.array(q, dtype=float)
-    q[..., 3:7] /= np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    q[..., part] /= np.linalg.norm(q[..., part], axis=-1, keepdims=True)
     return q
 
 
-def is_normalized(q: Any, tolerance: float = NORM_TOLERANCE) -> bool:
+def is_normalized(q: Any, tolerance: float = NORM_TOLERANCE, joint: str = "free") -> bool:
     """True where every configuration's quaternion has unit length within ``tolerance``."""
-    quat = np.asarray(q, dtype=float)[..., 3:7]
+    quat = np.asarray(q, dtype=float)[..., _quaternion_slice(joint)]
     return bool(np.all(np.abs(np.linalg.norm(quat, axis=-1) - 1) <= tolerance))
 
 
-__all__ = ["FREE", "JOINT_TYPES", "PRISMATIC", "REVOLUTE", "JointType", "difference", "exp6", "free_configuration",
-           "free_transform", "integrate", "is_normalized", "log6", "matrix_quaternion", "motion_subspace",
-           "neutral", "normalize", "quaternion_matrix", "random_configuration", "skew"]
+__all__ = ["FREE", "JOINT_TYPES", "PRISMATIC", "REVOLUTE", "SPHERICAL", "JointType", "difference", "exp3", "exp6",
+           "free_configuration", "free_transform", "integrate", "is_normalized", "log3", "log6", "matrix_quaternion",
+           "motion_subspace", "neutral", "normalize", "quaternion_matrix", "random_configuration", "skew"]

@@ -30,6 +30,12 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
   (a drone). The numeric engine (:mod:`robodyn.numeric.floating`), ``rd.simulate`` and the programs of
   :mod:`robodyn.program.floating` (``rd.compile``, the generated code) handle a floating robot; the symbolic
   derivations refuse it in one line (:meth:`Manipulator.check_fixed_base`).
+- A link's ``joint`` S is a spherical joint (:attr:`Link.spherical`; nq 4: a unit quaternion (x, y, z, w), nv 3:
+  the angular velocity in the child frame), anywhere in the tree, on a fixed or a floating base: q and v then hold
+  each link's coordinates in link order (:meth:`Manipulator.idx_q`, :meth:`Manipulator.idx_v`). The numeric
+  engine's inverse_dynamics, mass_matrix and forward_dynamics (:mod:`robodyn.numeric.floating`) and ``rd.simulate``
+  handle it; every path that takes one coordinate per link refuses it in one line
+  (:meth:`Manipulator.check_one_dof`).
 """
 
 from __future__ import annotations
@@ -236,6 +242,10 @@ class Manipulator:
                 field="convention",
             )
         link_names = [link.name for link in links]
+        spherical = next((k for k, link in enumerate(links) if link.spherical), None)
+        if spherical is not None and (self.couplings or self.loops):
+            raise ModelError("a spherical joint in a robot with couplings or loops is not handled so far",
+                             link=spherical + 1, field="joint")
         object.__setattr__(self, "loops", check_loops(self.loops, link_names, self.parents))
         object.__setattr__(self, "actuated", check_actuated(self.actuated, link_names))
         couplings, implicit = eliminate_loops(links, self.convention, self.parents, self.loops, self.actuated,
@@ -305,18 +315,54 @@ class Manipulator:
     def nv(self) -> int:
         """Number of independent coordinates: the length of q, qd, qdd and tau at every public API (``n`` less
         the coupled joints; ``n`` for a robot without :attr:`couplings`); a floating robot's 6 base velocities
-        come first (then q has :attr:`nq` entries)."""
-        return self.n - len(self.couplings) - len(self.passive) + (6 if self.floating else 0)
+        come first (then q has :attr:`nq` entries), and a spherical joint has 3."""
+        return (self.n - len(self.couplings) - len(self.passive) + (6 if self.floating else 0)
+                + 2 * len(self.spherical))
 
     @property
     def nq(self) -> int:
         """The length of q: :attr:`nv`, plus one for a floating robot (its base's 7 coordinates: position, then
-        the unit quaternion (x, y, z, w); :mod:`robodyn.model.joints`)."""
-        return self.nv + (1 if self.floating else 0)
+        the unit quaternion (x, y, z, w); :mod:`robodyn.model.joints`) and one per spherical joint (4 coordinates,
+        3 velocities)."""
+        return self.nv + (1 if self.floating else 0) + len(self.spherical)
+
+    @property
+    def spherical(self) -> tuple[int, ...]:
+        """The links with a spherical joint (0-based, in link order; :attr:`Link.spherical`)."""
+        return tuple(k for k, link in enumerate(self.links) if link.spherical)
+
+    def idx_q(self, k: int) -> int:
+        """Where link k's coordinates start in q (Pinocchio's ``idx_q``): after the floating base's 7 and the
+        independent links listed before it (1 each, 4 for a spherical joint)."""
+        return self._start(k, 7, 4)
+
+    def idx_v(self, k: int) -> int:
+        """Where link k's velocities start in v (Pinocchio's ``idx_v``): after the floating base's 6 and the
+        independent links listed before it (1 each, 3 for a spherical joint)."""
+        return self._start(k, 6, 3)
+
+    def _start(self, k: int, base: int, spherical: int) -> int:
+        independent = self.independent
+        if k not in independent:
+            raise ValueError(f"{self.name}: link {self.label(k) if 0 <= k < self.n else k} has no coordinate of its "
+                             "own (coupled, passive, or no such link)")
+        return (base if self.floating else 0) + sum(spherical if self.links[j].spherical else 1
+                                                    for j in independent if j < k)
+
+    def check_one_dof(self, what: str = "this path") -> None:
+        """Nothing when every joint has one coordinate; for a robot with a spherical joint the one-line
+        :class:`ModelError` of every path that takes one coordinate per link (``what`` names the path)."""
+        spherical = self.spherical
+        if spherical:
+            raise ModelError(f"{self.name}: link {self.label(spherical[0])!r} has a spherical joint: not handled by "
+                             f"{what} so far (robodyn.numeric's inverse_dynamics, mass_matrix and forward_dynamics "
+                             "and rd.simulate handle it)")
 
     def check_fixed_base(self) -> None:
-        """Nothing for a fixed base; for a floating one the one-line :class:`ModelError` of every path that does not
-        handle it (symbolic derivation, the base-parameter and identification paths, ...)."""
+        """Nothing for a fixed base of one-coordinate joints; for a floating one (or one with a spherical joint,
+        :meth:`check_one_dof`) the one-line :class:`ModelError` of every path that does not handle it (symbolic
+        derivation, the base-parameter and identification paths, the recursions' programs, ...)."""
+        self.check_one_dof("the symbolic paths, the programs and identification")
         if self.floating:
             raise ModelError(f"{self.name}: floating base: not handled here so far (robodyn.numeric, rd.simulate and "
                              "rd.compile's programs handle it)")

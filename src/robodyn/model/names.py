@@ -143,6 +143,7 @@ def q_from(robot: Manipulator, state: object, default: float | None = None, *, f
     (lists ``name`` and ``position``; ``field="velocity"`` reads qd, ``"effort"`` tau). A joint that ``state``
     does not name takes ``default``, or is an error when there is none; a name that is not a joint's is an error
     unless ``ignore_unknown`` (a message about joints the robot locked or does not have)."""
+    robot.check_one_dof("q_from (one value per joint)")
     every = joint_names(robot)
     names = [every[k] for k in robot.independent]
     index = {name: k for k, name in enumerate(names)}
@@ -172,6 +173,7 @@ def q_from(robot: Manipulator, state: object, default: float | None = None, *, f
 def named(robot: Manipulator, q: Any) -> dict[str, float]:
     """``q`` (one number per independent joint, the robot's order) as a dict of joint name to value, in the robot's
     order."""
+    robot.check_one_dof("named (one value per joint)")
     every = joint_names(robot)
     names = [every[k] for k in robot.independent]
     if isinstance(q, (str, bytes, Mapping)):

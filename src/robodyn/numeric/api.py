@@ -108,7 +108,8 @@ def inverse_dynamics(
     (:func:`robodyn.numeric.kinematics.external_torques`; ``robot`` must then be a Manipulator).
 
     A floating robot (``rd.load(path, floating=True)``) takes q of length ``robot.nq`` and qd, qdd of length
-    ``robot.nv`` and gives the base wrench then the joint torques (:mod:`robodyn.numeric.floating`).
+    ``robot.nv`` and gives the base wrench then the joint torques (:mod:`robodyn.numeric.floating`); so does a robot
+    with spherical joints (its base fixed or floating: each spherical joint's 4 coordinates in q, 3 in qd, qdd, tau).
     """
     try:
         model = compile_model(robot, params)
@@ -135,9 +136,11 @@ def inverse_dynamics(
 
 
 def _no_fext(robot: Robot, fext: np.ndarray | None) -> None:
-    """A floating robot's (or one with implicit loops') external wrench is refused (not handled yet)."""
+    """A floating robot's (or one with spherical joints' or implicit loops') external wrench is refused (not handled
+    yet)."""
     if fext is not None:
-        what = "floating base" if getattr(robot, "floating", False) else "implicit loops"
+        what = ("floating base" if getattr(robot, "floating", False) else "spherical joint"
+                if getattr(robot, "spherical", ()) else "implicit loops")
         raise ModelError(f"{robot.name}: {what}: fext is not handled yet")
 
 

@@ -8,6 +8,15 @@ base rows of the inverse dynamics are the wrench (force; torque about the base o
 frame, as ``pinocchio.rnea``. A robot with coupled joints takes its independent joints' coordinates after the
 base's (:mod:`robodyn.numeric.couplings`).
 
+Spherical joints (a link's ``joint`` S, :mod:`robodyn.model.joints`: nq 4, the unit quaternion (x, y, z, w); nv 3,
+the angular velocity in the child frame) run here too, anywhere in the tree, on a floating base or a fixed one (no
+base columns then: q and v are the joints' alone): each joint carries its columns of S in the world frame (three
+for a spherical joint, (o x R e_k; R e_k), R its child frame's orientation), the recursions sum a body's columns
+and project on each; the joints' damping and armature act on each of a spherical joint's three velocities. Their
+forward dynamics is the Cholesky solve (the articulated-body algorithm here takes 1-dof joints); Coulomb friction
+on a spherical joint, couplings and loops with one are refused. A tree of revolute and prismatic joints keeps its
+arrays and operations unchanged.
+
 The tree's geometry and bodies are the numeric engine's (:mod:`robodyn.numeric.model`: its joint frames,
 :func:`robodyn.numeric.kinematics.joint_frames`, relative to the base, and each body's m, m c, I_o about its
 joint frame origin); the recursions run on spatial vectors in the world frame (Featherstone's "ground frame"
@@ -32,6 +41,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -39,11 +49,11 @@ import numpy as np
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.floats import bound_floats
-from robodyn.model.joints import free_transform, is_normalized, skew
+from robodyn.model.joints import free_transform, is_normalized, quaternion_matrix, skew
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric import couplings
 from robodyn.numeric.kane import NumpyOps
-from robodyn.numeric.kinematics import joint_frames
+from robodyn.numeric.kinematics import Frames, joint_frames
 from robodyn.numeric.model import NumericModel, Params, _params_key, compile_model
 from robodyn.recursions.arm import coulomb_scalars, joint_friction
 
@@ -51,7 +61,9 @@ from robodyn.recursions.arm import coulomb_scalars, joint_friction
 @dataclass(frozen=True)
 class FloatingModel:
     """A floating robot as floats: its tree (the fixed-base robot's :class:`NumericModel`, None without links), its
-    base body (mass, first moment m c and inertia about the base origin, in the base frame) and gravity (world)."""
+    base body (mass, first moment m c and inertia about the base origin, in the base frame) and gravity (world).
+    ``floating`` False: a fixed base (a robot with spherical joints), no base columns; ``spherical``: the tree's
+    spherical joints (the tree's arrays hold each as the revolute joint of its frame at rest)."""
 
     name: str
     tree: NumericModel | None
@@ -59,6 +71,8 @@ class FloatingModel:
     base_first_moment: np.ndarray
     base_inertia: np.ndarray
     gravity: np.ndarray
+    floating: bool = True
+    spherical: tuple[int, ...] = ()
 
     @property
     def n(self) -> int:
@@ -66,32 +80,66 @@ class FloatingModel:
         return 0 if self.tree is None else self.tree.n
 
     @property
+    def nb(self) -> int:
+        """The base's velocities: 6 floating, 0 fixed (its coordinates: 7 or 0, :attr:`nqb`)."""
+        return 6 if self.floating else 0
+
+    @property
+    def nqb(self) -> int:
+        return 7 if self.floating else 0
+
+    @cached_property
+    def widths(self) -> tuple[int, ...]:
+        """The tree joints' velocities: 3 for a spherical joint, else 1."""
+        return tuple(3 if i in self.spherical else 1 for i in range(self.n))
+
+    @cached_property
+    def v_start(self) -> np.ndarray:
+        """Where each tree joint's velocities start among the tree's (column indices of S)."""
+        return np.concatenate([[0], np.cumsum(self.widths)[:-1]]).astype(int) if self.n else np.zeros(0, int)
+
+    @cached_property
+    def q_start(self) -> np.ndarray:
+        """Where each tree joint's coordinates start among the tree's (4 for a spherical joint)."""
+        sizes = [4 if w == 3 else 1 for w in self.widths]
+        return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int) if self.n else np.zeros(0, int)
+
+    def columns(self, i: int) -> range:
+        """Tree joint i's columns (its velocities among the tree's)."""
+        return range(int(self.v_start[i]), int(self.v_start[i]) + self.widths[i])
+
+    @property
     def nv(self) -> int:
-        return 6 + (0 if self.tree is None else self.tree.nv)
+        return self.nb + (0 if self.tree is None else self.tree.nv + 2 * len(self.spherical))
 
     @property
     def nq(self) -> int:
-        return self.nv + 1
+        return self.nv + (1 if self.floating else 0) + len(self.spherical)
 
 
 _CACHE: PerRobotCache[FloatingModel] = PerRobotCache(16)
 
 
-def floating_model(robot: Manipulator, params: Params | None = None) -> FloatingModel:
-    """The :class:`FloatingModel` of a floating ``robot`` with ``params`` bound, compiled once and cached."""
-    if not isinstance(robot, Manipulator) or not robot.floating:
+def floating_model(robot: Manipulator, params: Params | None = None, *, multi_dof: bool = False) -> FloatingModel:
+    """The :class:`FloatingModel` of a floating ``robot`` with ``params`` bound, compiled once and cached.
+    ``multi_dof``: the caller handles spherical joints (then a fixed-base robot with one is taken too); otherwise a
+    robot with one is refused in one line (:meth:`~robodyn.model.manipulator.Manipulator.check_one_dof`)."""
+    if not isinstance(robot, Manipulator) or not (robot.floating or (multi_dof and robot.spherical)):
         raise ModelError(f"{getattr(robot, 'name', robot)}: not a floating robot (load it with floating=True)")
+    if not multi_dof:
+        robot.check_one_dof("this function")
     return _CACHE.get(robot, _params_key(params), lambda: _build(robot, params))
 
 
 def _build(robot: Manipulator, params: Params | None) -> FloatingModel:
     if np.any(bound_floats(robot, params).array((*robot.tip_force, *robot.tip_moment), (6,))):
-        raise ModelError(f"{robot.name}: floating base: a tip load is not handled yet", field="tip_force")
+        raise ModelError(f"{robot.name}: {'floating base' if robot.floating else 'spherical joint'}: a tip load is "
+                         "not handled yet", field="tip_force")
     tree = None
     if robot.n:
         with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
             warnings.simplefilter("ignore", ModelWarning)
-            fixed = robot.replace(floating=False, base=None)
+            fixed = robot.replace(floating=False, base=None, links=_at_rest(robot))
         tree = compile_model(fixed, params)
     floats = bound_floats(robot, params)
     m, h, J = 0.0, np.zeros(3), np.zeros((3, 3))
@@ -101,7 +149,18 @@ def _build(robot: Manipulator, params: Params | None) -> FloatingModel:
         Jc = floats.array(robot.base.inertia, (3, 3))
         h = m * c
         J = Jc + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
-    return FloatingModel(robot.name, tree, float(m), h, J, floats.array(robot.gravity, (3,)))
+    return FloatingModel(robot.name, tree, float(m), h, J, floats.array(robot.gravity, (3,)), robot.floating,
+                         robot.spherical)
+
+
+def _at_rest(robot: Manipulator) -> tuple[Any, ...]:
+    """The links, each spherical joint as the revolute joint of its frame at rest (the tree's geometry and bodies;
+    :func:`_frames` turns the frame by the quaternion); Coulomb friction on one refused."""
+    for k in robot.spherical:
+        if robot.links[k].has_coulomb:
+            raise ModelError(f"{robot.name}: Coulomb friction on a spherical joint is not handled", link=k + 1,
+                             field="coulomb")
+    return tuple(link.replace(joint="R") if link.spherical else link for link in robot.links)
 
 
 # -- states ---------------------------------------------------------------------------------------------
@@ -113,20 +172,29 @@ def _states(model: FloatingModel, q: Any, *rates: Any) -> tuple[bool, np.ndarray
     sizes = [model.nq] + [model.nv] * len(rates)
     for a, size, what in zip(arrays, sizes, ["q", *["v"] * len(rates)], strict=True):
         if a.ndim not in (1, 2) or a.shape[-1] != size:
-            raise ValueError(f"{what} of the floating robot {model.name!r} must have shape ({size},) or (N, {size}) "
-                             f"(nq = {model.nq}: position, quaternion (x, y, z, w), joints; nv = {model.nv}), "
-                             f"got {a.shape}")
+            base = "position, quaternion (x, y, z, w), " if model.floating else ""
+            quaternions = ", 4 per spherical joint" if model.spherical else ""
+            raise ValueError(f"{what} of the robot {model.name!r} must have shape ({size},) or (N, {size}) "
+                             f"(nq = {model.nq}: {base}joints{quaternions}; nv = {model.nv}), got {a.shape}")
     single = all(a.ndim == 1 for a in arrays)
     N = max(a.shape[0] if a.ndim == 2 else 1 for a in arrays)
     out = [np.broadcast_to(np.atleast_2d(a), (N, a.shape[-1])) for a in arrays]
-    if not is_normalized(out[0], 1e-6):
+    if model.floating and not is_normalized(out[0], 1e-6):
         raise ValueError(f"the base quaternion (q[3:7], order x, y, z, w) of {model.name!r} is not of unit length")
+    for i in model.spherical:
+        start = model.nqb + int(model.q_start[i])
+        if not is_normalized(out[0][:, start:start + 4], 1e-6, joint="S"):
+            raise ValueError(f"the quaternion of spherical joint {i + 1} (q[{start}:{start + 4}], order x, y, z, w) of "
+                             f"{model.name!r} is not of unit length")
     return single, out[0], out[1:]
 
 
 def _tree_rate(model: FloatingModel, x: np.ndarray) -> np.ndarray:
-    """The tree joints' rates (N, n) of the independent ones after the base's six."""
-    return couplings.rate(model.tree, x[:, 6:]) if model.tree is not None else np.zeros((x.shape[0], 0))
+    """The tree joints' rates (N, n) of the independent ones after the base's six (with spherical joints: their
+    columns' rates, 3 per spherical joint)."""
+    if model.tree is None:
+        return np.zeros((x.shape[0], 0))
+    return x[:, model.nb:] if model.spherical else couplings.rate(model.tree, x[:, 6:])
 
 
 def _project(model: FloatingModel, tau: np.ndarray) -> np.ndarray:
@@ -151,8 +219,9 @@ def _project_matrix(model: FloatingModel, M: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class _World:
     """Per body b (0 the base, 1 + i link i): spatial inertia ``inertia`` (N, nb, 6, 6) about the world origin, joint
-    columns ``S`` (N, n, 6) and the base's ``Sb`` (N, 6, 6), in the world frame, (linear, angular) rows; the base's
-    pose ``Rb`` (N, 3, 3), ``pb`` (N, 3) and the joint frames' ``R`` (N, n, 3, 3), ``o`` (N, n, 3) in the world."""
+    columns ``S`` (N, nc, 6) (one per tree velocity: n without spherical joints) and the base's ``Sb`` (N, 6, 6; 6 x 0
+    for a fixed base), in the world frame, (linear, angular) rows; the base's pose ``Rb`` (N, 3, 3), ``pb`` (N, 3)
+    and the joint frames' ``R`` (N, n, 3, 3), ``o`` (N, n, 3) in the world."""
 
     inertia: np.ndarray
     S: np.ndarray
@@ -188,32 +257,84 @@ def _world_body(m: np.ndarray, h_local: np.ndarray, J_local: np.ndarray, R: np.n
 
 
 def _world(model: FloatingModel, q: np.ndarray) -> _World:
-    Rb, pb = free_transform(q[:, :7])
     N = q.shape[0]
-    Sb = np.zeros((N, 6, 6))  # base columns: (R e_k; 0) and (p x R e_k; R e_k)
-    Sb[:, :3, :3] = Rb
-    Sb[:, 3:, 3:] = Rb
-    Sb[:, :3, 3:] = skew(pb) @ Rb
+    if model.floating:
+        Rb, pb = free_transform(q[:, :7])
+    else:
+        Rb, pb = np.broadcast_to(np.eye(3), (N, 3, 3)), np.zeros((N, 3))
+    Sb = np.zeros((N, 6, model.nb))  # base columns: (R e_k; 0) and (p x R e_k; R e_k)
+    if model.floating:
+        Sb[:, :3, :3] = Rb
+        Sb[:, 3:, 3:] = Rb
+        Sb[:, :3, 3:] = skew(pb) @ Rb
     inertia = _world_body(np.array([model.base_mass]), model.base_first_moment[None], model.base_inertia[None],
                           Rb[:, None], pb[:, None])
-    S = np.zeros((N, model.n, 6))
+    S = np.zeros((N, model.n + 2 * len(model.spherical), 6))
     R, o = np.zeros((N, model.n, 3, 3)), np.zeros((N, model.n, 3))
     parent: tuple[int, ...] = ()
     tree = model.tree
     if tree is not None:
-        q_tree = couplings.position(tree, q[:, 7:])
-        frames = joint_frames(tree, q_tree)
+        frames = _frames(model, q[:, model.nqb:])
         R = Rb[:, None] @ frames.R
         o = pb[:, None] + np.einsum("nij,nkj->nki", Rb, frames.o)
         z = R[..., :, 2]
-        revolute = tree.revolute.astype(bool)
-        S[:, revolute, :3] = _cross(o[:, revolute], z[:, revolute])  # a revolute joint: (o x z; z)
-        S[:, revolute, 3:] = z[:, revolute]
-        S[:, ~revolute, :3] = z[:, ~revolute]  # a prismatic one: (z; 0)
+        if model.spherical:
+            _spherical_columns(model, S, R, o, z)
+        else:
+            revolute = tree.revolute.astype(bool)
+            S[:, revolute, :3] = _cross(o[:, revolute], z[:, revolute])  # a revolute joint: (o x z; z)
+            S[:, revolute, 3:] = z[:, revolute]
+            S[:, ~revolute, :3] = z[:, ~revolute]  # a prismatic one: (z; 0)
         links = _world_body(np.asarray(tree.mass, dtype=float), tree.first_moment, tree.inertia_origin, R, o)
         inertia = np.concatenate([inertia, links], 1)
         parent = tuple(p + 1 for p in tree.parent)
     return _World(inertia, S, Sb, parent, Rb, pb, R, o)
+
+
+def _spherical_columns(model: FloatingModel, S: np.ndarray, R: np.ndarray, o: np.ndarray, z: np.ndarray) -> None:
+    """S (N, nc, 6) of a tree with spherical joints, filled in place: a revolute joint's (o x z; z), a prismatic
+    one's (z; 0), a spherical one's three, about its child frame's axes R e_k through o: (o x R e_k; R e_k)."""
+    assert model.tree is not None
+    for i, at in enumerate(model.v_start):
+        if i in model.spherical:
+            axes = np.swapaxes(R[:, i], 1, 2)
+            S[:, at:at + 3, :3] = _cross(o[:, i, None], axes)
+            S[:, at:at + 3, 3:] = axes
+        elif model.tree.revolute[i]:
+            S[:, at, :3] = _cross(o[:, i], z[:, i])
+            S[:, at, 3:] = z[:, i]
+        else:
+            S[:, at, :3] = z[:, i]
+
+
+def _frames(model: FloatingModel, q_tree: np.ndarray) -> Frames:
+    """The tree's joint frames relative to the base (:func:`~robodyn.numeric.kinematics.joint_frames`), a spherical
+    joint's frame at rest turned by its quaternion."""
+    tree = model.tree
+    assert tree is not None
+    if not model.spherical:
+        return joint_frames(tree, couplings.position(tree, q_tree))
+    angles = np.zeros((q_tree.shape[0], model.n))
+    turns = {}
+    for i, start in enumerate(model.q_start):
+        if i in model.spherical:
+            turns[i] = quaternion_matrix(q_tree[:, start:start + 4])
+        else:
+            angles[:, i] = q_tree[:, start]
+    return joint_frames(tree, angles, turns)
+
+
+def _body_rates(model: FloatingModel, w: _World, x: np.ndarray) -> np.ndarray:
+    """Per tree joint the motion S_i x_i (N, n, 6) of its columns' rates x (N, nc)."""
+    Sx = w.S * x[:, :, None]
+    return np.add.reduceat(Sx, model.v_start, axis=1) if model.spherical else Sx
+
+
+def _joint_forces(model: FloatingModel, w: _World, i: int, F: np.ndarray) -> np.ndarray:
+    """S_i^T F (N, width) of tree joint i's columns and a force F (N, 6)."""
+    if model.widths[i] == 1:
+        return np.einsum("nk,nk->n", w.S[:, model.v_start[i]], F)[:, None]
+    return np.einsum("nck,nk->nc", w.S[:, model.columns(i)], F)
 
 
 _NEXT, _LAST = [1, 2, 0], [2, 0, 1]
@@ -255,8 +376,8 @@ def _velocities(model: FloatingModel, w: _World, v: np.ndarray, qd: np.ndarray) 
                                                                                       list[np.ndarray]]:
     """(V, c) per body (N, 6) each: the spatial velocity V_b and the velocity product c_b = V_b x S_b qd_b (zero for
     the base: V_0 x V_0)."""
-    V = [_mv(w.Sb, v[:, :6])]
-    vJ = w.S * qd[:, :, None]
+    V = [_mv(w.Sb, v[:, :model.nb])]
+    vJ = _body_rates(model, w, qd)
     for i in range(model.n):
         V.append(V[w.parent[i]] + vJ[:, i])
     c = np.zeros((v.shape[0], model.n + 1, 6))
@@ -268,24 +389,33 @@ def _velocities(model: FloatingModel, w: _World, v: np.ndarray, qd: np.ndarray) 
 def _accelerations(model: FloatingModel, w: _World, a: np.ndarray, qdd: np.ndarray, c: list[np.ndarray],
                    a_g: np.ndarray) -> list[np.ndarray]:
     """A_b per body (N, 6): the base's S_b a_b + a_g, then A_parent + S qdd + c_b."""
-    A = [_mv(w.Sb, a[:, :6]) + a_g]
+    A = [_mv(w.Sb, a[:, :model.nb]) + a_g]
+    aJ = _body_rates(model, w, qdd)
     for i in range(model.n):
-        A.append(A[w.parent[i]] + w.S[:, i] * qdd[:, i, None] + c[i + 1])
+        A.append(A[w.parent[i]] + aJ[:, i] + c[i + 1])
     return A
 
 
 def _joint_friction(model: FloatingModel, qd: np.ndarray) -> np.ndarray:
-    """The tree joints' friction (N, n): damping b qd and Coulomb's (the numeric engine's)."""
+    """The tree joints' friction (N, nc): damping b qd and Coulomb's (the numeric engine's; a spherical joint's
+    damping b on each of its velocities)."""
     out = np.zeros(qd.shape)
     if model.tree is not None:
         tree, ops = model.tree, NumpyOps()
-        for j in range(model.n):
-            out[:, j] = joint_friction(ops, tree.damping[j], coulomb_scalars(ops, tuple(tree.coulomb[j])), qd[:, j])
+        for j, c in enumerate(model.v_start):
+            if j in model.spherical:
+                out[:, c:c + 3] = tree.damping[j] * qd[:, c:c + 3]
+            else:
+                out[:, c] = joint_friction(ops, tree.damping[j], coulomb_scalars(ops, tuple(tree.coulomb[j])),
+                                           qd[:, c])
     return out
 
 
 def _armature(model: FloatingModel) -> np.ndarray:
-    return np.zeros(0) if model.tree is None else np.asarray(model.tree.armature, dtype=float)
+    """Per tree column its armature (a spherical joint's on each of its three)."""
+    if model.tree is None:
+        return np.zeros(0)
+    return np.repeat(np.asarray(model.tree.armature, dtype=float), model.widths)
 
 
 def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gravity: bool = True) -> np.ndarray:
@@ -297,12 +427,14 @@ def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gra
     A = _accelerations(model, w, a, qdd, c, _gravity_acceleration(model, N, gravity))
     V_, A_ = np.stack(V, 1), np.stack(A, 1)
     F = list(np.swapaxes(_mv(w.inertia, A_) + _cross_force(V_, _mv(w.inertia, V_)), 0, 1))
-    tau = np.zeros((N, 6 + model.n))
+    nb = model.nb
+    tau = np.zeros((N, nb + qd.shape[1]))
     for i in reversed(range(model.n)):
-        tau[:, 6 + i] = np.einsum("nk,nk->n", w.S[:, i], F[i + 1])
+        start = nb + int(model.v_start[i])
+        tau[:, start:start + model.widths[i]] = _joint_forces(model, w, i, F[i + 1])
         F[w.parent[i]] = F[w.parent[i]] + F[i + 1]
-    tau[:, :6] = np.einsum("nki,nk->ni", w.Sb, F[0])
-    tau[:, 6:] += _joint_friction(model, qd) + _armature(model) * qdd
+    tau[:, :nb] = np.einsum("nki,nk->ni", w.Sb, F[0])
+    tau[:, nb:] += _joint_friction(model, qd) + _armature(model) * qdd
     return tau
 
 
@@ -354,21 +486,28 @@ def _composite(model: FloatingModel, w: _World) -> np.ndarray:
 
 
 def _crba(model: FloatingModel, q: np.ndarray) -> np.ndarray:
-    """(N, 6 + n_tree, 6 + n_tree): M of the tree's coordinates (before the couplings' projection)."""
+    """(N, 6 + n_tree, 6 + n_tree): M of the tree's coordinates (before the couplings' projection); per column of
+    each joint its entries with the joint's own columns before it, its ancestors' and the base's."""
     w = _world(model, q)
     Ic = _composite(model, w)
-    N, nt = q.shape[0], 6 + model.n
+    N, nb = q.shape[0], model.nb
+    nt = nb + w.S.shape[1]
+    armature = _armature(model)
     M = np.zeros((N, nt, nt))
     for i in range(model.n):
-        F = _mv(Ic[:, i + 1], w.S[:, i])
-        M[:, 6 + i, 6 + i] = np.einsum("nk,nk->n", w.S[:, i], F) + model.tree.armature[i]  # type: ignore[union-attr]
-        j = w.parent[i]
-        while j > 0:
-            M[:, 6 + j - 1, 6 + i] = M[:, 6 + i, 6 + j - 1] = np.einsum("nk,nk->n", w.S[:, j - 1], F)
-            j = w.parent[j - 1]
-        M[:, :6, 6 + i] = np.einsum("nki,nk->ni", w.Sb, F)
-        M[:, 6 + i, :6] = M[:, :6, 6 + i]
-    M[:, :6, :6] = np.swapaxes(w.Sb, 1, 2) @ Ic[:, 0] @ w.Sb
+        for a in model.columns(i):
+            F = _mv(Ic[:, i + 1], w.S[:, a])
+            M[:, nb + a, nb + a] = np.einsum("nk,nk->n", w.S[:, a], F) + armature[a]
+            for b in range(int(model.v_start[i]), a):  # (a spherical joint's own columns)
+                M[:, nb + b, nb + a] = M[:, nb + a, nb + b] = np.einsum("nk,nk->n", w.S[:, b], F)
+            j = w.parent[i]
+            while j > 0:
+                for b in model.columns(j - 1):
+                    M[:, nb + b, nb + a] = M[:, nb + a, nb + b] = np.einsum("nk,nk->n", w.S[:, b], F)
+                j = w.parent[j - 1]
+            M[:, :nb, nb + a] = np.einsum("nki,nk->ni", w.Sb, F)
+            M[:, nb + a, :nb] = M[:, :nb, nb + a]
+    M[:, :nb, :nb] = np.swapaxes(w.Sb, 1, 2) @ Ic[:, 0] @ w.Sb
     return M
 
 
@@ -379,20 +518,20 @@ def _shaped(single: bool, x: np.ndarray) -> np.ndarray:
 def inverse_dynamics(robot: Manipulator, q: Any, v: Any, a: Any, *, params: Params | None = None) -> np.ndarray:
     """tau (nv,) or (N, nv): the base wrench (force; torque about the base origin) in the base frame, then the
     joints' torques; ``pinocchio.rnea`` plus the joints' friction (damping b qd, Coulomb) and armature."""
-    model = floating_model(robot, params)
+    model = floating_model(robot, params, multi_dof=True)
     single, q_, (v_, a_) = _states(model, q, v, a)
     return _shaped(single, _project(model, _rnea(model, q_, v_, a_)))
 
 
 def bias_forces(robot: Manipulator, q: Any, v: Any, *, params: Params | None = None) -> np.ndarray:
     """Everything in tau but M v': :func:`inverse_dynamics` at zero acceleration."""
-    return inverse_dynamics(robot, q, v, np.zeros(floating_model(robot, params).nv), params=params)
+    return inverse_dynamics(robot, q, v, np.zeros(floating_model(robot, params, multi_dof=True).nv), params=params)
 
 
 def mass_matrix(robot: Manipulator, q: Any, *, params: Params | None = None) -> np.ndarray:
     """M(q) (nv, nv) or (N, nv, nv), by the composite-rigid-body algorithm (``pinocchio.crba``, the armature on the
     joints' diagonal)."""
-    model = floating_model(robot, params)
+    model = floating_model(robot, params, multi_dof=True)
     single, q_, _ = _states(model, q)
     return _shaped(single, _project_matrix(model, _crba(model, q_)))
 
@@ -408,16 +547,19 @@ def forward_dynamics(robot: Manipulator, q: Any, v: Any, tau: Any, *, params: Pa
     algorithm with the free joint at the root, or ``"cholesky"``, M by the composite bodies and a Cholesky solve
     (:data:`FORWARD_METHODS`); None, the default: ABA, the cheaper on the example-robot-data robots from solo12
     (18 dof) to talos (38) in this NumPy form, one state or a batch, except with coupled joints, which only the
-    Cholesky solve of G^T M G handles."""
+    Cholesky solve of G^T M G handles, and with spherical joints (the Cholesky solve too)."""
     if method is not None and method not in FORWARD_METHODS:
         raise ValueError(f"method must be one of {', '.join(FORWARD_METHODS)}, got {method!r}")
-    model = floating_model(robot, params)
+    model = floating_model(robot, params, multi_dof=True)
     single, q_, (v_, tau_) = _states(model, q, v, tau)
     coupled = model.tree is not None and model.tree.coupling is not None
     if method == "aba" and coupled:
         raise ModelError(f"{model.name}: the articulated-body algorithm runs on a tree without couplings; use "
                          "method='cholesky'")
-    if method == "cholesky" or coupled:
+    if method == "aba" and model.spherical:
+        raise ModelError(f"{model.name}: the articulated-body algorithm here runs on 1-dof joints (link "
+                         f"{model.spherical[0] + 1} is spherical); use method='cholesky'")
+    if method == "cholesky" or coupled or model.spherical:
         return _shaped(single, _cholesky_forward(model, q_, v_, tau_))
     return _shaped(single, _aba(model, q_, v_, tau_))
 
@@ -431,7 +573,7 @@ def _cholesky_forward(model: FloatingModel, q: np.ndarray, v: np.ndarray, tau: n
 
 def center_of_mass(robot: Manipulator, q: Any, *, params: Params | None = None) -> np.ndarray:
     """The centre of mass of the whole robot in the world frame, (3,) or (N, 3) (``pinocchio.centerOfMass``)."""
-    model = floating_model(robot, params)
+    model = floating_model(robot, params, multi_dof=True)
     single, q_, _ = _states(model, q)
     return _shaped(single, _com(_composite(model, _world(model, q_))[:, 0]))
 
@@ -447,11 +589,12 @@ def centroidal_map(robot: Manipulator, q: Any, *, params: Params | None = None) 
     """A_G(q), (6, nv) or (N, 6, nv): the centroidal momentum matrix (Orin and Goswami), h_G = A_G v with h_G the
     linear momentum and the angular momentum about the centre of mass, in world axes
     (``pinocchio.computeCentroidalMap``)."""
-    model = floating_model(robot, params)
+    model = floating_model(robot, params, multi_dof=True)
     single, q_, _ = _states(model, q)
     w = _world(model, q_)
     Ic = _composite(model, w)
-    cols = [Ic[:, 0] @ w.Sb] + [_mv(Ic[:, i + 1], w.S[:, i])[..., None] for i in range(model.n)]
+    cols = [Ic[:, 0] @ w.Sb] + [_mv(Ic[:, i + 1], w.S[:, a])[..., None] for i in range(model.n)
+                                for a in model.columns(i)]
     A_O = np.concatenate(cols, -1)  # momentum about the world origin
     c = _com(Ic[:, 0])
     A_G = A_O.copy()

@@ -59,8 +59,9 @@ def _rz(theta: np.ndarray) -> np.ndarray:
     return out
 
 
-def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
-    """X_1..X_n for q of shape (N, n) (always batched here)."""
+def joint_frames(model: NumericModel, q: np.ndarray, turns: dict[int, np.ndarray] | None = None) -> Frames:
+    """X_1..X_n for q of shape (N, n) (always batched here). ``turns``: per joint i a rotation (N, 3, 3) after
+    S_i(q_i), about the joint frame's origin (a spherical joint's, :mod:`robodyn.numeric.floating`)."""
     N, n = q.shape
     R = np.empty((N, n, 3, 3))
     o = np.empty((N, n, 3))
@@ -75,7 +76,7 @@ def joint_frames(model: NumericModel, q: np.ndarray) -> Frames:
             theta, d = np.full(N, model.theta0[i]), model.d0[i] + q[:, i]
         RE = R_prev @ E
         o[:, i] = o_prev + R_prev @ p + RE[:, :, 2] * d[:, None]
-        R[:, i] = RE @ _rz(theta)
+        R[:, i] = RE @ _rz(theta) if turns is None or i not in turns else RE @ _rz(theta) @ turns[i]
     return Frames(R, o)
 
 

@@ -187,8 +187,9 @@ def check_bound_bodies(robot: Manipulator, floats: Floats, *, skip_unbound: bool
 
 
 class FloatingBaseError(ModelError):
-    """A floating robot, which no :class:`NumericModel` describes: :mod:`robodyn.numeric.api` catches it and hands
-    the robot to :mod:`robodyn.numeric.floating` (so that a fixed base's calls pay no test of their own)."""
+    """A floating robot, or one with a spherical joint, which no :class:`NumericModel` describes:
+    :mod:`robodyn.numeric.api` catches it and hands the robot to :mod:`robodyn.numeric.floating` (so that a fixed
+    base's calls pay no test of their own)."""
 
 
 class ImplicitLoopError(ModelError):
@@ -204,6 +205,10 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     if robot.floating:
         raise FloatingBaseError(f"{robot.name}: floating base: robodyn.numeric handles it in inverse_dynamics, "
                                 "mass_matrix, forward_dynamics and robodyn.numeric.floating so far")
+    if robot.spherical:
+        raise FloatingBaseError(f"{robot.name}: link {robot.label(robot.spherical[0])!r} has a spherical joint: "
+                                "robodyn.numeric handles it in inverse_dynamics, mass_matrix and forward_dynamics "
+                                "so far")
     if robot.implicit:
         raise ImplicitLoopError(f"{robot.name}: implicit loop {robot.implicit[0]!r}: robodyn.numeric.closed_chains "
                                 "handles it")
