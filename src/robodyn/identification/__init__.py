@@ -10,6 +10,12 @@ Robots with coupled coordinates (mimic joints, gears, parallelograms, four-bars 
 state, Y = W^T Y_tree at the tree's state, and base parameters in which the passive links' parameters fold into the
 actuated ones (:mod:`~robodyn.identification.base`, "Coupled coordinates"); implicit loops are refused.
 
+Floating robots (``rd.load(path, floating=True)``): ``numeric_regressor(robot, q, v, a)`` takes q (nq: position,
+quaternion x, y, z, w, joints), v and a (nv: the base's body-frame twist first), gives nv rows per state (the wrench
+on the base first) and 10 + 12 n columns, the base body's XX0..M0 first (:mod:`~robodyn.identification.floating`);
+``base_parameters`` keeps the base body's ten and applies the general rules only (no particular case near a base
+that moves freely), its count checked by the same numerical rank. The symbolic ``regressor`` is refused in one line.
+
 See :mod:`robodyn.recursions.parameters` (the standard parameters), :mod:`~robodyn.identification.regressor`
 (Y, symbolic and numeric) and :mod:`~robodyn.identification.base` (the rules).
 """

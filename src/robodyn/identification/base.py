@@ -92,6 +92,17 @@ the parallel cranks' tensors add to the upper and lower arm's (XXR2 = XX2 + XX6 
 tensor acts through joint 1 only, in ZZR1) and their masses and first moments fold into the cranks' MX, ZZ and
 into ZZR1. First moments of a passive link that no actuated link's parameter can take (MXR6, MY6 there) remain.
 
+**Floating base** (``rd.load(path, floating=True)``: :mod:`~robodyn.identification.floating`). The base body is
+link 0, its ten parameters XX0..M0 about the base origin first in Y (which has nv rows per state, the wrench on the
+base first). It moves freely, so what the general rules group into "link 0" keeps its effect: for a link on the base,
+YY_j, MZ_j, M_j (revolute joint) or its tensor (prismatic) are added to the base body's parameters, moved by T_j, and
+all ten remain; and there are no particular cases near the base (no r1, r2: every joint sees the base's six
+accelerations; Ayusawa, Venture and Nakamura 2014, "Identifiability and identification of inertial parameters using
+the underactuated base-link dynamics for legged multibody systems"). So, on a generic geometry, 10 + 9 per revolute
+joint + 6 per prismatic one (7 + 2 and 4 + 2): the numerical rank on Solo (82) and Solo12 (118). Relations beyond
+the rules would come from the rank step with floating-point coefficients (no symbolic regressor of a floating robot
+is built); with geometry symbols such a relation is refused in one line.
+
 **Cross-check.** :meth:`BaseParameters.numerical_rank` stacks the numeric regressor over random states (random
 values for symbolic geometry), scales its columns and counts singular values above 1e-9 of the largest
 (Gautier 1991's numerical method); it must equal the number of base parameters, and the base columns alone
@@ -112,11 +123,12 @@ import sympy
 
 from robodyn.algebra import matrix_to_sympy
 from robodyn.errors import ModelError
+from robodyn.identification import floating
+from robodyn.identification.columns import check_physical, geometry_binding
 from robodyn.identification.regressor import (
-    _geometry_binding,
-    check_physical,
     inverse_dynamics_in_parameters,
     numeric_regressor,
+    refuse_floating,
     refuse_implicit,
     regressor,
     symbolic_regressor,
@@ -191,14 +203,15 @@ def _tree(robot: Manipulator) -> Manipulator:
 
 
 def _rows(robot: Manipulator) -> int:
-    """The rows of the regressor per state: the independent coordinates (n_v) of a coupled robot, else n."""
-    return robot.nv if robot.couplings else robot.n
+    """The rows of the regressor per state: the independent coordinates (n_v) of a coupled or floating robot (the
+    base's six first), else n."""
+    return robot.nv if robot.couplings or robot.floating else robot.n
 
 
 def _structure(robot: Manipulator, seed: int = 7) -> _Structure:
     rng = np.random.default_rng(seed)
     binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(robot)}
-    model = build(robot, _geometry_binding(robot, binding), check_bodies=False)  # inertial placeholders: 0
+    model = build(robot, geometry_binding(robot, binding), check_bodies=False)  # inertial placeholders: 0
     Q = rng.uniform(-np.pi, np.pi, (6, robot.n))
     frames = joint_frames(model, Q)
     axes = frames.R[..., 2]
@@ -258,6 +271,9 @@ class GroupedLinks:
     damping: tuple[sympy.Expr, ...]
     coulomb: tuple[sympy.Expr, ...] | None
     substitution: Mapping[sympy.Symbol, sympy.Expr] = field(repr=False)
+    #: A floating robot's base body after regrouping (XX0 .. M0 with what its children's parameters brought), None
+    #: for a fixed base.
+    base: tuple[sympy.Expr, ...] | None = None
 
     @cached_property
     def values(self) -> tuple[tuple[sympy.Expr, ...], ...]:
@@ -267,6 +283,7 @@ class GroupedLinks:
     def tau(self, *, use_values: bool = True) -> sympy.ImmutableMatrix:
         """tau(q, qd, qdd) (without the tip load) from the grouped parameters, by Newton-Euler in
         inertia-about-origin parameters; ``use_values=False`` keeps the standard-parameter symbols."""
+        refuse_floating(self.robot, "the symbolic tau of the grouped parameters")
         sub = self.substitution if use_values else {}
         links = [[x.xreplace(sub) for x in link] for link in self.links]
         rigid = inverse_dynamics_in_parameters(self.robot, links)
@@ -342,7 +359,9 @@ class BaseParameters:
 
     @cached_property
     def regressor(self) -> sympy.ImmutableMatrix:
-        """Y_b(q, qd, qdd): the columns of the standard regressor of ``frames`` that carry the base parameters."""
+        """Y_b(q, qd, qdd): the columns of the standard regressor of ``frames`` that carry the base parameters
+        (symbolic: a floating robot's is refused in one line, :meth:`numeric_regressor` gives it)."""
+        refuse_floating(self.robot, "the symbolic base regressor")
         Y = regressor(self.frames, coulomb=self.coulomb).Y
         return sympy.ImmutableMatrix.hstack(*[Y[:, k] for k in self.indices])
 
@@ -354,7 +373,8 @@ class BaseParameters:
 
     def numeric_regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *,
                           params: Mapping[Any, Any] | None = None) -> np.ndarray:
-        """Y_b at a batch of states: shape (N, n, len(self)) ((n, len(self)) for one state)."""
+        """Y_b at a batch of states: shape (N, n, len(self)) ((n, len(self)) for one state); a floating robot's:
+        q (N, nq), qd and qdd (N, nv), shape (N, nv, len(self))."""
         Y = numeric_regressor(self.frames, q, qd, qdd, params=params, coulomb=self.coulomb)
         return Y[..., list(self.indices)]
 
@@ -367,8 +387,11 @@ class BaseParameters:
             if s not in binding and s.name not in binding:
                 binding[s] = float(rng.uniform(0.5, 1.5))
         n = _rows(self.robot)
-        q = rng.uniform(-np.pi, np.pi, (samples, n))
-        qd, qdd = rng.uniform(-2, 2, (samples, n)), rng.uniform(-3, 3, (samples, n))
+        if self.robot.floating:
+            q, qd, qdd = floating.random_states(self.robot, rng, samples)
+        else:
+            q = rng.uniform(-np.pi, np.pi, (samples, n))
+            qd, qdd = rng.uniform(-2, 2, (samples, n)), rng.uniform(-3, 3, (samples, n))
         Y = numeric_regressor(self.frames, q, qd, qdd, params=binding, coulomb=self.coulomb).reshape(samples * n, -1)
         rank, s = _rank(Y)
         Y_b = Y[:, list(self.indices)]
@@ -399,7 +422,9 @@ def _initial(robot: Manipulator, frames: Manipulator, symbols: Sequence[sympy.Sy
 
 
 def _group(robot: Manipulator, coulomb: bool) -> tuple[Manipulator, list[list[Any]], list[list[Any]], list[str]]:
-    frames = modified(robot)
+    """(frames, acc, joint, rules): the modified-DH frames, the ten inertial and the joint parameters per link after
+    the rules, and the rules applied. A floating robot's base body comes first (link 0, no joint terms)."""
+    frames = modified(robot) if robot.n else robot  # (a floating body alone: no link to convert)
     n, per = robot.n, params_.per_link(coulomb)
     symbols = params_.standard_symbols(n, coulomb)
     acc = _initial(robot, frames, symbols, per)
@@ -407,26 +432,32 @@ def _group(robot: Manipulator, coulomb: bool) -> tuple[Manipulator, list[list[An
     rules: list[str] = []
     zero = sympy.Integer(0)
     transforms = [fixed_transform(frames, j) for j in range(n)]
+    shift = 1 if robot.floating else 0  # a floating robot's base body is acc[0]: it moves, and keeps what it takes
+    if robot.floating:
+        acc.insert(0, list(floating.floating_symbols(0)))  # the base body's XX0 .. M0
+        joint.insert(0, [zero] * (per - 10))
 
     # -- general rules (Khalil and Kleinfinger), j = n .. 1 ------------------------------------------------
     for j in reversed(range(n)):
         link = frames.links[j]
-        v = acc[j]
+        v = acc[j + shift]
         if link.revolute:
             K = [v[YY], zero, zero, v[YY], zero, zero, zero, zero, v[MZ], v[M]]
             what = f"YY{j + 1}, MZ{j + 1}, M{j + 1}"
         else:
             K = [v[XX], v[XY], v[XZ], v[YY], v[YZ], v[ZZ], zero, zero, zero, zero]
             what = f"the inertia tensor of link {j + 1}"
-        acc[j] = [_clean(a - b) for a, b in zip(v, K, strict=True)]
+        acc[j + shift] = [_clean(a - b) for a, b in zip(v, K, strict=True)]
         if all(k == 0 for k in K):
             continue
         a = frames.parents[j]
-        if a >= 0:
-            _add_moved(acc, a, K, transforms[j])
-            rules.append(f"{what} grouped into link {a + 1}")
+        if a >= 0 or shift:
+            _add_moved(acc, a + shift, K, transforms[j])
+            rules.append(f"{what} grouped into link {a + 1}" + (" (the base body)" if a < 0 else ""))
         else:
             rules.append(f"{what} grouped into the base (no effect)")
+    if robot.floating:  # no particular cases: the base moves freely (Ayusawa, Venture and Nakamura 2014)
+        return frames, acc, joint, rules
 
     # -- links near the base (Gautier and Khalil's particular cases), along the path from the base to each link
     st = _structure(_tree(frames))
@@ -590,12 +621,14 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
     """Relations the rules miss (special geometries: zero gravity, coaxial or intersecting axes with prismatic
     joints...): found by the numerical rank, then made exact by linear algebra on the canonical monomial
     coefficients of the symbolic regressor when the geometry is exact or symbolic, or taken from the SVD (to
-    rounding) when it is floating point. Each relation sum c_i col_i = 0 (c_d = 1) regroups p_i -= c_i p_d."""
-    import scipy.linalg
-
+    rounding) when it is floating point. Each relation sum c_i col_i = 0 (c_d = 1) regroups p_i -= c_i p_d.
+    A floating robot (its base body acc[0]) takes them from the SVD (:func:`_floating_residual`)."""
     n, per = frames.n, params_.per_link(coulomb)
     rng = np.random.default_rng(11)
     binding = {s: float(rng.uniform(0.5, 1.5)) for s in geometry_symbols(frames)}
+    if frames.floating:
+        _floating_residual(frames, acc, joint, rules, coulomb, rng, binding)
+        return
     N, rows = 60, _rows(frames)
     q = rng.uniform(-np.pi, np.pi, (N, rows))
     Y = numeric_regressor(frames, q, rng.uniform(-2, 2, (N, rows)), rng.uniform(-3, 3, (N, rows)), params=binding,
@@ -607,17 +640,58 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
     # where it is exact to rounding (a symbol at a random value would be baked into the relation)
     exact = any(x.free_symbols for x in data) or not any(x.has(sympy.Float) for x in data)
     exact = exact and not frames.couplings  # coupled: the SVD's relation (numeric geometry, base_parameters)
-    symbolic_Y: se.DenseMatrix | None = None
+    symbolic: list[se.DenseMatrix] = []
     labels = params_.INERTIAL + params_.joint_names(coulomb)
-    for _ in range(per * n):
-        live = [e for e in range(per * n) if _entry(acc, joint, e, per) != 0]
+
+    def relation_of(A: np.ndarray, live: list[int], independent: list[int], d: int) -> tuple[int, dict[int, Any],
+                                                                                           str]:
+        if frames.couplings:  # fold the coupled (passive) links' parameters into the independent links' ones
+            independent, d = _passive_first(A, live, frames, per, (independent, d))
+        coef, involved = _dependence(Y, independent, d)
+        relation: dict[int, Any] | None
+        if exact:
+            if not symbolic:
+                symbolic.append(symbolic_regressor(frames, coulomb))
+            relation = _exact_relation(symbolic[0], [*involved, d], d, n)
+            if relation is None:
+                raise RuntimeError(f"no exact relation found for {labels[d % per]}{d // per + 1}")
+        else:
+            relation = {e: -float(c) for e, c in zip(independent, coef, strict=True) if e in involved}
+            if frames.couplings:
+                relation = {e: _snapped(c) for e, c in relation.items()}
+        return d, relation, "exact" if exact else "floating point"
+
+    _regroup_by_rank(Y, acc, joint, rules, per, 1, relation_of)
+
+
+def _dependence(Y: np.ndarray, independent: list[int], d: int) -> tuple[np.ndarray, list[int]]:
+    """Column d of Y in terms of the ``independent`` ones: the least-squares coefficients and the columns whose
+    part is not negligible (1e-9 of column d)."""
+    coef, *_ = np.linalg.lstsq(Y[:, independent], Y[:, d], rcond=None)
+    involved = [e for e, c in zip(independent, coef, strict=True)
+                if abs(c) * np.linalg.norm(Y[:, e]) > 1e-9 * np.linalg.norm(Y[:, d])]
+    return coef, involved
+
+
+def _regroup_by_rank(Y: np.ndarray, acc: list[list[Any]], joint: list[list[Any]], rules: list[str], per: int,
+                     first: int, relation_of: Any) -> None:
+    """The residual step on Y (stacked states; column e = per k + c belongs to entry c of acc[k] or joint[k]):
+    zero columns have no effect; while the live columns are rank deficient, the first dependent one d (pivoted QR)
+    is regrouped, p_i -= c_i p_d, by ``relation_of(A, live, independent, d)`` -> (d, {i: c_i}, how). Entry k is
+    named with the number k + ``first``."""
+    import scipy.linalg
+
+    labels = params_.INERTIAL + params_.joint_names(per == params_.per_link(True))
+    for _ in range(per * len(acc)):
+        live = [e for e in range(per * len(acc)) if _entry(acc, joint, e, per) != 0]
         A = Y[:, live]
         norms = np.linalg.norm(A, axis=0)
         dead = [e for e, x in zip(live, norms, strict=True) if x <= 1e-12 * max(float(norms.max()), 1e-300)]
         if dead:  # no effect at all (a zero column)
             for e in dead:
                 _set_entry(acc, joint, e, per, sympy.Integer(0))
-            rules.append("no effect (special geometry): " + ", ".join(f"{labels[e % per]}{e // per + 1}" for e in dead))
+            rules.append("no effect (special geometry): "
+                         + ", ".join(f"{labels[e % per]}{e // per + first}" for e in dead))
             continue
         A = A / norms
         _, R, piv = scipy.linalg.qr(A, mode="economic", pivoting=True)
@@ -625,43 +699,62 @@ def _residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]],
         rank = int(np.sum(diag > RANK_TOLERANCE * diag[0]))
         if rank == len(live):
             return
-        independent = [live[k] for k in piv[:rank]]
-        d = live[piv[rank]]
-        if frames.couplings:  # fold the coupled (passive) links' parameters into the independent links' ones
-            independent, d = _passive_first(A, live, frames, per, (independent, d))
-        coef, *_ = np.linalg.lstsq(Y[:, independent], Y[:, d], rcond=None)
-        involved = [e for e, c in zip(independent, coef, strict=True)
-                    if abs(c) * np.linalg.norm(Y[:, e]) > 1e-9 * np.linalg.norm(Y[:, d])]
-        relation: dict[int, Any] | None
-        if exact:
-            if symbolic_Y is None:
-                symbolic_Y = symbolic_regressor(frames, coulomb)
-            relation = _exact_relation(symbolic_Y, [*involved, d], d, n)
-            if relation is None:
-                raise RuntimeError(f"no exact relation found for {labels[d % per]}{d // per + 1}")
-        else:
-            relation = {e: -float(c) for e, c in zip(independent, coef, strict=True) if e in involved}
-            if frames.couplings:
-                relation = {e: _snapped(c) for e, c in relation.items()}
+        d, relation, how = relation_of(A, live, [live[k] for k in piv[:rank]], live[piv[rank]])
         value = _entry(acc, joint, d, per)
         for e, c in relation.items():
             _set_entry(acc, joint, e, per, _clean(_entry(acc, joint, e, per) - c * value))
         _set_entry(acc, joint, d, per, sympy.Integer(0))
-        name = f"{labels[d % per]}{d // per + 1}"
-        others = ", ".join(f"{labels[e % per]}{e // per + 1}" for e in relation)
-        rules.append(f"{name} grouped into {others} (special geometry: relation found by rank, "
-                     f"{'exact' if exact else 'floating point'})")
+        name = f"{labels[d % per]}{d // per + first}"
+        others = ", ".join(f"{labels[e % per]}{e // per + first}" for e in relation)
+        rules.append(f"{name} grouped into {others} (special geometry: relation found by rank, {how})")
+
+
+def _floating_columns(n: int, per: int) -> list[int]:
+    """The position in a floating robot's Y (base body's ten columns, then per columns per link) of each entry
+    e = per k + c of acc/joint (k = 0 the base body, whose joint entries have no column: -1)."""
+    return [c if c < 10 else -1 for c in range(per)] + [10 + e for e in range(per * n)]
+
+
+def _floating_residual(frames: Manipulator, acc: list[list[Any]], joint: list[list[Any]], rules: list[str],
+                       coulomb: bool, rng: np.random.Generator, binding: Mapping[sympy.Symbol, float]) -> None:
+    """The residual step of a floating robot (the base body as entry 0): Y of random states (random geometry
+    values), the base body's empty joint entries as zero columns, relations from the SVD (floating point). Where
+    the geometry has symbols a relation would hold one value of them: refused in one line."""
+    n, per, N = frames.n, params_.per_link(coulomb), 60
+    q, v, a = floating.random_states(frames, rng, N)
+    Y_f = numeric_regressor(frames, q, v, a, params=binding, coulomb=coulomb).reshape(N * frames.nv, -1)
+    Y = np.zeros((Y_f.shape[0], per * (n + 1)))
+    for e, column in enumerate(_floating_columns(n, per)):
+        if column >= 0:
+            Y[:, e] = Y_f[:, column]
+    labels = params_.INERTIAL + params_.joint_names(coulomb)
+
+    def relation_of(A: np.ndarray, live: list[int], independent: list[int], d: int) -> tuple[int, dict[int, Any],
+                                                                                           str]:
+        if frames.couplings:  # fold the coupled (passive) links' parameters into the others
+            independent, d = _passive_first(A, live, frames, per, (independent, d), shift=1)
+        if binding:
+            raise ModelError(f"{frames.name}: floating base with symbolic geometry: "
+                             f"{labels[d % per]}{d // per} depends on other parameters beyond the rules; "
+                             "bind the geometry symbols first", field="params")
+        coef, involved = _dependence(Y, independent, d)
+        relation = {e: -float(c) for e, c in zip(independent, coef, strict=True) if e in involved}
+        return d, {e: _snapped(c) for e, c in relation.items()} if frames.couplings else relation, \
+            "floating point"
+
+    _regroup_by_rank(Y, acc, joint, rules, per, 0, relation_of)
 
 
 def _passive_first(A: np.ndarray, live: list[int], frames: Manipulator, per: int,
-                   pivoted: tuple[list[int], int]) -> tuple[list[int], int]:
+                   pivoted: tuple[list[int], int], shift: int = 0) -> tuple[list[int], int]:
     """For a coupled robot: the first column that depends on those before it, the columns taken in the order of the
     independent joints' links, then the coupled joints' links (link order, then parameter order), and the columns
     before it; so a relation regroups a coupled link's parameter into the others where one is involved. ``A`` is
-    ``live``'s columns, unit norm; the pivoted QR's choice where no column is dependent to 1e-8 in that order."""
+    ``live``'s columns, unit norm; the pivoted QR's choice where no column is dependent to 1e-8 in that order.
+    ``shift``: entries of link k are at k + shift (1: a floating robot's base body is entry 0)."""
     import scipy.linalg
 
-    coupled = {int(c.joint) for c in frames.couplings}
+    coupled = {int(c.joint) + shift for c in frames.couplings}
     order = sorted(range(len(live)), key=lambda k: (live[k] // per in coupled, live[k]))
     R = scipy.linalg.qr(A[:, order], mode="r")[0]
     small = np.flatnonzero(np.abs(np.diag(R)) <= 1e-8)
@@ -687,31 +780,43 @@ def base_parameters(robot: Manipulator, *, coulomb: bool = False) -> BaseParamet
                          f"bind {', '.join(sorted(s.name for s in geometry_symbols(robot)))} first)",
                          field="couplings")
     params_.check_no_clash(robot, coulomb)
+    if robot.floating:
+        robot.check_one_dof("identification")
     frames, acc, joint, rules = _group(robot, coulomb)
     _residual(frames, acc, joint, rules, coulomb)
     n, per = robot.n, params_.per_link(coulomb)
-    symbols = params_.standard_symbols(n, coulomb)
+    if robot.floating:  # the base body is entry 0, link k entry k (numbered 0, 1, ...); Y's columns: base body first
+        symbols = floating.floating_symbols(n, coulomb)
+        columns, first = _floating_columns(n, per), 0
+        values = floating.standard_values(robot, coulomb)
+    else:
+        symbols = params_.standard_symbols(n, coulomb)
+        columns, first = list(range(per * n)), 1
+        values = params_.standard_values(robot, coulomb)
     names, exprs, indices = [], [], []
     labels = params_.INERTIAL + params_.joint_names(coulomb)
-    for k in range(n):
+    for k in range(len(acc)):
         entries = list(acc[k]) + list(joint[k])
         for c, expr in enumerate(entries):
             if expr == 0:
                 continue
-            plain = expr == symbols[k * per + c]
-            names.append(f"{labels[c]}{'' if plain else 'R'}{k + 1}")
+            column = columns[k * per + c]
+            plain = expr == symbols[column]
+            names.append(f"{labels[c]}{'' if plain else 'R'}{k + first}")
             exprs.append(expr)
-            indices.append(k * per + c)
-    values = params_.standard_values(robot, coulomb)
+            indices.append(column)
     substitution = dict(zip(symbols, values, strict=True))
+    links = acc[1:] if robot.floating else acc
+    joints = joint[1:] if robot.floating else joint
     grouped = GroupedLinks(
         robot=frames,
         symbols=symbols,
-        links=tuple(tuple(v) for v in acc),
-        armature=tuple(j[0] for j in joint),
-        damping=tuple(j[1] for j in joint),
-        coulomb=tuple(j[2] for j in joint) if coulomb else None,
+        links=tuple(tuple(v) for v in links),
+        armature=tuple(j[0] for j in joints),
+        damping=tuple(j[1] for j in joints),
+        coulomb=tuple(j[2] for j in joints) if coulomb else None,
         substitution=substitution,
+        base=tuple(acc[0]) if robot.floating else None,
     )
     return BaseParameters(robot, frames, tuple(names), sympy.ImmutableMatrix(exprs), symbols, tuple(indices),
                           grouped, tuple(rules), coulomb)

@@ -9,7 +9,7 @@ O_j and in frame j, is linear in its ten standard parameters (:mod:`robodyn.recu
     N_j = J_j wd_j + w_j x (J_j w_j) + MS_j x vd_j                              (Khalil and Dombre eq. 9.63)
 
 so the column of Y for parameter k of link j holds the joint forces of the wrench of a unit parameter k
-(``_unit_wrenches``), carried to the base through the ancestors of link j (the backward pass,
+(``unit_wrenches``), carried to the base through the ancestors of link j (the backward pass,
 :func:`~robodyn.recursions.composite.carry_wrench`) and projected on each joint axis
 (:func:`~robodyn.recursions.newton_euler.joint_force`). Link j's columns touch only the joints of its ancestors:
 on a kinematic tree (:attr:`Manipulator.parents <robodyn.model.manipulator.Manipulator.parents>`) the other
@@ -38,7 +38,7 @@ Symbolic: the tree's Y with the tree's joint symbols replaced as :func:`robodyn.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -49,15 +49,15 @@ import sympy
 from robodyn.algebra import SeExpr, canonical, matrix_to_sympy, to_se
 from robodyn.errors import ModelError
 from robodyn.formulations import _coupled
+from robodyn.identification import floating
+from robodyn.identification.columns import check_physical, frame_change, geometry_binding, numeric_change, unit_wrenches
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.couplings import refuse_coupled
-from robodyn.model.floats import Floats
 from robodyn.model.manipulator import Manipulator
-from robodyn.model.params import geometry_symbols, symbol_values
-from robodyn.model.spatial import x_screw
+from robodyn.model.params import symbol_values
 from robodyn.numeric import couplings as coupled_
 from robodyn.numeric.kane import BLOCK, NumpyOps
-from robodyn.numeric.model import NumericModel, build, check_bound_bodies
+from robodyn.numeric.model import NumericModel, build
 from robodyn.recursions import newton_euler as ne
 from robodyn.recursions import parameters as params_
 from robodyn.recursions.arm import ArmData, Inertial, Joint, JointData, arm_data, joints
@@ -67,32 +67,6 @@ from robodyn.recursions.vec3 import Mat, Scalar, Vec
 from robodyn.symbols import joint_symbols
 
 # -- the columns, over any scalars -----------------------------------------------------------------------
-
-
-def _unit_wrenches(motion: ne.Motion) -> list[ne.Wrench]:
-    """The wrench (F, N) of link j for each of its ten parameters XX..M set to 1 and the others to 0, i.e.
-    :func:`~robodyn.recursions.newton_euler.link_wrench` as a 6x10 matrix (eq. 9.63 is linear in them):
-    a tensor entry gives N = E wd + w x (E w) (E the unit symmetric matrix), a first moment MS = e_a gives
-    F = U e_a, N = e_a x vd, and the mass F = vd."""
-    w, wd, vd = motion
-    xx, yy, zz = w[0] * w[0], w[1] * w[1], w[2] * w[2]
-    xy, xz, yz = w[0] * w[1], w[0] * w[2], w[1] * w[2]
-    tensor = (  # XX, XY, XZ, YY, YZ, ZZ: J wd + w x (J w) with the w_a w_b of ne.w_cross_Jw
-        (wd[0], xz, -xy),
-        (wd[1] - xz, wd[0] + yz, xx - yy),
-        (wd[2] + xy, zz - xx, wd[0] - yz),
-        (-yz, wd[1], xy),
-        (yy - zz, wd[2] - xy, wd[1] + xz),
-        (yz, -xz, wd[2]),
-    )
-    moments = ((0, -vd[2], vd[1]), (vd[2], 0, -vd[0]), (-vd[1], vd[0], 0))  # e_a x vd
-    zero = (0, 0, 0)
-    out: list[ne.Wrench] = [(zero, N) for N in tensor]
-    for a, N in enumerate(moments):
-        e = tuple(1 if b == a else 0 for b in range(3))
-        out.append((ne.U_times(w, wd, e), N))  # type: ignore[arg-type]
-    out.append((vd, zero))
-    return out
 
 
 def _motion(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scalar],
@@ -112,19 +86,9 @@ def _to_base(arm: ArmData, geo: Sequence[Joint], j: int, wrench: ne.Wrench) -> I
             wrench = carry_wrench(geo[i], *wrench)
 
 
-def _frame_change(robot: Manipulator, k: int) -> tuple[list[list[Any]], list[Any]] | None:
-    """(R, t) of link k's own frame in the modified frame k: C_k = Trans(x, a_k) Rot(x, alpha_k) in standard
-    DH, None (the same frame) in modified DH."""
-    if robot.convention != "standard":
-        return None
-    link = robot.links[k]
-    R, t = x_screw(link.a, link.alpha)
-    return R.tolist(), list(t)
-
-
 def _symbolic_change(robot: Manipulator, k: int) -> se.DenseMatrix | None:
     """T_k = d p_mod / d p_own (10x10, symengine) of link k, None in modified DH."""
-    change = _frame_change(robot, k)
+    change = frame_change(robot, k)
     if change is None:
         return None
     R = [[to_se(x) for x in row] for row in change[0]]
@@ -132,15 +96,6 @@ def _symbolic_change(robot: Manipulator, k: int) -> se.DenseMatrix | None:
     eye = np.eye(len(params_.INERTIAL), dtype=int)
     columns = [params_.move([int(x) for x in eye[:, c]], R, t) for c in range(len(params_.INERTIAL))]
     return se.DenseMatrix([[se.expand(col[r]) for col in columns] for r in range(len(params_.INERTIAL))])
-
-
-def _numeric_change(robot: Manipulator, k: int, bind: Callable[[Any], float]) -> np.ndarray | None:
-    """T_k as floats (``bind`` gives the geometry's values), None in modified DH."""
-    change = _frame_change(robot, k)
-    if change is None:
-        return None
-    R = np.array([[bind(x) for x in row] for row in change[0]])
-    return params_.move_matrix(R, np.array([bind(x) for x in change[1]]))
 
 
 # -- symbolic -------------------------------------------------------------------------------------------
@@ -213,7 +168,7 @@ def symbolic_regressor(robot: Manipulator, coulomb: bool = False, *, tidy: bool 
     Y = se.zeros(n, per * n)
     for j in range(n):
         block = se.zeros(n, ten)  # link j's columns, for its parameters about the modified frame j
-        for c, wrench in enumerate(_unit_wrenches(motion[j])):
+        for c, wrench in enumerate(unit_wrenches(motion[j])):
             for i, value in _to_base(arm, geo, j, wrench):
                 block[i, c] = value
         T = _symbolic_change(robot, j)
@@ -239,6 +194,7 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
     entries to the canonical form."""
     if not isinstance(robot, Manipulator):
         raise TypeError(f"regressor() expects a Manipulator, got {type(robot).__name__}")
+    refuse_floating(robot, "the symbolic regressor")
     refuse_implicit(robot, "the regressor (identification)")
     params_.check_no_clash(robot, coulomb)
     Y = symbolic_regressor(robot, coulomb, tidy=tidy)
@@ -248,6 +204,14 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
         load = matrix_to_sympy(_coupled(robot, {"load": se.DenseMatrix([[to_se(x)] for x in load])})["load"])
     return Regressor(robot, matrix_to_sympy(Y), params_.standard_values(robot, coulomb),
                      params_.standard_symbols(robot.n, coulomb), load, coulomb)
+
+
+def refuse_floating(robot: Manipulator, feature: str) -> None:
+    """One ModelError for a floating robot on a symbolic path: its regressor is numeric
+    (:func:`numeric_regressor`, :mod:`robodyn.identification.floating`)."""
+    if robot.floating:
+        raise ModelError(f"{robot.name}: floating base: {feature} is not available; "
+                         "robodyn.identification.numeric_regressor(robot, q, v, a) gives Y numerically")
 
 
 def refuse_implicit(robot: Manipulator, feature: str) -> None:
@@ -272,21 +236,6 @@ def _tip_load(robot: Manipulator) -> sympy.ImmutableMatrix:
 # -- numeric --------------------------------------------------------------------------------------------
 
 
-def _geometry_binding(robot: Manipulator, params: Mapping[Any, Any] | None) -> dict[sympy.Symbol, float]:
-    """``params`` as symbols -> floats, with the robot's non-geometric symbols bound to 0 (Y needs none)."""
-    bound = symbol_values(params)
-    check_physical(robot, bound)  # inertial values given: physical ones only
-    missing = sorted(s.name for s in geometry_symbols(robot) if s not in bound)
-    if missing:
-        raise ModelError(
-            f"the regressor of {robot.name!r} needs numbers for its geometry symbols {', '.join(missing)}: "
-            "bind them with params={...}", field="params", unbound=tuple(missing)
-        )
-    for s in robot.parameters():
-        bound.setdefault(s, 0.0)
-    return bound
-
-
 #: Per robot and geometry binding: the float ArmData and the T_k of :func:`numeric_regressor`.
 _NUMERIC: PerRobotCache[tuple[ArmData, list[np.ndarray | None]]] = PerRobotCache()
 
@@ -309,7 +258,7 @@ def _numeric_arm(robot: Manipulator, binding: Mapping[sympy.Symbol, float]) -> t
         tip_force=tuple(map(bind, arm.tip_force)),  # type: ignore[arg-type]
         tip_moment=tuple(map(bind, arm.tip_moment)),  # type: ignore[arg-type]
     )
-    return floats, [_numeric_change(robot, k, bind) for k in range(robot.n)]
+    return floats, [numeric_change(robot, k, bind) for k in range(robot.n)]
 
 
 def _rigid_block(arm: ArmData, changes: Sequence[np.ndarray | None], q: np.ndarray, qd: np.ndarray,
@@ -319,7 +268,7 @@ def _rigid_block(arm: ArmData, changes: Sequence[np.ndarray | None], q: np.ndarr
     B = q.shape[1]
     geo, motion = _motion(arm, NumpyOps(), list(q), list(qd), list(qdd))
     for j in range(arm.n):
-        wrench = tuple(tuple(_stack([w[side][r] for w in _unit_wrenches(motion[j])], B) for r in range(3))
+        wrench = tuple(tuple(_stack([w[side][r] for w in unit_wrenches(motion[j])], B) for r in range(3))
                        for side in range(2))
         columns = slice(per * j, per * j + len(params_.INERTIAL))
         for i, value in _to_base(arm, geo, j, wrench):  # type: ignore[arg-type]
@@ -351,9 +300,13 @@ def numeric_regressor(
     (:class:`robodyn.numeric.kane.NumpyOps`). ``params`` binds the geometry symbols (inertial symbols are not
     needed). Y @ p + load equals :func:`robodyn.numeric.inverse_dynamics` to rounding. With coupled
     coordinates the inputs are the robot's n_v independent ones and Y = W^T Y_tree, of shape (N, n_v, 12n) (module
-    docstring)."""
+    docstring). A floating robot (``robot.floating``) takes q (N, nq), qd and qdd (N, nv: the base's body-frame twist
+    first) and gives (N, nv, 10 + 12n), the base body's ten parameters first
+    (:func:`robodyn.identification.floating.numeric_regressor`)."""
     refuse_implicit(robot, "the regressor (identification)")
-    binding = _geometry_binding(robot, params)
+    if robot.floating:
+        return floating.numeric_regressor(robot, q, qd, qdd, params=params, coulomb=coulomb)
+    binding = geometry_binding(robot, params)
     key = tuple(sorted((s.name, v) for s, v in binding.items()))
     arm, changes = _NUMERIC.get(robot, key, lambda: _numeric_arm(robot, binding))
     single = np.ndim(q) == 1
@@ -391,8 +344,9 @@ def _tree_regressor(arm: ArmData, changes: Sequence[np.ndarray | None], q: Any, 
 
 
 def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, coulomb: bool = False) -> np.ndarray:
-    """The standard parameter vector p of ``robot`` as floats (``params`` binds its symbols)."""
-    p = params_.standard_values(robot, coulomb)
+    """The standard parameter vector p of ``robot`` as floats (``params`` binds its symbols); a floating robot's
+    starts with its base body's ten (:func:`robodyn.identification.floating.standard_values`)."""
+    p = floating.standard_values(robot, coulomb) if robot.floating else params_.standard_values(robot, coulomb)
     binding = symbol_values(params)
     try:
         values = np.array([float(x.xreplace(binding)) for x in p], dtype=float)
@@ -402,11 +356,3 @@ def numeric_values(robot: Manipulator, params: Mapping[Any, Any] | None = None, 
                          unbound=tuple(missing)) from None
     check_physical(robot, binding)
     return values
-
-
-def check_physical(robot: Manipulator, params: Mapping[Any, Any] | None) -> None:
-    """Refuse parameter values that give a body a negative mass or an inertia that is not positive
-    semidefinite (:func:`robodyn.numeric.model.check_bound_bodies`; bodies left symbolic are skipped)."""
-
-    binding = symbol_values(params)
-    check_bound_bodies(robot, Floats(binding), skip_unbound=True)
