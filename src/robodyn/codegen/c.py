@@ -251,7 +251,7 @@ static void NAME_stream_copy(double *restrict out, const double *restrict w, siz
 
 /* out[size * j + e] = y[chunk * row[e] + j] for the m states j of a chunk and the size entries e of each; with
    stream, by 32-byte non-temporal stores: straight into out where the rows of the four states of a block start
-   alike (size a multiple of 4) from the first entry on a 32-byte boundary (the entries before it and after the
+   alike (size divisible by 4) from the first entry on a 32-byte boundary (the entries before it and after the
    last whole block one at a time), else through w (4 * size doubles) and NAME_stream_copy. */
 static void NAME_scatter(const double *restrict y, size_t chunk, const NAME_row *restrict row, size_t size,
                          double *restrict out, size_t m, double *restrict w, int stream)
