@@ -260,8 +260,9 @@ FLOATING = (f'<body name="torso" pos="0.1 0.2 1" quat="0.9 0.1 0.2 0.3"><freejoi
 
 
 def _floating_against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -> float:
-    """As :func:`_against_mujoco`, for a floating base: MuJoCo's states and forces converted by from_mujoco, its
-    M by T^T M_mj T (T = diag(R, I): its free joint's linear velocity is in the world frame)."""
+    """As :func:`_against_mujoco`, for a floating base or ball joints: MuJoCo's states and forces converted by
+    from_mujoco (its quaternions (w, x, y, z) to robodyn's (x, y, z, w)), its M by T^T M_mj T (T = diag(R, I) with
+    a free joint: its linear velocity is in the world frame)."""
     from robodyn.formats.mjcf import from_mujoco, to_mujoco
 
     model = mujoco.MjModel.from_xml_path(str(path))
@@ -270,9 +271,14 @@ def _floating_against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -
     assert (model.nq, model.nv) == (robot.nq, robot.nv)
     rng = np.random.default_rng(seed)
     worst = 0.0
+    free = robot.floating
     for _ in range(3):
         qpos = rng.uniform(-1, 1, model.nq)
-        qpos[3:7] /= np.linalg.norm(qpos[3:7])
+        for j in range(model.njnt):  # MuJoCo's quaternions: unit
+            kind = int(model.jnt_type[j])
+            if kind in (int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL)):
+                at = model.jnt_qposadr[j] + (3 if kind == int(mujoco.mjtJoint.mjJNT_FREE) else 0)
+                qpos[at:at + 4] /= np.linalg.norm(qpos[at:at + 4])
         qvel, qacc, qfrc = rng.uniform(-1, 1, (3, model.nv))
         data.qpos[:], data.qvel[:], data.qfrc_applied[:] = qpos, qvel, 0.0
         mujoco.mj_forward(model, data)
@@ -283,7 +289,8 @@ def _floating_against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -
         M_mj = np.zeros((model.nv, model.nv))
         mujoco.mj_fullM(model, data, M_mj)
         T = np.eye(model.nv)
-        T[:3, :3] = data.xmat[model.jnt_bodyid[0]].reshape(3, 3)  # the base's orientation
+        if free:
+            T[:3, :3] = data.xmat[model.jnt_bodyid[0]].reshape(3, 3)  # the base's orientation
         data.qfrc_applied[:] = qfrc
         mujoco.mj_forward(model, data)
         moved = from_mujoco(robot, qpos, qvel, data.qacc.copy(), qfrc)

@@ -25,21 +25,15 @@ from robodyn.identification import base as base_module
 from robodyn.identification import floating
 from robodyn.numeric import floating as engine
 from robodyn.recursions.parameters import move_matrix
+from tests.formats.test_floating_model_file import HOPPER as MODEL_FILE_HOPPER
 
 ROBOTS = robots_directory()
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "guide" / "floating.md"
 
-#: Standard DH, revolute joints (the guide's hopper), with armature and damping.
-HOPPER = """name: hopper
-floating: true
-base: {mass: 3, com: [0, 0, 0.05], inertia: [0.05, 0.06, 0.04]}
-gravity: [0, 0, -9.81]
-links:
-  - {name: hip, joint: R, a: 0.3, alpha: pi/2, d: 0, theta: 0, mass: 1, com: [-0.15, 0, 0],
-     inertia: [0.001, 0.01, 0.01], armature: 0.02, damping: 0.1}
-  - {name: knee, joint: R, a: 0.3, alpha: 0, d: 0, theta: 0, mass: 0.5, com: [-0.15, 0, 0],
-     inertia: [0.001, 0.005, 0.005]}
-"""
+#: Standard DH, revolute joints (the guide's hopper), with armature and damping on the hip.
+HOPPER = MODEL_FILE_HOPPER.replace("inertia: [0.001, 0.01, 0.01]}", "inertia: [0.001, 0.01, 0.01], armature: 0.02, "
+                                   "damping: 0.1}")
+assert HOPPER != MODEL_FILE_HOPPER
 #: Modified DH with a prismatic joint between two revolute ones.
 SLIDER = """name: slider
 floating: true
