@@ -431,7 +431,7 @@ urdf("joint_no_child", robot(link("base", "") + link("l1") + '<joint name="j" ty
 urdf("joint_no_type", robot(chain(1).replace(' type="revolute"', "")), mentions=("j1",))
 urdf("joint_unknown_type", robot(chain(1, kind="spherical")), mentions=("j1",))
 urdf("joint_floating", robot(chain(1, kind="floating")), mentions=("j1",))
-urdf("joint_planar", robot(chain(1, kind="planar")), mentions=("j1",))
+urdf("joint_planar", robot(chain(1, kind="planar", axis='xyz="1 0 0"')), mentions=("j1",))  # (axis z reads)
 urdf("joint_mimic", robot(chain(2).replace("</joint>", '<mimic joint="j1" multiplier="1"/></joint>', 2)[::1]),
      mentions=("j",))
 urdf("joint_self", robot(link("base", "") + link("l1") + joint("j", "l1", "l1")), mentions=("joint 'j'",))

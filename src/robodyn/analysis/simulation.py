@@ -312,7 +312,8 @@ class FloatingDynamics(Dynamics):
     1/2 quat (x) (omega, 0), the joints by their rates. The quaternion the integrator carries leaves the unit sphere
     by its local error only: it is normalised wherever it is read (the dynamics, the results). A robot with
     spherical joints, on a floating or a fixed base, too: each ball's quaternion moves by 1/2 quat (x) (omega, 0),
-    omega its angular velocity in the child frame (v' by the Cholesky solve)."""
+    omega its angular velocity in the child frame (v' by the Cholesky solve); and one with planar joints: each one's
+    (x, y) by Rot(z, theta) (vx, vy), its (cos theta, sin theta) by omega_z (-sin theta, cos theta)."""
 
     engine = "numpy"
 
@@ -321,9 +322,10 @@ class FloatingDynamics(Dynamics):
         self.params = dict(params or {})
         self.n = robot.nv
         self.model = robot  # type: ignore[assignment]  # robodyn.numeric hands it to robodyn.numeric.floating
-        #: per link (where its q starts, where its v starts, spherical) with spherical joints; () without
-        self.layout = tuple((robot.idx_q(k), robot.idx_v(k), robot.links[k].spherical)
-                            for k in range(robot.n)) if robot.spherical else ()
+        #: per link (where its q starts, where its v starts, its joint: R, P, S or planar) with spherical or planar
+        #: joints; () without
+        self.layout = tuple((robot.idx_q(k), robot.idx_v(k), robot.links[k].joint)
+                            for k in range(robot.n)) if robot.multi_dof else ()
         numeric.center_of_mass(robot, _rest(robot), params=self.params)  # checks params
 
     @property
@@ -376,11 +378,12 @@ def normalised(q: np.ndarray) -> np.ndarray:
 
 
 def unit_quaternions(robot: Manipulator, q: np.ndarray) -> np.ndarray:
-    """q with every quaternion (a floating base's, each spherical joint's) scaled to unit length."""
+    """q with every quaternion (a floating base's, each spherical joint's) and each planar joint's (cos, sin) scaled
+    to unit length."""
     out = normalised(q) if robot.floating else np.array(q, dtype=float)
-    for k in robot.spherical:
-        at = robot.idx_q(k)
-        out[..., at:at + 4] /= np.linalg.norm(out[..., at:at + 4], axis=-1, keepdims=True)
+    for k in robot.multi_dof:
+        part = slice(robot.idx_q(k) + (2 if robot.links[k].planar else 0), robot.idx_q(k) + 4)
+        out[..., part] /= np.linalg.norm(out[..., part], axis=-1, keepdims=True)
     return out
 
 
@@ -391,16 +394,25 @@ def _quaternion_rate(quaternion: np.ndarray, omega: np.ndarray) -> np.ndarray:
     return 0.5 * np.concatenate([w * omega + np.cross(vector, omega), [-vector @ omega]])
 
 
-def _ball_rates(layout: tuple[tuple[int, int, bool], ...], q: np.ndarray, qd: np.ndarray,
+def _planar_rate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """d/dt (x, y, cos theta, sin theta) of a planar joint moving at v = (vx, vy, omega_z) in its child frame."""
+    c, s = q[2:4] / np.linalg.norm(q[2:4])
+    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], -s * v[2], c * v[2]])
+
+
+def _ball_rates(layout: tuple[tuple[int, int, str], ...], q: np.ndarray, qd: np.ndarray,
                 base: np.ndarray) -> np.ndarray:
-    """dq/dt of a robot with spherical joints: the base's rates ``base`` (7 or none), then per link (``layout``: where
-    its q and v start, spherical) its rate, a ball's quaternion rate (:func:`_quaternion_rate`)."""
+    """dq/dt of a robot with spherical or planar joints: the base's rates ``base`` (7 or none), then per link
+    (``layout``: where its q and v start, its joint) its rate, a ball's quaternion rate (:func:`_quaternion_rate`), a
+    planar joint's :func:`_planar_rate`."""
     out = np.empty(q.shape[-1])
     out[:base.size] = base
-    for at, rate, spherical in layout:
-        if spherical:
+    for at, rate, joint in layout:
+        if joint == "S":
             quaternion = q[at:at + 4] / np.linalg.norm(q[at:at + 4])
             out[at:at + 4] = _quaternion_rate(quaternion, qd[rate:rate + 3])
+        elif joint == "planar":
+            out[at:at + 4] = _planar_rate(q[at:at + 4], qd[rate:rate + 3])
         else:
             out[at] = qd[rate]
     return out
@@ -432,7 +444,7 @@ def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "la
                               "engine='numpy'", field="links")
     bound = bind_parameters(robot, params)
     classes = _ENGINE_CLASSES
-    if robot.floating or robot.spherical:  # the numeric engine's, whatever the engine (the programs do not integrate q)
+    if robot.floating or robot.multi_dof:  # the numeric engine's, whatever the engine (the programs do not integrate q)
         engine, classes = "numpy", {"numpy": FloatingDynamics}
     elif robot.implicit:  # numeric only: the default (lambdify) and numpy engines are the closed-chain one
         if engine == "compiled":
@@ -545,12 +557,12 @@ class SimulationResult:
 
 def _rest(robot: Manipulator) -> np.ndarray:
     """The default q0: zeros; a floating robot's base at the origin with the identity quaternion, each spherical
-    joint at its identity quaternion."""
+    joint at its identity quaternion, each planar one at (0, 0, 1, 0)."""
     q = np.zeros(robot.nq)
     if robot.floating:
         q[6] = 1.0
-    for k in robot.spherical:
-        q[robot.idx_q(k) + 3] = 1.0
+    for k in robot.multi_dof:
+        q[robot.idx_q(k) + (2 if robot.links[k].planar else 3)] = 1.0
     return q
 
 
@@ -665,6 +677,11 @@ def simulate(
         if not np.linalg.norm(q_start[at:at + 4]) > 0:
             raise SimulationError(f"q0's quaternion of spherical link {robot.label(k)} (entries {at + 1} to {at + 4}: "
                                   "x, y, z, w) is zero", field="q0")
+    for k in robot.planar:
+        at = robot.idx_q(k) + 2
+        if not np.linalg.norm(q_start[at:at + 2]) > 0:
+            raise SimulationError(f"q0's (cos, sin) of planar link {robot.label(k)} (entries {at + 1} and {at + 2}) is "
+                                  "zero", field="q0")
     bound = bind_parameters(robot, params)
     engine_ = dynamics(robot, bound, engine)
     law = torque_law(robot, torque, engine_)
@@ -818,7 +835,7 @@ def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, metho
             params: Mapping[str, float] | None) -> SimulationResult:
     n, nq = robot.nv, robot.nq
     t, q, qd = sol.t, sol.y[:nq].T.copy(), sol.y[nq:].T.copy()
-    if robot.floating or robot.spherical:
+    if robot.floating or robot.multi_dof:
         q = unit_quaternions(robot, q)
     tau = np.array([law(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd, strict=True)]).reshape(len(t), n)
     if isinstance(engine, ClosedChainDynamics | FloatingDynamics):

@@ -56,7 +56,11 @@ records: :mod:`robodyn.formats.urdf_xml`; meshes are never read) and builds a
   refused in one line saying so. How loops are eliminated (today: parallelograms, exactly, as linear couplings;
   any other loop is refused in one line) is :mod:`robodyn.model.parallelograms`.
 
-Not supported, each a one-line ModelError naming the joint: ``floating`` and ``planar`` joints (a humanoid's URDF
+``planar`` joints are Pinocchio's ``JointModelPlanar`` (a link's ``joint`` planar, :mod:`robodyn.model.joints`: q
+(x, y, cos theta, sin theta) in the joint frame's xy plane, nv 3), read where their axis is the joint frame's z
+(0 0 1); another axis (Pinocchio ignores it), a locked or a mimic planar joint are refused in one line.
+
+Not supported, each a one-line ModelError naming the joint: ``floating`` joints (a humanoid's URDF
 with a floating root joint is refused, and loads once that joint is removed). A floating base is asked for instead
 by ``floating=True`` (:func:`read_urdf`): the root link then moves on a free joint, with its inertia (numeric
 engine only so far).
@@ -188,9 +192,14 @@ def _links_and_joints(robot: Any, lock: Mapping[str, float], shown: str) -> tupl
         if joint.type not in SUPPORTED and joint.type not in ("floating", "planar"):
             raise ModelError(f"unknown joint type {joint.type!r} (expected one of {', '.join(SUPPORTED)})",
                              file=shown, link=where, field="type")
-        if joint.type in ("floating", "planar"):
+        if joint.type == "floating":
             raise ModelError(f"{joint.type} joints are not supported (robodyn's base is fixed; joints "
                              f"{', '.join(SUPPORTED)} only)", file=shown, link=where, field="type")
+        if joint.type == "planar":
+            _planar_axis(joint, shown)
+            if joint.name in lock or getattr(joint, "mimic", None) is not None:
+                raise ModelError(f"a planar joint cannot be {'locked' if joint.name in lock else 'a mimic joint'} "
+                                 "(it has three coordinates)", file=shown, link=where)
         for end in (joint.parent, joint.child):
             if end not in links:
                 raise ModelError(f"refers to link {end!r}, which is not defined", file=shown, link=where)
@@ -287,6 +296,16 @@ def _axis(joint: Any, shown: str) -> np.ndarray:
     if norm < 1e-12:
         raise ModelError("the joint axis is zero", file=shown, link=where, field="axis")
     return axis / norm
+
+
+def _planar_axis(joint: Any, shown: str) -> np.ndarray:
+    """A planar joint's axis, the normal of its plane: the joint frame's z (0 0 1) only (Pinocchio's
+    ``JointModelPlanar`` moves in its frame's xy plane whatever the axis)."""
+    axis = _axis(joint, shown)
+    if not np.allclose(axis, [0.0, 0.0, 1.0], rtol=0.0, atol=1e-12):
+        raise ModelError(f"a planar joint's axis must be its frame's z (0 0 1), got {' '.join(f'{a:g}' for a in axis)}"
+                         " (turn the joint's origin instead)", file=shown, link=f"joint '{joint.name}'", field="axis")
+    return axis
 
 
 def _damping(joint: Any, shown: str) -> float:
@@ -396,7 +415,8 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
         body = Body()
         for name, T in tree.groups[k + 1]:
             body = body + _inertial(links_by_name[name], shown).moved(T)
-        frames.append(JointFrame(name=joint.name, prismatic=joint.type == "prismatic", axis=_axis(joint, shown),
+        frames.append(JointFrame(name=joint.name, prismatic=joint.type == "prismatic",
+                                 axis=_planar_axis(joint, shown) if joint.type == "planar" else _axis(joint, shown),
                                  parent=p, origin=dict(tree.groups[p + 1])[joint.parent] @ _origin(joint, where, shown),
                                  body=body, damping=_damping(joint, shown), where=f"link '{joint.child}'"))
     shape = "" if tree.parents == list(range(-1, len(frames) - 1)) else "a tree of "
@@ -410,6 +430,7 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
         frames, name=robot.name, gravity=gravity, snap=snap, strict=strict, shown=shown, base=base,
         description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
                     f"{', '.join(j.name for j in tree.joints)})")
+    built = _planar_links(built, [k for k, joint in enumerate(tree.joints) if joint.type == "planar"], shown)
     named = _named_frames(robot, tree, built, shown, snap)
     loops = _loops(robot, tree, shown, snap)
     if actuated is not None and not loops:
@@ -422,6 +443,18 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
             return built.replace(couplings=couplings, frames=named, loops=loops, actuated=chosen)
         except ModelError as exc:
             raise exc.located(file=shown) from None
+
+
+def _planar_links(built: Manipulator, planar: list[int], shown: str) -> Manipulator:
+    """``built`` with the links of the file's planar joints made planar (each read as the revolute joint of its
+    frame, its axis z: the frame is not turned)."""
+    if not planar:
+        return built
+    links = tuple(link.replace(joint="planar") if k in planar else link for k, link in enumerate(built.links))
+    try:
+        return built.replace(links=links)
+    except ModelError as exc:
+        raise exc.located(file=shown) from None
 
 
 #: The loop joint types of Drake's ``<loop_joint>`` and URDF+'s ``<loop>`` as robodyn's closing joints.
@@ -581,7 +614,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     """URDF text for ``robot`` (numeric data, or symbols bound by ``params``); see the module docstring."""
     from xml.etree import ElementTree as ET
 
-    robot.check_one_dof("to_urdf (URDF has no spherical joint)")
+    robot.check_one_dof("to_urdf (URDF has no spherical joint; planar ones are not written)")
     if robot.loops or any(len(c.leaders) != 1 for c in robot.couplings):  # URDF: a tree and one-leader mimics
         raise ModelError(f"{robot.name}: URDF has no loop closures nor couplings of several leaders (a mimic "
                          "follows one joint): save a model file instead", field="loops")

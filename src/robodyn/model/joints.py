@@ -18,9 +18,14 @@ configuration's update on its manifold (integrate, difference, neutral and rando
   (Pinocchio's order; MuJoCo's qpos holds w first), the velocity the angular velocity in the child frame, S =
   [0; I3] (no translation: the rotation is about the joint frame's origin). The configuration moves on SO(3):
   integrate(q, v, dt) = q (x) exp3(v dt), difference(q0, q1) = log3(R0^T R1).
+- ``planar`` (Pinocchio's ``JointModelPlanar``): nq = 4, nv = 3. The configuration is (x, y, cos theta, sin theta):
+  the child frame is Trans(x, y, 0) Rot(z, theta) in the joint's frame at rest; the velocity (vx, vy, omega_z) is
+  the child frame's, in its own axes, S = (e_x, e_y, 0; 0, 0, e_z) in the (linear, angular) order. The configuration
+  moves on SE(2): integrate(q, v, dt) = M(q) exp(v dt), difference(q0, q1) = log(M0^-1 M1) (``pinocchio.integrate``
+  and ``pinocchio.difference``), here as the SE(3) exponential and logarithm of the planar twist.
 
 The manifold functions (:func:`integrate`, :func:`difference`, :func:`neutral`, :func:`random_configuration`,
-:func:`normalize`, :func:`is_normalized`) take the joint type as ``joint`` ("free", the default, or "S").
+:func:`normalize`, :func:`is_normalized`) take the joint type as ``joint`` ("free", the default, "S" or "planar").
 
 Pure NumPy; every function takes one configuration (nq,) or a batch (N, nq) and answers with the same leading
 shape.
@@ -52,7 +57,10 @@ REVOLUTE = JointType("revolute", 1, 1)
 PRISMATIC = JointType("prismatic", 1, 1)
 FREE = JointType("free", 7, 6)
 SPHERICAL = JointType("spherical", 4, 3)
-JOINT_TYPES = {"R": REVOLUTE, "P": PRISMATIC, "S": SPHERICAL, "free": FREE}
+PLANAR = JointType("planar", 4, 3)
+JOINT_TYPES = {"R": REVOLUTE, "P": PRISMATIC, "S": SPHERICAL, "planar": PLANAR, "free": FREE}
+#: A planar joint's twist (vx, vy, omega_z) among the six of a spatial motion (linear, angular).
+PLANAR_AXES = (0, 1, 5)
 
 
 def motion_subspace(joint: str) -> np.ndarray:
@@ -61,6 +69,8 @@ def motion_subspace(joint: str) -> np.ndarray:
         return np.eye(6)
     if joint == "S":
         return np.vstack([np.zeros((3, 3)), np.eye(3)])
+    if joint == "planar":
+        return np.eye(6)[:, PLANAR_AXES]
     S = np.zeros((6, 1))
     S[5 if joint == "R" else 2, 0] = 1.0
     return S
@@ -193,21 +203,62 @@ def _turned(quat: np.ndarray, R1: np.ndarray) -> np.ndarray:
     return out * sign[..., None]
 
 
+# -- the planar joint -------------------------------------------------------------------------------------------
+
+
+def planar_transform(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, p) of planar-joint configurations (..., 4) = (x, y, cos theta, sin theta): Rot(z, theta), (x, y, 0)."""
+    q = np.asarray(q, dtype=float)
+    c, s = q[..., 2], q[..., 3]
+    zero, one = np.zeros_like(c), np.ones_like(c)
+    R = np.stack([np.stack([c, -s, zero], -1), np.stack([s, c, zero], -1), np.stack([zero, zero, one], -1)], -2)
+    return R, np.stack([q[..., 0], q[..., 1], zero], -1)
+
+
+def _planar_twist(v: np.ndarray) -> np.ndarray:
+    """The spatial twists (..., 6) of planar velocities (..., 3) = (vx, vy, omega_z)."""
+    v = np.asarray(v, dtype=float)
+    out = np.zeros((*v.shape[:-1], 6))
+    out[..., PLANAR_AXES] = v
+    return out
+
+
+def _integrate_planar(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    R, p = planar_transform(q)
+    dR, dp = exp6(_planar_twist(v))
+    R1 = R @ dR
+    p1 = p + np.einsum("...ij,...j->...i", R, dp)
+    return np.stack([p1[..., 0], p1[..., 1], R1[..., 0, 0], R1[..., 1, 0]], -1)
+
+
+def _difference_planar(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    R0, p0 = planar_transform(q0)
+    R1, p1 = planar_transform(q1)
+    R0t = np.swapaxes(R0, -1, -2)
+    return log6(R0t @ R1, np.einsum("...ij,...j->...i", R0t, p1 - p0))[..., PLANAR_AXES]
+
+
 def _quaternion_slice(joint: str) -> slice:
-    """Where a joint type's configuration holds its quaternion: q[3:7] for the free joint, q[0:4] for "S"."""
+    """Where a joint type's configuration holds its quaternion: q[3:7] for the free joint, q[0:4] for "S"; for a
+    planar joint its unit complex number (cos, sin), q[2:4]."""
     if joint == "free":
         return slice(3, 7)
     if joint == "S":
         return slice(0, 4)
-    raise ValueError(f"joint must be 'free' or 'S' (the joints with a quaternion), got {joint!r}")
+    if joint == "planar":
+        return slice(2, 4)
+    raise ValueError(f"joint must be 'free', 'S' or 'planar' (the joints with nq > nv), got {joint!r}")
 
 
 def integrate(q: np.ndarray, v: np.ndarray, dt: float = 1.0, joint: str = "free") -> np.ndarray:
     """q (+) v dt on the joint's manifold, as ``pinocchio.integrate``: for the free joint (the default) the pose
     M(q) exp6(v dt) (v the body-frame twist), for a spherical one ("S") the rotation R(q) exp3(v dt) (v the angular
-    velocity in the child frame)."""
+    velocity in the child frame), for a planar one the pose M(q) exp(v dt) on SE(2) (v = (vx, vy, omega_z) in the
+    child frame)."""
     _quaternion_slice(joint)
     q = np.asarray(q, dtype=float)
+    if joint == "planar":
+        return _integrate_planar(q, np.asarray(v, dtype=float) * dt)
     if joint == "S":
         R = quaternion_matrix(q)
         return _turned(q, R @ exp3(np.asarray(v, dtype=float) * dt))
@@ -219,8 +270,11 @@ def integrate(q: np.ndarray, v: np.ndarray, dt: float = 1.0, joint: str = "free"
 
 def difference(q0: np.ndarray, q1: np.ndarray, joint: str = "free") -> np.ndarray:
     """v with integrate(q0, v) = q1, as ``pinocchio.difference``: log6(M0^-1 M1) (the body-frame twist) for the free
-    joint, log3(R0^T R1) (the angular velocity in the child frame) for a spherical one ("S")."""
+    joint, log3(R0^T R1) (the angular velocity in the child frame) for a spherical one ("S"), the planar twist of
+    log(M0^-1 M1) for a planar one."""
     _quaternion_slice(joint)
+    if joint == "planar":
+        return _difference_planar(q0, q1)
     if joint == "S":
         R0t = np.swapaxes(quaternion_matrix(q0), -1, -2)
         return log3(R0t @ quaternion_matrix(q1))
@@ -231,8 +285,11 @@ def difference(q0: np.ndarray, q1: np.ndarray, joint: str = "free") -> np.ndarra
 
 
 def neutral(joint: str = "free") -> np.ndarray:
-    """The identity: (0, 0, 0, 0, 0, 0, 1) for the free joint, (0, 0, 0, 1) for a spherical one ("S")."""
+    """The identity: (0, 0, 0, 0, 0, 0, 1) for the free joint, (0, 0, 0, 1) for a spherical one ("S"), (0, 0, 1, 0)
+    for a planar one."""
     _quaternion_slice(joint)
+    if joint == "planar":
+        return np.array([0.0, 0, 1, 0])
     return np.array([0.0, 0, 0, 1]) if joint == "S" else np.array([0.0, 0, 0, 0, 0, 0, 1])
 
 
@@ -247,9 +304,14 @@ def _random_quaternion(rng: np.random.Generator, shape: tuple[int, ...]) -> np.n
 def random_configuration(rng: np.random.Generator, size: int | None = None, box: float = 1.0,
                          joint: str = "free") -> np.ndarray:
     """Quaternions uniform on SO(3) (normalised Gaussians, w >= 0), after positions uniform in [-box, box]^3 for the
-    free joint (the default); the quaternion alone for a spherical one ("S")."""
+    free joint (the default); the quaternion alone for a spherical one ("S"); for a planar one (x, y) uniform in
+    [-box, box]^2 and theta uniform in [-pi, pi)."""
     _quaternion_slice(joint)
     shape: tuple[int, ...] = () if size is None else (size,)
+    if joint == "planar":
+        theta = rng.uniform(-np.pi, np.pi, shape)
+        return np.concatenate([rng.uniform(-box, box, (*shape, 2)), np.stack([np.cos(theta), np.sin(theta)], -1)],
+                              -1)
     if joint == "S":
         return _random_quaternion(rng, shape)
     p = rng.uniform(-box, box, (*shape, 3))
@@ -257,7 +319,7 @@ def random_configuration(rng: np.random.Generator, size: int | None = None, box:
 
 
 def normalize(q: np.ndarray, joint: str = "free") -> np.ndarray:
-    """q with its quaternion scaled to unit length."""
+    """q with its quaternion (a planar joint's (cos, sin)) scaled to unit length."""
     part = _quaternion_slice(joint)
     q = np.array(q, dtype=float)
     q[..., part] /= np.linalg.norm(q[..., part], axis=-1, keepdims=True)
@@ -270,6 +332,7 @@ def is_normalized(q: Any, tolerance: float = NORM_TOLERANCE, joint: str = "free"
     return bool(np.all(np.abs(np.linalg.norm(quat, axis=-1) - 1) <= tolerance))
 
 
-__all__ = ["FREE", "JOINT_TYPES", "PRISMATIC", "REVOLUTE", "SPHERICAL", "JointType", "difference", "exp3", "exp6",
-           "free_configuration", "free_transform", "integrate", "is_normalized", "log3", "log6", "matrix_quaternion",
-           "motion_subspace", "neutral", "normalize", "quaternion_matrix", "random_configuration", "skew"]
+__all__ = ["FREE", "JOINT_TYPES", "PLANAR", "PLANAR_AXES", "PRISMATIC", "REVOLUTE", "SPHERICAL", "JointType",
+           "difference", "exp3", "exp6", "free_configuration", "free_transform", "integrate", "is_normalized", "log3",
+           "log6", "matrix_quaternion", "motion_subspace", "neutral", "normalize", "planar_transform",
+           "quaternion_matrix", "random_configuration", "skew"]

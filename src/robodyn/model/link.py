@@ -17,7 +17,8 @@ from robodyn.errors import ModelError
 from robodyn.model.expr import check_name, to_expr
 from robodyn.model.inertia import as_inertia, as_vector3, check_inertia
 
-JOINT_TYPES = {"R": "R", "P": "P", "S": "S", "REVOLUTE": "R", "PRISMATIC": "P", "SPHERICAL": "S"}
+JOINT_TYPES = {"R": "R", "P": "P", "S": "S", "PLANAR": "planar", "REVOLUTE": "R", "PRISMATIC": "P",
+               "SPHERICAL": "S"}
 ZERO3 = (sympy.Integer(0), sympy.Integer(0), sympy.Integer(0))
 
 
@@ -60,11 +61,11 @@ class Link(RigidBody):
     ``a``, ``alpha``, ``d``, ``theta`` are the DH parameters of the manipulator's convention
     (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
     are those of :class:`RigidBody`; ``damping``, ``coulomb`` and ``armature`` are optional. ``joint`` is R
-    (revolute), P (prismatic) or S (spherical: :attr:`spherical`; damping and armature then act on each of its
-    three velocities). ``placement`` (optional) is a fixed homogeneous transform applied before the row's DH
-    transform, A = placement * A_DH (identity when absent). ``name`` (optional, a name of the
-    :data:`~robodyn.model.expr.IDENTIFIER` grammar) labels the joint: other links name it as their ``parent``,
-    a URDF import keeps the joint's name there, and messages use it.
+    (revolute), P (prismatic), S (spherical: :attr:`spherical`; damping and armature then act on each of its
+    three velocities) or planar (:attr:`planar`, likewise). ``placement`` (optional) is a fixed homogeneous
+    transform applied before the row's DH transform, A = placement * A_DH (identity when absent). ``name``
+    (optional, a name of the :data:`~robodyn.model.expr.IDENTIFIER` grammar) labels the joint: other links name it
+    as their ``parent``, a URDF import keeps the joint's name there, and messages use it.
     """
 
     joint: str = "R"
@@ -83,7 +84,7 @@ class Link(RigidBody):
             object.__setattr__(self, "name", check_name(self.name, "name"))
         kind = JOINT_TYPES.get(str(self.joint).strip().upper()) if isinstance(self.joint, str) else None
         if kind is None:
-            raise ModelError(f"unknown joint type {self.joint!r} (expected R, P or S)", field="joint")
+            raise ModelError(f"unknown joint type {self.joint!r} (expected R, P, S or planar)", field="joint")
         object.__setattr__(self, "joint", kind)
         for name in ("a", "alpha", "d", "theta", "damping", "armature"):
             object.__setattr__(self, name, to_expr(getattr(self, name), name))
@@ -102,6 +103,17 @@ class Link(RigidBody):
         """A spherical (ball) joint, S: its revolute frame at q = 0 (the row's offsets theta, d), then turned about
         its origin by a unit quaternion (:mod:`robodyn.model.joints`); nq 4, nv 3."""
         return self.joint == "S"
+
+    @property
+    def planar(self) -> bool:
+        """A planar joint (Pinocchio's ``JointModelPlanar``): its revolute frame at q = 0 (the row's offsets theta,
+        d), then moved by Trans(x, y, 0) Rot(z, theta) (:mod:`robodyn.model.joints`); nq 4 (x, y, cos, sin), nv 3."""
+        return self.joint == "planar"
+
+    @property
+    def multi_dof(self) -> bool:
+        """A joint of several velocities (spherical or planar): nq 4, nv 3."""
+        return self.joint in ("S", "planar")
 
     @property
     def has_placement(self) -> bool:

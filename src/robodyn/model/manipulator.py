@@ -242,10 +242,11 @@ class Manipulator:
                 field="convention",
             )
         link_names = [link.name for link in links]
-        spherical = next((k for k, link in enumerate(links) if link.spherical), None)
-        if spherical is not None and (self.couplings or self.loops):
-            raise ModelError("a spherical joint in a robot with couplings or loops is not handled so far",
-                             link=spherical + 1, field="joint")
+        multi = next((k for k, link in enumerate(links) if link.multi_dof), None)
+        if multi is not None and (self.couplings or self.loops):
+            kind = "a planar" if links[multi].planar else "a spherical"
+            raise ModelError(f"{kind} joint in a robot with couplings or loops is not handled so far",
+                             link=multi + 1, field="joint")
         object.__setattr__(self, "loops", check_loops(self.loops, link_names, self.parents))
         object.__setattr__(self, "actuated", check_actuated(self.actuated, link_names))
         couplings, implicit = eliminate_loops(links, self.convention, self.parents, self.loops, self.actuated,
@@ -315,46 +316,57 @@ class Manipulator:
     def nv(self) -> int:
         """Number of independent coordinates: the length of q, qd, qdd and tau at every public API (``n`` less
         the coupled joints; ``n`` for a robot without :attr:`couplings`); a floating robot's 6 base velocities
-        come first (then q has :attr:`nq` entries), and a spherical joint has 3."""
+        come first (then q has :attr:`nq` entries), and a spherical or planar joint has 3."""
         return (self.n - len(self.couplings) - len(self.passive) + (6 if self.floating else 0)
-                + 2 * len(self.spherical))
+                + 2 * len(self.multi_dof))
 
     @property
     def nq(self) -> int:
         """The length of q: :attr:`nv`, plus one for a floating robot (its base's 7 coordinates: position, then
         the unit quaternion (x, y, z, w); :mod:`robodyn.model.joints`) and one per spherical joint (4 coordinates,
-        3 velocities)."""
-        return self.nv + (1 if self.floating else 0) + len(self.spherical)
+        3 velocities), as per planar joint (x, y, cos theta, sin theta)."""
+        return self.nv + (1 if self.floating else 0) + len(self.multi_dof)
 
     @property
     def spherical(self) -> tuple[int, ...]:
         """The links with a spherical joint (0-based, in link order; :attr:`Link.spherical`)."""
         return tuple(k for k, link in enumerate(self.links) if link.spherical)
 
+    @property
+    def planar(self) -> tuple[int, ...]:
+        """The links with a planar joint (0-based, in link order; :attr:`Link.planar`)."""
+        return tuple(k for k, link in enumerate(self.links) if link.planar)
+
+    @property
+    def multi_dof(self) -> tuple[int, ...]:
+        """The links with a joint of several velocities, spherical or planar (0-based, in link order)."""
+        return tuple(k for k, link in enumerate(self.links) if link.multi_dof)
+
     def idx_q(self, k: int) -> int:
         """Where link k's coordinates start in q (Pinocchio's ``idx_q``): after the floating base's 7 and the
-        independent links listed before it (1 each, 4 for a spherical joint)."""
+        independent links listed before it (1 each, 4 for a spherical or planar joint)."""
         return self._start(k, 7, 4)
 
     def idx_v(self, k: int) -> int:
         """Where link k's velocities start in v (Pinocchio's ``idx_v``): after the floating base's 6 and the
-        independent links listed before it (1 each, 3 for a spherical joint)."""
+        independent links listed before it (1 each, 3 for a spherical or planar joint)."""
         return self._start(k, 6, 3)
 
-    def _start(self, k: int, base: int, spherical: int) -> int:
+    def _start(self, k: int, base: int, multi: int) -> int:
         independent = self.independent
         if k not in independent:
             raise ValueError(f"{self.name}: link {self.label(k) if 0 <= k < self.n else k} has no coordinate of its "
                              "own (coupled, passive, or no such link)")
-        return (base if self.floating else 0) + sum(spherical if self.links[j].spherical else 1
+        return (base if self.floating else 0) + sum(multi if self.links[j].multi_dof else 1
                                                     for j in independent if j < k)
 
     def check_one_dof(self, what: str = "this path") -> None:
-        """Nothing when every joint has one coordinate; for a robot with a spherical joint the one-line
+        """Nothing when every joint has one coordinate; for a robot with a spherical or planar joint the one-line
         :class:`ModelError` of every path that takes one coordinate per link (``what`` names the path)."""
-        spherical = self.spherical
-        if spherical:
-            raise ModelError(f"{self.name}: link {self.label(spherical[0])!r} has a spherical joint: not handled by "
+        multi = self.multi_dof
+        if multi:
+            kind = "planar" if self.links[multi[0]].planar else "spherical"
+            raise ModelError(f"{self.name}: link {self.label(multi[0])!r} has a {kind} joint: not handled by "
                              f"{what} so far (robodyn.numeric's inverse_dynamics, mass_matrix and forward_dynamics "
                              "and rd.simulate handle it)")
 

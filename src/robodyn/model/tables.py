@@ -22,11 +22,11 @@ INERTIA_TEXT = (
 
 
 def joint_value(robot: Manipulator, i: int, name: str) -> sympy.Expr:
-    """theta_i or d_i of link i (0-based), with q_i added where the joint moves it (neither for a spherical joint,
-    whose quaternion turns the frame after both)."""
+    """theta_i or d_i of link i (0-based), with q_i added where the joint moves it (neither for a spherical or
+    planar joint, whose coordinates move the frame after both)."""
     link = robot.links[i]
     value = getattr(link, name)
-    is_variable = not link.spherical and (name == "theta") == link.revolute
+    is_variable = not link.multi_dof and (name == "theta") == link.revolute
     return value + sympy.Symbol(f"q{i + 1}") if is_variable else value
 
 

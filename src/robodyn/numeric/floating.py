@@ -17,6 +17,12 @@ forward dynamics is the Cholesky solve (the articulated-body algorithm here take
 on a spherical joint, couplings and loops with one are refused. A tree of revolute and prismatic joints keeps its
 arrays and operations unchanged.
 
+Planar joints (a link's ``joint`` planar, Pinocchio's ``JointModelPlanar``: nq 4, (x, y, cos theta, sin theta); nv
+3, (vx, vy, omega_z) in the child frame) take the same path: the child frame is the joint frame at rest moved by
+Trans(x, y, 0) Rot(z, theta) (the frames' ``turns`` with a translation), its columns (R e_x; 0), (R e_y; 0) and
+(o x R e_z; R e_z); their damping and armature act on each of the three velocities, Coulomb friction on one is
+refused.
+
 The tree's geometry and bodies are the numeric engine's (:mod:`robodyn.numeric.model`: its joint frames,
 :func:`robodyn.numeric.kinematics.joint_frames`, relative to the base, and each body's m, m c, I_o about its
 joint frame origin); the recursions run on spatial vectors in the world frame (Featherstone's "ground frame"
@@ -49,11 +55,11 @@ import numpy as np
 from robodyn.errors import ModelError, ModelWarning
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.floats import bound_floats
-from robodyn.model.joints import free_transform, is_normalized, quaternion_matrix, skew
+from robodyn.model.joints import free_transform, is_normalized, planar_transform, quaternion_matrix, skew
 from robodyn.model.manipulator import Manipulator
 from robodyn.numeric import couplings
 from robodyn.numeric.kane import NumpyOps
-from robodyn.numeric.kinematics import Frames, joint_frames
+from robodyn.numeric.kinematics import Frames, Turn, joint_frames
 from robodyn.numeric.model import NumericModel, Params, _params_key, compile_model
 from robodyn.recursions.arm import coulomb_scalars, joint_friction
 
@@ -63,7 +69,8 @@ class FloatingModel:
     """A floating robot as floats: its tree (the fixed-base robot's :class:`NumericModel`, None without links), its
     base body (mass, first moment m c and inertia about the base origin, in the base frame) and gravity (world).
     ``floating`` False: a fixed base (a robot with spherical joints), no base columns; ``spherical``: the tree's
-    spherical joints (the tree's arrays hold each as the revolute joint of its frame at rest)."""
+    spherical joints and ``planar`` its planar ones (the tree's arrays hold each as the revolute joint of its frame at
+    rest)."""
 
     name: str
     tree: NumericModel | None
@@ -73,6 +80,12 @@ class FloatingModel:
     gravity: np.ndarray
     floating: bool = True
     spherical: tuple[int, ...] = ()
+    planar: tuple[int, ...] = ()
+
+    @cached_property
+    def multi(self) -> tuple[int, ...]:
+        """The tree joints of three velocities and four coordinates: the spherical and planar ones, in order."""
+        return tuple(sorted((*self.spherical, *self.planar)))
 
     @property
     def n(self) -> int:
@@ -90,8 +103,8 @@ class FloatingModel:
 
     @cached_property
     def widths(self) -> tuple[int, ...]:
-        """The tree joints' velocities: 3 for a spherical joint, else 1."""
-        return tuple(3 if i in self.spherical else 1 for i in range(self.n))
+        """The tree joints' velocities: 3 for a spherical or planar joint, else 1."""
+        return tuple(3 if i in self.multi else 1 for i in range(self.n))
 
     @cached_property
     def v_start(self) -> np.ndarray:
@@ -100,7 +113,7 @@ class FloatingModel:
 
     @cached_property
     def q_start(self) -> np.ndarray:
-        """Where each tree joint's coordinates start among the tree's (4 for a spherical joint)."""
+        """Where each tree joint's coordinates start among the tree's (4 for a spherical or planar joint)."""
         sizes = [4 if w == 3 else 1 for w in self.widths]
         return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int) if self.n else np.zeros(0, int)
 
@@ -110,11 +123,11 @@ class FloatingModel:
 
     @property
     def nv(self) -> int:
-        return self.nb + (0 if self.tree is None else self.tree.nv + 2 * len(self.spherical))
+        return self.nb + (0 if self.tree is None else self.tree.nv + 2 * len(self.multi))
 
     @property
     def nq(self) -> int:
-        return self.nv + (1 if self.floating else 0) + len(self.spherical)
+        return self.nv + (1 if self.floating else 0) + len(self.multi)
 
 
 _CACHE: PerRobotCache[FloatingModel] = PerRobotCache(16)
@@ -122,9 +135,9 @@ _CACHE: PerRobotCache[FloatingModel] = PerRobotCache(16)
 
 def floating_model(robot: Manipulator, params: Params | None = None, *, multi_dof: bool = False) -> FloatingModel:
     """The :class:`FloatingModel` of a floating ``robot`` with ``params`` bound, compiled once and cached.
-    ``multi_dof``: the caller handles spherical joints (then a fixed-base robot with one is taken too); otherwise a
-    robot with one is refused in one line (:meth:`~robodyn.model.manipulator.Manipulator.check_one_dof`)."""
-    if not isinstance(robot, Manipulator) or not (robot.floating or (multi_dof and robot.spherical)):
+    ``multi_dof``: the caller handles spherical and planar joints (then a fixed-base robot with one is taken too);
+    otherwise a robot with one is refused in one line (:meth:`~robodyn.model.manipulator.Manipulator.check_one_dof`)."""
+    if not isinstance(robot, Manipulator) or not (robot.floating or (multi_dof and robot.multi_dof)):
         raise ModelError(f"{getattr(robot, 'name', robot)}: not a floating robot (load it with floating=True)")
     if not multi_dof:
         robot.check_one_dof("this function")
@@ -133,8 +146,8 @@ def floating_model(robot: Manipulator, params: Params | None = None, *, multi_do
 
 def _build(robot: Manipulator, params: Params | None) -> FloatingModel:
     if np.any(bound_floats(robot, params).array((*robot.tip_force, *robot.tip_moment), (6,))):
-        raise ModelError(f"{robot.name}: {'floating base' if robot.floating else 'spherical joint'}: a tip load is "
-                         "not handled yet", field="tip_force")
+        what = "floating base" if robot.floating else "spherical joint" if robot.spherical else "planar joint"
+        raise ModelError(f"{robot.name}: {what}: a tip load is not handled yet", field="tip_force")
     tree = None
     if robot.n:
         with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
@@ -150,17 +163,19 @@ def _build(robot: Manipulator, params: Params | None) -> FloatingModel:
         h = m * c
         J = Jc + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
     return FloatingModel(robot.name, tree, float(m), h, J, floats.array(robot.gravity, (3,)), robot.floating,
-                         robot.spherical)
+                         robot.spherical, robot.planar)
 
 
 def _at_rest(robot: Manipulator) -> tuple[Any, ...]:
-    """The links, each spherical joint as the revolute joint of its frame at rest (the tree's geometry and bodies;
-    :func:`_frames` turns the frame by the quaternion); Coulomb friction on one refused."""
-    for k in robot.spherical:
+    """The links, each spherical or planar joint as the revolute joint of its frame at rest (the tree's geometry and
+    bodies; :func:`_frames` moves the frame by the quaternion, or the planar motion); Coulomb friction on one
+    refused."""
+    for k in robot.multi_dof:
         if robot.links[k].has_coulomb:
-            raise ModelError(f"{robot.name}: Coulomb friction on a spherical joint is not handled", link=k + 1,
+            kind = "planar" if robot.links[k].planar else "spherical"
+            raise ModelError(f"{robot.name}: Coulomb friction on a {kind} joint is not handled", link=k + 1,
                              field="coulomb")
-    return tuple(link.replace(joint="R") if link.spherical else link for link in robot.links)
+    return tuple(link.replace(joint="R") if link.multi_dof else link for link in robot.links)
 
 
 # -- states ---------------------------------------------------------------------------------------------
@@ -173,7 +188,7 @@ def _states(model: FloatingModel, q: Any, *rates: Any) -> tuple[bool, np.ndarray
     for a, size, what in zip(arrays, sizes, ["q", *["v"] * len(rates)], strict=True):
         if a.ndim not in (1, 2) or a.shape[-1] != size:
             base = "position, quaternion (x, y, z, w), " if model.floating else ""
-            quaternions = ", 4 per spherical joint" if model.spherical else ""
+            quaternions = ", 4 per spherical or planar joint" if model.multi else ""
             raise ValueError(f"{what} of the robot {model.name!r} must have shape ({size},) or (N, {size}) "
                              f"(nq = {model.nq}: {base}joints{quaternions}; nv = {model.nv}), got {a.shape}")
     single = all(a.ndim == 1 for a in arrays)
@@ -186,15 +201,20 @@ def _states(model: FloatingModel, q: Any, *rates: Any) -> tuple[bool, np.ndarray
         if not is_normalized(out[0][:, start:start + 4], 1e-6, joint="S"):
             raise ValueError(f"the quaternion of spherical joint {i + 1} (q[{start}:{start + 4}], order x, y, z, w) of "
                              f"{model.name!r} is not of unit length")
+    for i in model.planar:
+        start = model.nqb + int(model.q_start[i]) + 2
+        if not is_normalized(out[0][:, start - 2:start + 2], 1e-6, joint="planar"):
+            raise ValueError(f"(cos, sin) of planar joint {i + 1} (q[{start}:{start + 2}]) of {model.name!r} is not of "
+                             "unit length")
     return single, out[0], out[1:]
 
 
 def _tree_rate(model: FloatingModel, x: np.ndarray) -> np.ndarray:
     """The tree joints' rates (N, n) of the independent ones after the base's six (with spherical joints: their
-    columns' rates, 3 per spherical joint)."""
+    columns' rates, 3 per spherical or planar joint)."""
     if model.tree is None:
         return np.zeros((x.shape[0], 0))
-    return x[:, model.nb:] if model.spherical else couplings.rate(model.tree, x[:, 6:])
+    return x[:, model.nb:] if model.multi else couplings.rate(model.tree, x[:, 6:])
 
 
 def _project(model: FloatingModel, tau: np.ndarray) -> np.ndarray:
@@ -219,7 +239,7 @@ def _project_matrix(model: FloatingModel, M: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class _World:
     """Per body b (0 the base, 1 + i link i): spatial inertia ``inertia`` (N, nb, 6, 6) about the world origin, joint
-    columns ``S`` (N, nc, 6) (one per tree velocity: n without spherical joints) and the base's ``Sb`` (N, 6, 6; 6 x 0
+    columns ``S`` (N, nc, 6) (one per tree velocity: n without multi-dof joints) and the base's ``Sb`` (N, 6, 6; 6 x 0
     for a fixed base), in the world frame, (linear, angular) rows; the base's pose ``Rb`` (N, 3, 3), ``pb`` (N, 3)
     and the joint frames' ``R`` (N, n, 3, 3), ``o`` (N, n, 3) in the world."""
 
@@ -269,7 +289,7 @@ def _world(model: FloatingModel, q: np.ndarray) -> _World:
         Sb[:, :3, 3:] = skew(pb) @ Rb
     inertia = _world_body(np.array([model.base_mass]), model.base_first_moment[None], model.base_inertia[None],
                           Rb[:, None], pb[:, None])
-    S = np.zeros((N, model.n + 2 * len(model.spherical), 6))
+    S = np.zeros((N, model.n + 2 * len(model.multi), 6))
     R, o = np.zeros((N, model.n, 3, 3)), np.zeros((N, model.n, 3))
     parent: tuple[int, ...] = ()
     tree = model.tree
@@ -278,8 +298,8 @@ def _world(model: FloatingModel, q: np.ndarray) -> _World:
         R = Rb[:, None] @ frames.R
         o = pb[:, None] + np.einsum("nij,nkj->nki", Rb, frames.o)
         z = R[..., :, 2]
-        if model.spherical:
-            _spherical_columns(model, S, R, o, z)
+        if model.multi:
+            _multi_columns(model, S, R, o, z)
         else:
             revolute = tree.revolute.astype(bool)
             S[:, revolute, :3] = _cross(o[:, revolute], z[:, revolute])  # a revolute joint: (o x z; z)
@@ -291,15 +311,20 @@ def _world(model: FloatingModel, q: np.ndarray) -> _World:
     return _World(inertia, S, Sb, parent, Rb, pb, R, o)
 
 
-def _spherical_columns(model: FloatingModel, S: np.ndarray, R: np.ndarray, o: np.ndarray, z: np.ndarray) -> None:
-    """S (N, nc, 6) of a tree with spherical joints, filled in place: a revolute joint's (o x z; z), a prismatic
-    one's (z; 0), a spherical one's three, about its child frame's axes R e_k through o: (o x R e_k; R e_k)."""
+def _multi_columns(model: FloatingModel, S: np.ndarray, R: np.ndarray, o: np.ndarray, z: np.ndarray) -> None:
+    """S (N, nc, 6) of a tree with spherical or planar joints, filled in place: a revolute joint's (o x z; z), a
+    prismatic one's (z; 0), a spherical one's three, about its child frame's axes R e_k through o: (o x R e_k;
+    R e_k), a planar one's along its child frame's x and y, (R e_x; 0) and (R e_y; 0), and about its z, (o x z; z)."""
     assert model.tree is not None
     for i, at in enumerate(model.v_start):
         if i in model.spherical:
             axes = np.swapaxes(R[:, i], 1, 2)
             S[:, at:at + 3, :3] = _cross(o[:, i, None], axes)
             S[:, at:at + 3, 3:] = axes
+        elif i in model.planar:
+            S[:, at:at + 2, :3] = np.swapaxes(R[:, i, :, :2], 1, 2)
+            S[:, at + 2, :3] = _cross(o[:, i], z[:, i])
+            S[:, at + 2, 3:] = z[:, i]
         elif model.tree.revolute[i]:
             S[:, at, :3] = _cross(o[:, i], z[:, i])
             S[:, at, 3:] = z[:, i]
@@ -309,16 +334,18 @@ def _spherical_columns(model: FloatingModel, S: np.ndarray, R: np.ndarray, o: np
 
 def _frames(model: FloatingModel, q_tree: np.ndarray) -> Frames:
     """The tree's joint frames relative to the base (:func:`~robodyn.numeric.kinematics.joint_frames`), a spherical
-    joint's frame at rest turned by its quaternion."""
+    joint's frame at rest turned by its quaternion, a planar one's moved by Trans(x, y, 0) Rot(z, theta)."""
     tree = model.tree
     assert tree is not None
-    if not model.spherical:
+    if not model.multi:
         return joint_frames(tree, couplings.position(tree, q_tree))
     angles = np.zeros((q_tree.shape[0], model.n))
-    turns = {}
+    turns: dict[int, Turn] = {}
     for i, start in enumerate(model.q_start):
         if i in model.spherical:
-            turns[i] = quaternion_matrix(q_tree[:, start:start + 4])
+            turns[i] = (quaternion_matrix(q_tree[:, start:start + 4]), None)
+        elif i in model.planar:
+            turns[i] = planar_transform(q_tree[:, start:start + 4])
         else:
             angles[:, i] = q_tree[:, start]
     return joint_frames(tree, angles, turns)
@@ -327,7 +354,7 @@ def _frames(model: FloatingModel, q_tree: np.ndarray) -> Frames:
 def _body_rates(model: FloatingModel, w: _World, x: np.ndarray) -> np.ndarray:
     """Per tree joint the motion S_i x_i (N, n, 6) of its columns' rates x (N, nc)."""
     Sx = w.S * x[:, :, None]
-    return np.add.reduceat(Sx, model.v_start, axis=1) if model.spherical else Sx
+    return np.add.reduceat(Sx, model.v_start, axis=1) if model.multi else Sx
 
 
 def _joint_forces(model: FloatingModel, w: _World, i: int, F: np.ndarray) -> np.ndarray:
@@ -403,7 +430,7 @@ def _joint_friction(model: FloatingModel, qd: np.ndarray) -> np.ndarray:
     if model.tree is not None:
         tree, ops = model.tree, NumpyOps()
         for j, c in enumerate(model.v_start):
-            if j in model.spherical:
+            if j in model.multi:
                 out[:, c:c + 3] = tree.damping[j] * qd[:, c:c + 3]
             else:
                 out[:, c] = joint_friction(ops, tree.damping[j], coulomb_scalars(ops, tuple(tree.coulomb[j])),
@@ -412,7 +439,7 @@ def _joint_friction(model: FloatingModel, qd: np.ndarray) -> np.ndarray:
 
 
 def _armature(model: FloatingModel) -> np.ndarray:
-    """Per tree column its armature (a spherical joint's on each of its three)."""
+    """Per tree column its armature (a spherical or planar joint's on each of its three)."""
     if model.tree is None:
         return np.zeros(0)
     return np.repeat(np.asarray(model.tree.armature, dtype=float), model.widths)
@@ -498,7 +525,7 @@ def _crba(model: FloatingModel, q: np.ndarray) -> np.ndarray:
         for a in model.columns(i):
             F = _mv(Ic[:, i + 1], w.S[:, a])
             M[:, nb + a, nb + a] = np.einsum("nk,nk->n", w.S[:, a], F) + armature[a]
-            for b in range(int(model.v_start[i]), a):  # (a spherical joint's own columns)
+            for b in range(int(model.v_start[i]), a):  # (a multi-dof joint's own columns)
                 M[:, nb + b, nb + a] = M[:, nb + a, nb + b] = np.einsum("nk,nk->n", w.S[:, b], F)
             j = w.parent[i]
             while j > 0:
@@ -547,7 +574,7 @@ def forward_dynamics(robot: Manipulator, q: Any, v: Any, tau: Any, *, params: Pa
     algorithm with the free joint at the root, or ``"cholesky"``, M by the composite bodies and a Cholesky solve
     (:data:`FORWARD_METHODS`); None, the default: ABA, the cheaper on the example-robot-data robots from solo12
     (18 dof) to talos (38) in this NumPy form, one state or a batch, except with coupled joints, which only the
-    Cholesky solve of G^T M G handles, and with spherical joints (the Cholesky solve too)."""
+    Cholesky solve of G^T M G handles, and with spherical or planar joints (the Cholesky solve too)."""
     if method is not None and method not in FORWARD_METHODS:
         raise ValueError(f"method must be one of {', '.join(FORWARD_METHODS)}, got {method!r}")
     model = floating_model(robot, params, multi_dof=True)
@@ -556,10 +583,11 @@ def forward_dynamics(robot: Manipulator, q: Any, v: Any, tau: Any, *, params: Pa
     if method == "aba" and coupled:
         raise ModelError(f"{model.name}: the articulated-body algorithm runs on a tree without couplings; use "
                          "method='cholesky'")
-    if method == "aba" and model.spherical:
+    if method == "aba" and model.multi:
+        kind = "planar" if model.multi[0] in model.planar else "spherical"
         raise ModelError(f"{model.name}: the articulated-body algorithm here runs on 1-dof joints (link "
-                         f"{model.spherical[0] + 1} is spherical); use method='cholesky'")
-    if method == "cholesky" or coupled or model.spherical:
+                         f"{model.multi[0] + 1} is {kind}); use method='cholesky'")
+    if method == "cholesky" or coupled or model.multi:
         return _shaped(single, _cholesky_forward(model, q_, v_, tau_))
     return _shaped(single, _aba(model, q_, v_, tau_))
 

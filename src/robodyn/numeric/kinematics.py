@@ -59,9 +59,14 @@ def _rz(theta: np.ndarray) -> np.ndarray:
     return out
 
 
-def joint_frames(model: NumericModel, q: np.ndarray, turns: dict[int, np.ndarray] | None = None) -> Frames:
-    """X_1..X_n for q of shape (N, n) (always batched here). ``turns``: per joint i a rotation (N, 3, 3) after
-    S_i(q_i), about the joint frame's origin (a spherical joint's, :mod:`robodyn.numeric.floating`)."""
+#: A joint frame's motion after S_i(q_i): a rotation (N, 3, 3) and a translation (N, 3) in that frame, or None.
+Turn = tuple[np.ndarray, np.ndarray | None]
+
+
+def joint_frames(model: NumericModel, q: np.ndarray, turns: dict[int, Turn] | None = None) -> Frames:
+    """X_1..X_n for q of shape (N, n) (always batched here). ``turns``: per joint i a motion (R, p) after S_i(q_i):
+    Trans(p) Rot(R) in the joint frame (a spherical joint's rotation about its origin, p None; a planar joint's
+    Trans(x, y, 0) Rot(z, theta); :mod:`robodyn.numeric.floating`)."""
     N, n = q.shape
     R = np.empty((N, n, 3, 3))
     o = np.empty((N, n, 3))
@@ -76,7 +81,14 @@ def joint_frames(model: NumericModel, q: np.ndarray, turns: dict[int, np.ndarray
             theta, d = np.full(N, model.theta0[i]), model.d0[i] + q[:, i]
         RE = R_prev @ E
         o[:, i] = o_prev + R_prev @ p + RE[:, :, 2] * d[:, None]
-        R[:, i] = RE @ _rz(theta) if turns is None or i not in turns else RE @ _rz(theta) @ turns[i]
+        if turns is None or i not in turns:
+            R[:, i] = RE @ _rz(theta)
+            continue
+        turn, shift = turns[i]
+        R_rest = RE @ _rz(theta)
+        R[:, i] = R_rest @ turn
+        if shift is not None:
+            o[:, i] += np.einsum("nij,nj->ni", R_rest, shift)
     return Frames(R, o)
 
 
