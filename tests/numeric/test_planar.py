@@ -161,6 +161,9 @@ def test_refusals(path: Path, tmp_path: Path) -> None:
     with pytest.raises(ModelError) as exc:
         floating.forward_dynamics(robot, np.r_[0, 0, 1, 0, 0.0], np.zeros(4), np.zeros(4), method="aba")
     _one_line(exc, "planar", "cholesky")
+    with pytest.raises(ModelError) as exc:
+        rd.numeric.inverse_dynamics(robot, np.r_[0, 0, 1, 0, 0.0], np.zeros(4), np.zeros(4), fext=np.zeros(6))
+    _one_line(exc, "planar joint", "fext")
     with pytest.raises(ValueError) as exc_value:
         rd.numeric.inverse_dynamics(robot, np.r_[0, 0, 2, 0, 0.0], np.zeros(4), np.zeros(4))
     _one_line(exc_value, "planar joint 1", "unit length")

@@ -136,11 +136,12 @@ def inverse_dynamics(
 
 
 def _no_fext(robot: Robot, fext: np.ndarray | None) -> None:
-    """A floating robot's (or one with spherical joints' or implicit loops') external wrench is refused (not handled
-    yet)."""
+    """A floating robot's (or one with spherical or planar joints' or implicit loops') external wrench is refused (not
+    handled yet)."""
     if fext is not None:
-        what = ("floating base" if getattr(robot, "floating", False) else "spherical joint"
-                if getattr(robot, "spherical", ()) else "implicit loops")
+        multi = getattr(robot, "multi_dof", ())
+        what = ("floating base" if getattr(robot, "floating", False) else
+                f"{'planar' if robot.links[multi[0]].planar else 'spherical'} joint" if multi else "implicit loops")
         raise ModelError(f"{robot.name}: {what}: fext is not handled yet")
 
 
