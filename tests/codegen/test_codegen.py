@@ -217,9 +217,9 @@ def test_the_avx2_transposes_hand_over_the_same_bits_as_the_plain_loop(tmp_path:
     """NAME_scatter's 4 x 4 transposes (AVX2) and its plain loop give the same bits, with plain and with
     non-temporal stores (every batch streamed: ``-Dpuma560_STREAM_BYTES=1``; M, 36 entries, straight from the
     transposes, written on a 32-byte boundary and 8 bytes past one: the entries before the first boundary and after
-    the last block one at a time; tau, 6 entries, through the buffer w): the PUMA's M (21 rows of y: the triangles
-    share theirs) and tau for 1, 3, 67 and 68 states (blocks of 4, the remainders, two chunks), the same source built
-    with and without AVX2; the one-state routine is the batch's row."""
+    the last block one at a time; tau, 6 entries, one at a time): the PUMA's M (21 rows of y: the triangles share
+    theirs) and tau for 1, 3, 67 and 68 states (blocks of 4, the remainders, two chunks), the same source built with
+    and without AVX2; the one-state routine is the batch's row."""
     source = _c_files("puma560", tmp_path)
     assert "static const puma560_row puma560_mass_matrix_rows[36] = {0, 1, 2, 3, 4, 5, 1, 6," in source.read_text()
     libraries = {}

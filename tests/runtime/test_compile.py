@@ -184,8 +184,16 @@ def test_one_state_calls_skip_the_methods_python_layers(cache: Path) -> None:
     assert dyn.inverse_dynamics(q, qd[0], qdd[0]).shape == (6, 3)  # broadcast by the method
     with pytest.raises(ValueError, match="must not overlap"):
         dyn.inverse_dynamics(q, qd, qdd, out=qdd)
+    class Checked(compiled.CompiledDynamics):  # a subclass's own method is not stood in for
+        def gravity(self, q: object, **given: object) -> np.ndarray:
+            return -super().gravity(q, **given)
+
+    checked = Checked.__new__(Checked)
+    checked.__dict__.update({k: v for k, v in dyn.__dict__.items() if k not in compiled._STAND_INS})
+    checked._fast = {}
+    assert np.array_equal(checked.gravity(q[0]), -dyn.gravity(q[0])) and "gravity" not in checked.__dict__
     alive = weakref.ref(dyn)
-    del dyn, stand_in
+    del dyn, stand_in, checked
     gc.collect()
     assert alive() is None
 

@@ -214,12 +214,12 @@ NARROW_ROWS = 65535
 #: triangles, share a row). With AVX2 and plain stores, four states by four entries at a time through registers
 #: (4 x 4 transposes: 8 shuffles for 16 values, where one by one takes 16 loads and 16 stores: the Panda's M
 #: 58 -> 43 ns a state with the shared rows). Non-temporal stores (``stream``: large batches) take the same
-#: transposes into ``w``, a buffer of four states' results that stays in cache, then copy those 4 x size doubles,
-#: which are one run of the output, by 32-byte non-temporal stores (``NAME_stream_copy``): storing them one double at
-#: a time (movnti) made solo12's dqdd at 10^4 states 1.9 us a state, plain stores 1.4, this 1.2 (the routine's work
-#: in cache: 1.1). Without AVX2 they, and chunks of fewer than 4 states (one state), go one by one through NAME_put,
-#: in a loop the batch routine spells out (constant offsets: a table's lookups made them 5-10% slower, and one call
-#: of solo12's M 0.3 us slower).
+#: transposes and 32-byte non-temporal stores where a state's results are a whole number of 32 bytes (size divisible
+#: by 4): storing them one double at a time (movnti) made solo12's dqdd at 10^4 states 1.9 us a state, plain stores
+#: 1.4, these 1.2 (the routine's work in cache: 1.1). Other sizes (a buffer of four states copied out by 32-byte
+#: stores measured no faster on the Panda's 162 and 243 entries, and took 4 x size doubles of stack), streams without
+#: AVX2, and chunks of fewer than 4 states (one state) go one by one through NAME_put, in a loop the batch routine
+#: spells out (constant offsets: a table's lookups made them 5-10% slower, and one call of solo12's M 0.3 us slower).
 SCATTER = r"""#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #include <stdint.h>
@@ -231,40 +231,21 @@ SCATTER = r"""#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
 /* The type of the routines' tables of rows of y: unsigned short while no routine has more than NARROW entries. */
 typedef ROW_TYPE NAME_row;
 
-#if NAME_AVX2
-/* out[0..count-1] = w[0..count-1] by non-temporal stores: 32 bytes at a time from out's first 32-byte boundary
-   (the doubles before it and after the last whole 32 bytes one at a time). */
-static void NAME_stream_copy(double *restrict out, const double *restrict w, size_t count)
-{
-    size_t i = 0;
-    for (; i < count && ((uintptr_t)(out + i) & 31u) != 0; ++i) {
-        NAME_put(out + i, w[i], 1);
-    }
-    for (; i + 4 <= count; i += 4) {
-        _mm256_stream_pd(out + i, _mm256_loadu_pd(w + i));
-    }
-    for (; i < count; ++i) {
-        NAME_put(out + i, w[i], 1);
-    }
-}
-#endif
-
 /* out[size * j + e] = y[chunk * row[e] + j] for the m states j of a chunk and the size entries e of each; with
-   stream, by 32-byte non-temporal stores: straight into out where the rows of the four states of a block start
-   alike (size divisible by 4) from the first entry on a 32-byte boundary (the entries before it and after the
-   last whole block one at a time), else through w (4 * size doubles) and NAME_stream_copy. */
+   stream, by 32-byte non-temporal stores straight into out, where the rows of the four states of a block start
+   alike (size divisible by 4), from the first entry on a 32-byte boundary (the entries before it and after the
+   last whole block one at a time); otherwise streamed entries go one at a time (NAME_put). */
 static void NAME_scatter(const double *restrict y, size_t chunk, const NAME_row *restrict row, size_t size,
-                         double *restrict out, size_t m, double *restrict w, int stream)
+                         double *restrict out, size_t m, int stream)
 {
     size_t j = 0, e;
-    (void)w;
 #if NAME_AVX2
-    {
-        const int direct = stream && size % 4 == 0 && ((uintptr_t)out & 7u) == 0;
+    const int direct = NAME_STREAMS && stream && size % 4 == 0 && ((uintptr_t)out & 7u) == 0;
+    if (direct || !stream) {
         const size_t first = direct ? (4 - (((uintptr_t)out >> 3) & 3u)) & 3u : 0;  /* (the first aligned entry) */
         const size_t whole = size - (size - first) % 4;  /* (the entries from first in blocks of 4) */
         for (; j + 4 <= m; j += 4) {
-            double *o = stream && !direct ? w : out + size * j;
+            double *o = out + size * j;
             for (e = 0; e < first; ++e) {
                 const double *r = y + chunk * row[e] + j;
                 NAME_put(o + e, r[0], 1);
@@ -297,9 +278,6 @@ static void NAME_scatter(const double *restrict y, size_t chunk, const NAME_row 
                 NAME_put(o + size + e, r[1], direct);
                 NAME_put(o + 2 * size + e, r[2], direct);
                 NAME_put(o + 3 * size + e, r[3], direct);
-            }
-            if (stream && !direct) {
-                NAME_stream_copy(out + size * j, w, 4 * size);
             }
         }
     }
@@ -535,8 +513,12 @@ class CEmitter(Emitter):
                     for e, row in enumerate(self._y)]
         state = self.indent + "const size_t s = i + j;"
         per_state = ["for (j = 0; j < m; ++j) {", state, *self.indented(streamed), "}"]
-        scatter = [f"if (m < 4 || (stream && !{spec.name}_AVX2)) {{", *self.indented(per_state), "} else {",
-                   self.indent + f"{spec.name}_scatter(y, {chunk}, {table}, {size}, {out} + {size} * i, m, w, "
+        # streamed results go through the scatter's 32-byte stores where a state's results are a whole number of
+        # 32 bytes (with AVX2 and non-temporal stores); else one by one in the spelt-out loop
+        by_loop = (f"m < 4 || (stream && !({spec.name}_AVX2 && {spec.name}_STREAMS))" if size % 4 == 0 else
+                   "stream || m < 4")
+        scatter = [f"if ({by_loop}) {{", *self.indented(per_state), "} else {",
+                   self.indent + f"{spec.name}_scatter(y, {chunk}, {table}, {size}, {out} + {size} * i, m, "
                    "stream);", "}"] if size else []
         unused = [f"(void){name};" for name in routine.unused_inputs()]
         if not routine.stores:
@@ -549,7 +531,6 @@ class CEmitter(Emitter):
             declarations.append(f"double ang[{width}], sn[{width}], cs[{width}];")
         declarations.append("size_t i, j, m" + (", r;" if angles else ";"))
         if scatter:
-            declarations.append(f"double w[{4 * size}];")
             declarations.append(f"const int stream = n_states * {size} * sizeof(double) >= {spec.name}_STREAM_BYTES;")
         if not rows:
             declarations.append("(void)x;")

@@ -169,7 +169,9 @@ class CompiledDynamics:
         ``params=``, a wrong shape): a call on one state then skips the method's Python layers (Solo12's inverse
         dynamics 0.79 us where it was 1.0 us, Pinocchio's ``rnea`` 2.2 us). ``inspect.signature`` and ``help``
         see the method (the Caller's ``__wrapped__`` and ``__doc__``)."""
-        if routine in _STAND_INS:
+        if routine in _STAND_INS and getattr(type(self), routine) is getattr(CompiledDynamics, routine):
+            # (a subclass's own method is left to run; the instance is freed at the next garbage collection, not
+            # when its last name goes: the Caller holds the bound method, which holds the instance)
             method = getattr(type(self), routine).__get__(self)
             assert self._fast_call is not None
             setattr(self, routine, self._fast_call(routine, self.constants(), self._tail(routine), fallback=method))
