@@ -49,6 +49,7 @@ from robodyn.analysis.plots import save, simulation_figure
 from robodyn.analysis.trajectories import MAX_SAMPLES, check_samples
 from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS, derive
+from robodyn.model import joints
 from robodyn.model.cache import PerRobotCache
 from robodyn.model.files import atomic_write
 from robodyn.model.manipulator import Manipulator
@@ -344,12 +345,8 @@ class FloatingDynamics(Dynamics):
     @staticmethod
     def _base_rate(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """The base's 7 rates: its position's R v_lin, its quaternion's 1/2 quat (x) (omega, 0)."""
-        x, y, z, w = quaternion = q[3:7] / np.linalg.norm(q[3:7])
-        v = qd[:3]
-        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-        return np.concatenate([R @ v, _quaternion_rate(quaternion, qd[3:6])])
+        quaternion = q[3:7] / np.linalg.norm(q[3:7])
+        return np.concatenate([joints.quaternion_matrix(quaternion) @ qd[:3], _quaternion_rate(quaternion, qd[3:6])])
 
     def holding_torque(self, q: np.ndarray) -> np.ndarray:
         if not self.robot.floating:  # a fixed base with spherical joints: ID at rest
@@ -370,20 +367,13 @@ class FloatingDynamics(Dynamics):
         return qdd, kinetic, potential
 
 
-def normalised(q: np.ndarray) -> np.ndarray:
-    """A floating robot's q with its quaternion (entries 3..6) scaled to unit length (one state or a batch)."""
-    out = np.array(q, dtype=float)
-    out[..., 3:7] /= np.linalg.norm(out[..., 3:7], axis=-1, keepdims=True)
-    return out
-
-
 def unit_quaternions(robot: Manipulator, q: np.ndarray) -> np.ndarray:
     """q with every quaternion (a floating base's, each spherical joint's) and each planar joint's (cos, sin) scaled
-    to unit length."""
-    out = normalised(q) if robot.floating else np.array(q, dtype=float)
+    to unit length (:func:`robodyn.model.joints.normalize`; one state or a batch)."""
+    out = joints.normalize(q) if robot.floating else np.array(q, dtype=float)
     for k in robot.multi_dof:
-        part = slice(robot.idx_q(k) + (2 if robot.links[k].planar else 0), robot.idx_q(k) + 4)
-        out[..., part] /= np.linalg.norm(out[..., part], axis=-1, keepdims=True)
+        at = robot.idx_q(k)
+        out[..., at:at + 4] = joints.normalize(out[..., at:at + 4], robot.links[k].joint)
     return out
 
 
