@@ -16,6 +16,7 @@ import sympy
 from robodyn.errors import ModelError
 from robodyn.model.expr import check_name, to_expr
 from robodyn.model.inertia import as_inertia, as_vector3, check_inertia
+from robodyn.model.joints import JOINT_TYPES as JOINT_KINDS
 
 JOINT_TYPES = {"R": "R", "P": "P", "S": "S", "PLANAR": "planar", "REVOLUTE": "R", "PRISMATIC": "P",
                "SPHERICAL": "S"}
@@ -109,6 +110,12 @@ class Link(RigidBody):
         """A planar joint (Pinocchio's ``JointModelPlanar``): its revolute frame at q = 0 (the row's offsets theta,
         d), then moved by Trans(x, y, 0) Rot(z, theta) (:mod:`robodyn.model.joints`); nq 4 (x, y, cos, sin), nv 3."""
         return self.joint == "planar"
+
+    @property
+    def kind(self) -> str:
+        """The joint type's name (:data:`robodyn.model.joints.JOINT_TYPES`): revolute, prismatic, spherical or
+        planar."""
+        return JOINT_KINDS[self.joint].name
 
     @property
     def multi_dof(self) -> bool:

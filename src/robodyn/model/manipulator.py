@@ -244,8 +244,7 @@ class Manipulator:
         link_names = [link.name for link in links]
         multi = next((k for k, link in enumerate(links) if link.multi_dof), None)
         if multi is not None and (self.couplings or self.loops):
-            kind = "a planar" if links[multi].planar else "a spherical"
-            raise ModelError(f"{kind} joint in a robot with couplings or loops is not handled so far",
+            raise ModelError(f"a {links[multi].kind} joint in a robot with couplings or loops is not handled so far",
                              link=multi + 1, field="joint")
         object.__setattr__(self, "loops", check_loops(self.loops, link_names, self.parents))
         object.__setattr__(self, "actuated", check_actuated(self.actuated, link_names))
@@ -365,10 +364,9 @@ class Manipulator:
         :class:`ModelError` of every path that takes one coordinate per link (``what`` names the path)."""
         multi = self.multi_dof
         if multi:
-            kind = "planar" if self.links[multi[0]].planar else "spherical"
-            raise ModelError(f"{self.name}: link {self.label(multi[0])!r} has a {kind} joint: not handled by "
-                             f"{what} so far (robodyn.numeric's inverse_dynamics, mass_matrix and forward_dynamics "
-                             "and rd.simulate handle it)")
+            raise ModelError(f"{self.name}: link {self.label(multi[0])!r} has a {self.links[multi[0]].kind} joint: "
+                             f"not handled by {what} so far (robodyn.numeric's inverse_dynamics, mass_matrix and "
+                             "forward_dynamics and rd.simulate handle it)")
 
     def check_fixed_base(self) -> None:
         """Nothing for a fixed base of one-coordinate joints; for a floating one (or one with a spherical joint,

@@ -139,9 +139,9 @@ def _no_fext(robot: Robot, fext: np.ndarray | None) -> None:
     """A floating robot's (or one with spherical or planar joints' or implicit loops') external wrench is refused (not
     handled yet)."""
     if fext is not None:
-        multi, links = getattr(robot, "multi_dof", ()), getattr(robot, "links", ())
-        kind = "planar" if multi and links[multi[0]].planar else "spherical"
-        what = "floating base" if getattr(robot, "floating", False) else f"{kind} joint" if multi else "implicit loops"
+        multi = getattr(robot, "multi_dof", ())
+        what = ("floating base" if getattr(robot, "floating", False) else
+                f"{robot.links[multi[0]].kind} joint" if multi else "implicit loops")  # type: ignore[union-attr]
         raise ModelError(f"{robot.name}: {what}: fext is not handled yet")
 
 

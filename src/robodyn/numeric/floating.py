@@ -172,9 +172,8 @@ def _at_rest(robot: Manipulator) -> tuple[Any, ...]:
     refused."""
     for k in robot.multi_dof:
         if robot.links[k].has_coulomb:
-            kind = "planar" if robot.links[k].planar else "spherical"
-            raise ModelError(f"{robot.name}: Coulomb friction on a {kind} joint is not handled", link=k + 1,
-                             field="coulomb")
+            raise ModelError(f"{robot.name}: Coulomb friction on a {robot.links[k].kind} joint is not handled",
+                             link=k + 1, field="coulomb")
     return tuple(link.replace(joint="R") if link.multi_dof else link for link in robot.links)
 
 

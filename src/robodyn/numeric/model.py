@@ -206,7 +206,7 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
         raise FloatingBaseError(f"{robot.name}: floating base: robodyn.numeric handles it in inverse_dynamics, "
                                 "mass_matrix, forward_dynamics and robodyn.numeric.floating so far")
     if robot.multi_dof:
-        kind = "planar" if robot.links[robot.multi_dof[0]].planar else "spherical"
+        kind = robot.links[robot.multi_dof[0]].kind
         raise FloatingBaseError(f"{robot.name}: link {robot.label(robot.multi_dof[0])!r} has a {kind} joint: "
                                 "robodyn.numeric handles it in inverse_dynamics, mass_matrix and forward_dynamics "
                                 "so far")
