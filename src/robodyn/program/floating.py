@@ -47,7 +47,7 @@ from robodyn.program.core import Program
 from robodyn.program.frames import FloatingBase, frame_outputs
 from robodyn.program.outputs import AUTO, CENTROIDAL_OUTPUTS, DERIVATIVES, FRAME_OUTPUTS, is_frame_output
 from robodyn.program.progress import stage
-from robodyn.recursions import composite, newton_euler
+from robodyn.recursions import composite, newton_euler, rnea_derivatives
 from robodyn.recursions.arm import fixed_tree, floating_arm_data
 from robodyn.recursions.forward_mode import Dual, DualOps, constant, jacobian
 from robodyn.recursions.vec3 import Vec, cross, vadd, vsub
@@ -234,23 +234,53 @@ def _combine(row: Sequence[Any], coefficients: Sequence[Any]) -> Any:
     return sum(terms[1:], terms[0]) if terms else 0
 
 
-def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: Any) -> dict[str, list[Any]]:
+def analytic_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> dict[str, list[list[Any]]]:
+    """:func:`id_jacobians` by Carpentier and Mansard's analytic form (:mod:`robodyn.recursions.rnea_derivatives`)
+    in the base frame at this instant: the base a six-column root whose twist is v[:6] and whose spatial
+    acceleration is a[:6] (Pinocchio's a: the derivative of the body-frame twist) plus a0 = (0, -R^T g)."""
+    zero = (0, 0, 0)
+    a0 = (zero, vsub(zero, tuple(parts.g_base)))
+    v_lin, w, a_lin, wd = (tuple(x[r:r + 3]) for x in (parts.v, a) for r in (0, 3))
+    root = rnea_derivatives.Root(velocity=(w, v_lin), acceleration=(wd, vadd(a_lin, a0[1])), a0=a0,
+                                 body=parts.base)
+    return rnea_derivatives.id_jacobians(parts.arm, parts.scalars, parts.q[7:], parts.v[6:], a[6:], directions,
+                                         root=root)
+
+
+def cheapest_id_jacobians(parts: _Parts, symbols: dict[str, list[se.Symbol]], a: Sequence[Any],
+                          directions: Sequence[str]) -> dict[str, list[list[Any]]]:
+    """dID along ``directions`` at ``a`` by forward mode (:func:`id_jacobians`) or the analytic form
+    (:func:`analytic_id_jacobians`), both in the same builder, the cheaper kept as the fixed base's routes keep it
+    (:func:`robodyn.program.routes.derivative_outputs`: multiplications + additions, then multiplications; counted
+    untidied, and tidied where within :data:`~robodyn.program.routes.TIDY_MARGIN` of the least)."""
+    variants = [id_jacobians(parts, a, directions), analytic_id_jacobians(parts, a, directions)]
+    flat = [{d: [x for row in jac[d] for x in row] for d in directions} for jac in variants]
+    untidied = [routes.program_cost(parts.ops.program(symbols, out, inline=False)) for out in flat]
+    close = [k for k, cost in enumerate(untidied) if cost[0] <= routes.TIDY_MARGIN * min(untidied)[0]]
+    if len(close) == 1:
+        return variants[close[0]]
+    tidied = {k: routes.program_cost(parts.ops.program(symbols, flat[k], angles=symbols["q"][7:])) for k in close}
+    return variants[min(close, key=tidied.__getitem__)]
+
+
+def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: Any,
+                       symbols: dict[str, list[se.Symbol]]) -> dict[str, list[Any]]:
     """The derivatives ``names`` (of :data:`~robodyn.program.outputs.DERIVATIVES`), nv x nv row-major, as
     :func:`robodyn.program.routes.derivative_outputs` makes them for a fixed base: dtau/dq and dtau/dqd at qdd
-    (:func:`id_jacobians`), dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau) (each column solved with the L D L^T
-    factors of ``forward``, ``ldlt()``), dqdd/dtau = M^-1."""
+    (:func:`cheapest_id_jacobians`), dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau) (each column solved with the
+    L D L^T factors of ``forward``, ``ldlt()``), dqdd/dtau = M^-1."""
     nv, wanted = len(parts.v), set(names)
     out: dict[str, list[Any]] = {}
     directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
     if directions:
-        stage("building dtau (floating base, forward mode)")
-        for d, jac in id_jacobians(parts, parts.a, directions).items():
+        stage("building dtau (floating base)")
+        for d, jac in cheapest_id_jacobians(parts, symbols, parts.a, directions).items():
             out[f"dtau_d{d}"] = [entry for row in jac for entry in row]
     if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
         solve, qdd = ldlt()
         directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
-        stage("building dqdd (floating base, forward mode)")
-        for d, jac in id_jacobians(parts, qdd, directions).items():
+        stage("building dqdd (floating base)")
+        for d, jac in cheapest_id_jacobians(parts, symbols, qdd, directions).items():
             columns = [solve([-jac[i][j] for i in range(nv)]) for j in range(nv)]
             out[f"dqdd_d{d}"] = [columns[j][i] for i in range(nv) for j in range(nv)]
         if "dqdd_dtau" in wanted:
@@ -296,7 +326,7 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
         stage("building the frames' kinematics (floating base)")
         out.update(parts.frames([name for name in outputs if is_frame_output(name)]))
     if any(name in DERIVATIVES for name in outputs):
-        out.update(derivative_outputs(parts, ops, [n for n in outputs if n in DERIVATIVES], ldlt))
+        out.update(derivative_outputs(parts, ops, [n for n in outputs if n in DERIVATIVES], ldlt, symbols))
     out = {name: out[name] for name in outputs}
     used = {k: v for k, v in symbols.items()
             if k != "tau" or any(n == "forward" or n.startswith("dqdd") for n in outputs)}

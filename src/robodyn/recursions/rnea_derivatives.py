@@ -37,12 +37,13 @@ from dataclasses import dataclass
 
 import sympy
 
-from robodyn.recursions.arm import ArmData, Joint, joints
-from robodyn.recursions.composite import link_parameters
+from robodyn.recursions.arm import ArmData, Inertial, Joint, joints
+from robodyn.recursions.composite import floating_parameters, link_parameters
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, dot, matvec, vadd, vscale, vsub
 
 Motion6 = tuple[Vec, Vec]  # (w, v): angular, and the linear velocity of the point at the origin
+IDENTITY: Mat = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
 
 
 def _combine(columns: Mat, v: Vec) -> Vec:
@@ -128,14 +129,45 @@ def _pair(x: Motion6, y: Motion6) -> Scalar:
     return dot(x[0], y[0]) + dot(x[1], y[1])
 
 
+@dataclass(frozen=True)
+class Root:
+    """What the tree stands on, in the reference frame of the recursion: its twist and its spatial acceleration
+    with the world's (``a0``, gravity as the world accelerating upwards) added, and, for a floating base, its own
+    link's parameters about its origin (the reference frame is the base's at this instant, module docstring)."""
+
+    velocity: Motion6
+    acceleration: Motion6
+    a0: Motion6
+    body: Inertial | None = None
+
+
+#: A floating base's six directions in Pinocchio's order (linear, then angular; a ``JointModelFreeFlyer``'s motion
+#: subspace, the identity in the base frame), as motion vectors (w, v).
+BASE_AXES: tuple[Motion6, ...] = tuple(
+    (ZERO3, tuple(int(r == c) for r in range(3))) for c in range(3)) + tuple(  # type: ignore[misc]
+    (tuple(int(r == c) for r in range(3)), ZERO3) for c in range(3))
+
+
+def fixed_root(arm: ArmData, ops: ScalarOps) -> Root:
+    """A fixed base: at rest, a0 = (0, -gravity)."""
+    a0: Motion6 = (ZERO3, tuple(-ops.number(g) for g in arm.gravity))  # type: ignore[assignment]
+    return Root((ZERO3, ZERO3), a0, a0)
+
+
 def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scalar], qdd: Sequence[Scalar],
-                 directions: Sequence[str]) -> dict[str, list[list[Scalar]]]:
+                 directions: Sequence[str], root: Root | None = None) -> dict[str, list[list[Scalar]]]:
     """{d: [[dtau_j/dd_k for k] for j]} for d in ``directions`` (of "q", "qd") at (q, qd, qdd) (module
-    docstring); the regrouped parameters, as tau uses."""
+    docstring); the regrouped parameters, as tau uses. A floating ``root`` (:class:`Root` with a body) adds the
+    base's six rows and columns first (nv = n + 6, :func:`_base_pairs`); its parameters are regrouped with the
+    links', as :func:`robodyn.recursions.newton_euler.floating_inverse_dynamics` does."""
     n = arm.n
+    root = root if root is not None else fixed_root(arm, ops)
     geo = joints(arm, ops, q, qd, qdd)
-    par = link_parameters(arm, ops, True, None)
-    identity: Mat = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+    if root.body is None:
+        par, base_body = link_parameters(arm, ops, True, None), None
+    else:
+        par, base_par = floating_parameters(arm, ops, root.body, True)
+        base_body = _body(ops, IDENTITY, ZERO3, base_par.J, base_par.MS, base_par.M, *root.velocity)
     poses: list[tuple[Mat, Vec]] = []
     axes: list[Motion6] = []
     velocity: list[Motion6] = []
@@ -143,28 +175,29 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
     with ops.stage("ID derivatives: the links in the base frame"):
         for j, jt in enumerate(geo):
             lam = arm.parents[j]
-            R, p = _pose(jt, *(poses[lam] if lam >= 0 else (identity, ZERO3)))
+            R, p = _pose(jt, *(poses[lam] if lam >= 0 else (IDENTITY, ZERO3)))
             poses.append((R, p))
             z = R[2]
             axes.append((z, cross(p, z)) if jt.revolute else (ZERO3, z))
-            parent_v = velocity[lam] if lam >= 0 else (ZERO3, ZERO3)
+            parent_v = velocity[lam] if lam >= 0 else root.velocity
             velocity.append((vadd(parent_v[0], vscale(jt.qd, axes[j][0])),
                              vadd(parent_v[1], vscale(jt.qd, axes[j][1]))))
             psi.append(_motion_cross(axes[j], velocity[j]))
         bodies = [_body(ops, *poses[j], par[j].J, par[j].MS, par[j].M, *velocity[j]) for j in range(n)]
         if "q" in directions:
-            F, chi = _forces(arm, ops, geo, poses, axes, velocity, psi, bodies)
+            F, chi = _forces(arm, ops, geo, poses, axes, velocity, psi, bodies, root)
         for j in reversed(range(n)):  # composites: each subtree's sums
             if arm.parents[j] >= 0:
                 bodies[arm.parents[j]] = bodies[arm.parents[j]].plus(bodies[j])
+            elif base_body is not None:
+                base_body = base_body.plus(bodies[j])
     alpha, beta, gamma, delta = [], [], [], []
     with ops.stage("ID derivatives: per joint"):
         for j in range(n):
             (a, b), c = axes[j], bodies[j]
             beta.append(c.inertia_times(a, b))
+            alpha.append(_alpha(c, a, b))
             Ta = matvec(c.T, a)
-            gb = cross(c.g, b)
-            alpha.append(vadd(Ta, cross(c.L, a), gb, gb))
             if "qd" in directions:  # Bc S - 2 Ic psi
                 Ipsi = c.inertia_times(*psi[j])
                 down = vsub(cross(a, c.g), Ipsi[1])
@@ -190,23 +223,74 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
                         out["q"][k][j] = _pair(axes[k], delta[j])
             if "qd" in directions and not _is_zero(par[j].damping):
                 out["qd"][j][j] = out["qd"][j][j] + par[j].damping
-    return out
+    if base_body is None:
+        return out
+    with ops.stage("ID derivatives: the floating base's rows and columns"):
+        return _base_pairs(out, root, base_body, alpha, beta, gamma, delta)
+
+
+def _alpha(c: _Body, a: Vec, b: Vec) -> Vec:
+    """alpha = T a + L x a + 2 g x b, for S = (a, b) and the composite c (module docstring)."""
+    gb = cross(c.g, b)
+    return vadd(matvec(c.T, a), cross(c.L, a), gb, gb)
+
+
+def _base_pairs(out: dict[str, list[list[Scalar]]], root: Root, total: _Body, alpha: Sequence[Vec],
+                beta: Sequence[Motion6], gamma: Sequence[Motion6], delta: Sequence[Motion6]
+                ) -> dict[str, list[list[Scalar]]]:
+    """The jacobians ``out`` (n x n, the joints') bordered by a floating base's six rows and columns (first).
+
+    The base is one six-column joint whose motion subspace, the identity, is fixed in the base; in the reference
+    frame of the base at this instant its columns are the unit twists e_c (:data:`BASE_AXES`), nu = (w, v) its
+    twist, and ``total`` the composite of the whole robot. Moving the base along e_c in the tangent (its pose times
+    exp(eps e_c)) turns every body and every velocity, acceleration and force of the tree rigidly except the
+    world's acceleration a0 = (0, -R^T g); so, for every row j (a joint, or a base row whose composite is the
+    whole robot's), the rigid part cancelling as for a joint,
+
+        dtau_j/dq_c  = -beta_j . (e_c x a0),
+        dtau_j/dnu_c = s_c . alpha_j - beta_j . (e_c x nu)
+
+    (the second from dv_i/dnu_c = e_c, da_i/dnu_c = e_c x (v_i - nu): the base's own acceleration is nu's
+    derivative, Pinocchio's a, with no velocity term); a base row j against a joint's column k is the joints'
+    descendant form, e_j . gamma_k and e_j . delta_k. Translations (c < 3) leave every q-derivative 0."""
+    n = len(alpha)
+    base_alpha = [_alpha(total, *e) for e in BASE_AXES]
+    base_beta = [total.inertia_times(*e) for e in BASE_AXES]
+    rows_alpha, rows_beta = [*base_alpha, *alpha], [*base_beta, *beta]
+    moved = {"q": [_motion_cross(e, root.a0) for e in BASE_AXES],
+             "qd": [_motion_cross(e, root.velocity) for e in BASE_AXES]}
+    columns = {"qd": gamma, "q": delta}
+    bordered: dict[str, list[list[Scalar]]] = {}
+    for d, jac in out.items():
+        rows: list[list[Scalar]] = []
+        for i in range(n + 6):
+            row: list[Scalar] = []
+            for c, e in enumerate(BASE_AXES):
+                term = -_pair(rows_beta[i], moved[d][c])
+                row.append(term + dot(e[0], rows_alpha[i]) if d == "qd" else term)
+            if i < 6:
+                row.extend(_pair(BASE_AXES[i], columns[d][k]) for k in range(n))
+            else:
+                row.extend(jac[i - 6])
+            rows.append(row)
+        bordered[d] = rows
+    return bordered
 
 
 def _forces(arm: ArmData, ops: ScalarOps, geo: Sequence[Joint], poses: Sequence[tuple[Mat, Vec]],
             axes: Sequence[Motion6], velocity: Sequence[Motion6], psi: Sequence[Motion6],
-            bodies: Sequence[_Body]) -> tuple[list[Motion6], list[Motion6]]:
+            bodies: Sequence[_Body], root: Root) -> tuple[list[Motion6], list[Motion6]]:
     """F_j, the force each subtree needs (the tip load on the last link), and chi_j = S_j x a_lambda(j) -
-    psi_j x v_lambda(j), in the base frame (``bodies``: each link's own)."""
+    psi_j x v_lambda(j), in the base frame (``bodies``: each link's own; the ``root``'s motion under the links
+    on it)."""
     n = arm.n
-    base_a: Motion6 = (ZERO3, tuple(-ops.number(g) for g in arm.gravity))
     acceleration: list[Motion6] = []
     F: list[Motion6] = []
     chi: list[Motion6] = []
     for j, jt in enumerate(geo):
         lam = arm.parents[j]
-        parent_a = acceleration[lam] if lam >= 0 else base_a
-        parent_v = velocity[lam] if lam >= 0 else (ZERO3, ZERO3)
+        parent_a = acceleration[lam] if lam >= 0 else root.acceleration
+        parent_v = velocity[lam] if lam >= 0 else root.velocity
         acceleration.append(tuple(vsub(vadd(parent_a[r], vscale(jt.qdd, axes[j][r])), vscale(jt.qd, psi[j][r]))
                                   for r in range(2)))  # type: ignore[arg-type]
         Sa, pv = _motion_cross(axes[j], parent_a), _motion_cross(psi[j], parent_v)
@@ -214,6 +298,8 @@ def _forces(arm: ArmData, ops: ScalarOps, geo: Sequence[Joint], poses: Sequence[
         c = bodies[j]
         Ia, vh = c.inertia_times(*acceleration[j]), _force_cross(velocity[j], (c.L, c.g))
         F.append((vadd(Ia[0], vh[0]), vadd(Ia[1], vh[1])))
+    if n == 0:
+        return F, chi
     R, p = poses[n - 1]
     force = _combine(R, tuple(ops.number(x) for x in arm.tip_force))
     moment = vadd(_combine(R, tuple(ops.number(x) for x in arm.tip_moment)), cross(p, force))
