@@ -143,14 +143,13 @@ class Root:
 
 #: A floating base's six directions in Pinocchio's order (linear, then angular; a ``JointModelFreeFlyer``'s motion
 #: subspace, the identity in the base frame), as motion vectors (w, v).
-BASE_AXES: tuple[Motion6, ...] = tuple(
-    (ZERO3, tuple(int(r == c) for r in range(3))) for c in range(3)) + tuple(  # type: ignore[misc]
-    (tuple(int(r == c) for r in range(3)), ZERO3) for c in range(3))
+_UNITS: tuple[Vec, Vec, Vec] = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+BASE_AXES: tuple[Motion6, ...] = (*((ZERO3, e) for e in _UNITS), *((e, ZERO3) for e in _UNITS))
 
 
 def fixed_root(arm: ArmData, ops: ScalarOps) -> Root:
     """A fixed base: at rest, a0 = (0, -gravity)."""
-    a0: Motion6 = (ZERO3, tuple(-ops.number(g) for g in arm.gravity))  # type: ignore[assignment]
+    a0: Motion6 = (ZERO3, (-ops.number(arm.gravity[0]), -ops.number(arm.gravity[1]), -ops.number(arm.gravity[2])))
     return Root((ZERO3, ZERO3), a0, a0)
 
 
