@@ -249,11 +249,17 @@ def analytic_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[
 
 def cheapest_id_jacobians(parts: _Parts, symbols: dict[str, list[se.Symbol]], a: Sequence[Any],
                           directions: Sequence[str]) -> dict[str, list[list[Any]]]:
-    """dID along ``directions`` at ``a`` by forward mode (:func:`id_jacobians`) or the analytic form
-    (:func:`analytic_id_jacobians`), both in the same builder, the cheaper kept as the fixed base's routes keep it
-    (:func:`robodyn.program.routes.derivative_outputs`: multiplications + additions, then multiplications; counted
-    untidied, and tidied where within :data:`~robodyn.program.routes.TIDY_MARGIN` of the least)."""
-    variants = [id_jacobians(parts, a, directions), analytic_id_jacobians(parts, a, directions)]
+    """dID along ``directions`` at ``a``, each direction by forward mode (:func:`id_jacobians`) or the analytic
+    form (:func:`analytic_id_jacobians`) as the fixed base's candidates say
+    (:data:`~robodyn.program.routes.ANALYTIC_VARIANTS`: all forward, dqd analytic, both analytic), all in the same
+    builder, the cheapest kept as the fixed base's routes keep it (:func:`robodyn.program.routes.derivative_outputs`:
+    multiplications + additions, then multiplications; counted untidied, and tidied where within
+    :data:`~robodyn.program.routes.TIDY_MARGIN` of the least)."""
+    variants: list[dict[str, list[list[Any]]]] = []
+    for chosen in dict.fromkeys(tuple(d for d in directions if d in analytic) for analytic in routes.ANALYTIC_VARIANTS):
+        forward = [d for d in directions if d not in chosen]
+        variants.append({**(id_jacobians(parts, a, forward) if forward else {}),
+                         **(analytic_id_jacobians(parts, a, chosen) if chosen else {})})
     flat = [{d: [x for row in jac[d] for x in row] for d in directions} for jac in variants]
     untidied = [routes.program_cost(parts.ops.program(symbols, out, inline=False)) for out in flat]
     close = [k for k, cost in enumerate(untidied) if cost[0] <= routes.TIDY_MARGIN * min(untidied)[0]]
