@@ -21,7 +21,9 @@ block). Parts: ``tau``, ``M``, ``h`` (velocity terms, no gravity or friction), `
 ``forward``; the derivatives ``dtau_dq``, ``dtau_dqd``, ``dqdd_dq``, ``dqdd_dqd``, ``dqdd_dtau`` (nv x nv, with
 respect to the tangent space as ``pinocchio.computeRNEADerivatives`` and ``computeABADerivatives``: the base's
 columns of d/dq along its body-frame exp6 directions) by forward mode over the same recursion
-(:func:`id_jacobians`, :func:`derivative_outputs`); the named frames' kinematics (``pose:F``, ``jacobian:F``, ...
+(:func:`id_jacobians`) or by Carpentier and Mansard's analytic form with the base a six-column root
+(:func:`analytic_id_jacobians`), the cheaper by count (:func:`cheapest_id_jacobians`, :func:`derivative_outputs`:
+Talos' dtau 26,296 -> 15,198 multiplications); the named frames' kinematics (``pose:F``, ``jacobian:F``, ...
 and their ``_dot``: :data:`~robodyn.program.outputs.FRAME_OUTPUTS`) by the fixed-base tree's recursion carried by
 the base's pose (:class:`robodyn.program.frames.FloatingBase`): the pose in the world, the Jacobians 6 x nv (the
 base's columns along its body-frame twist, as ``pinocchio.getFrameJacobian``) and their time derivatives
