@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,28 @@ def test_split_program_cuts_where_fewest_values_cross() -> None:
     ]
     assert crossing(statements) == [0, 1, 0, 1, 2, 0, 1, 1, 0]
     assert split_program(statements, 4) == [Part(0, 5, (), ()), Part(5, 8, (), ())]
+
+
+def test_split_program_cuts_a_part_with_too_many_references() -> None:
+    """Twelve values, then twelve stores each reading one: one part of 24 statements without a bound (12 stores);
+    with at most 10 references (values in and out, stores: PART_REFERENCES, GCC's limit on a vectorised loop) it
+    is cut where fewest values cross in its middle half, again while a part of 8 statements or more has too
+    many, and the parts still pass exactly what crosses them."""
+    names = [f"v{i}" for i in range(12)]
+    statements: list[tuple[str | None, frozenset[str]]] = [(v, frozenset()) for v in names]
+    statements += [(None, frozenset([v])) for v in names]
+    assert split_program(statements, 32) == [Part(0, 24, (), ())]
+    parts = split_program(statements, 32, max_references=10)
+    assert len(parts) > 1 and parts[0].start == 0 and parts[-1].stop == 24
+    assert all(a.stop == b.start for a, b in pairwise(parts))
+    for part in parts:
+        stores = sum(1 for i in range(part.start, part.stop) if statements[i][0] is None)
+        assert part.stop - part.start < 8 or len(part.live_in) + len(part.live_out) + stores <= 10
+    defined_in = {v: k for k, part in enumerate(parts) for i, (v, _) in enumerate(statements)
+                  if part.start <= i < part.stop and v is not None}
+    for k, part in enumerate(parts):  # exactly the values read here and defined in an earlier part
+        read = {r for i in range(part.start, part.stop) for r in statements[i][1]}
+        assert set(part.live_in) == {r for r in read if defined_in[r] < k}
 
 
 @pytest.fixture(scope="module")

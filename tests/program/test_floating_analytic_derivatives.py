@@ -2,8 +2,8 @@
 ``Root``, issue 31): the base a six-column root in its own frame at this instant. Checked against Pinocchio's
 computeRNEADerivatives (``JointModelFreeFlyer`` root, the tangent space) on a tree written here (a revolute and a
 prismatic joint in series, a branch, tilted axes, off-diagonal inertias, joint damping), with the analytic form
-forced, and against forward mode over the same recursion for dqdd (the form the programs are built with, for
-now: robodyn.program.floating.analytic_id_jacobians says why)."""
+forced, and against forward mode over the same recursion for dqdd; and the routes' choice by count (Solo: the
+analytic form, which forward mode's count exceeds)."""
 
 from __future__ import annotations
 
@@ -42,12 +42,12 @@ URDF = """<robot name="tree">
 OUTPUTS = ("dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd")
 
 
-FORWARD_MODE = floating.id_jacobians
-
-
 def _forced(analytic: bool):
-    """floating.id_jacobians (what the derivative programs use) replaced by one form."""
-    return floating.analytic_id_jacobians if analytic else FORWARD_MODE
+    """floating.cheapest_id_jacobians replaced by one form."""
+    def pick(parts: Any, symbols: Any, a: Any, directions: Any) -> Any:
+        form = floating.analytic_id_jacobians if analytic else floating.id_jacobians
+        return form(parts, a, directions)
+    return pick
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def programs(tree: tuple[Path, rd.Manipulator]) -> dict[str, Any]:
     out = {}
     with pytest.MonkeyPatch.context() as mp:
         for analytic in (True, False):
-            mp.setattr(floating, "id_jacobians", _forced(analytic))
+            mp.setattr(floating, "cheapest_id_jacobians", _forced(analytic))
             out["analytic" if analytic else "forward"] = build(robot, OUTPUTS)
     return out
 
@@ -105,3 +105,22 @@ def test_analytic_dqdd_is_forward_modes(tree: tuple[Path, rd.Manipulator], progr
         got, ref = (_evaluate(programs[k], q, v, a, tau) for k in ("analytic", "forward"))
         for name in ("dqdd_dq", "dqdd_dqd"):
             assert np.abs(got[name] - ref[name]).max() < 1e-11 * max(1.0, np.abs(ref[name]).max())
+
+
+def test_the_cheaper_form_is_kept() -> None:
+    """Solo's dtau: the analytic form (1,398 multiplications where forward mode takes 2,004): the program built is
+    the analytic one, and no dearer than forward mode's."""
+    from tests.program.test_floating_programs import ROBOTS
+
+    if ROBOTS is None:
+        pytest.skip("example-robot-data is not installed")
+    robot = rd.load(str(ROBOTS / "solo_description/robots/solo.urdf"), floating=True)
+    counts = {}
+    with pytest.MonkeyPatch.context() as mp:
+        for analytic in (True, False):
+            mp.setattr(floating, "cheapest_id_jacobians", _forced(analytic))
+            c = build(robot, ("dtau_dq", "dtau_dqd")).count()["evaluation"]
+            counts[analytic] = (c.multiplications, c.additions)
+    c = build(robot, ("dtau_dq", "dtau_dqd")).count()["evaluation"]
+    assert counts[True][0] + counts[True][1] < counts[False][0] + counts[False][1]
+    assert (c.multiplications, c.additions) == counts[True]

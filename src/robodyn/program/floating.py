@@ -21,9 +21,9 @@ block). Parts: ``tau``, ``M``, ``h`` (velocity terms, no gravity or friction), `
 ``forward``; the derivatives ``dtau_dq``, ``dtau_dqd``, ``dqdd_dq``, ``dqdd_dqd``, ``dqdd_dtau`` (nv x nv, with
 respect to the tangent space as ``pinocchio.computeRNEADerivatives`` and ``computeABADerivatives``: the base's
 columns of d/dq along its body-frame exp6 directions) by forward mode over the same recursion
-(:func:`id_jacobians`, :func:`derivative_outputs`; Carpentier and Mansard's analytic form with the base a
-six-column root, :func:`analytic_id_jacobians`, takes 42% fewer multiplications on Talos but is not chosen: its
-compiled batches run slower, see that function); the named frames' kinematics (``pose:F``, ``jacobian:F``, ...
+(:func:`id_jacobians`) or by Carpentier and Mansard's analytic form with the base a six-column root
+(:func:`analytic_id_jacobians`), the cheaper by count (:func:`cheapest_id_jacobians`, :func:`derivative_outputs`:
+Talos' dtau 26,296 -> 15,198 multiplications); the named frames' kinematics (``pose:F``, ``jacobian:F``, ...
 and their ``_dot``: :data:`~robodyn.program.outputs.FRAME_OUTPUTS`) by the fixed-base tree's recursion carried by
 the base's pose (:class:`robodyn.program.frames.FloatingBase`): the pose in the world, the Jacobians 6 x nv (the
 base's columns along its body-frame twist, as ``pinocchio.getFrameJacobian``) and their time derivatives
@@ -239,15 +239,7 @@ def _combine(row: Sequence[Any], coefficients: Sequence[Any]) -> Any:
 def analytic_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> dict[str, list[list[Any]]]:
     """:func:`id_jacobians` by Carpentier and Mansard's analytic form (:mod:`robodyn.recursions.rnea_derivatives`)
     in the base frame at this instant: the base a six-column root whose twist is v[:6] and whose spatial
-    acceleration is a[:6] (Pinocchio's a: the derivative of the body-frame twist) plus a0 = (0, -R^T g).
-
-    Not what :func:`derivative_outputs` builds (yet): on Talos (nv 38) its dtau takes 15,198 multiplications and
-    13,432 additions where forward mode takes 26,296 and 22,203 (dqdd 61,764 against 72,304), and one state runs
-    36% faster in the compiled C (16.2 against 25.3 us), but batches run 30% slower (5.2 against 3.9 us a state):
-    the analytic form makes every joint's terms before the pairs use them; an order that uses each joint's at once
-    ran slower still (7.0 us), and there GCC left 8 of its 20 C parts unvectorised, those that read 670 to 1,600
-    values from the C emitter's ``live`` array (:func:`robodyn.codegen.c.split_program`): the cuts come first. Tested
-    against Pinocchio (tests/program/test_floating_analytic_derivatives.py)."""
+    acceleration is a[:6] (Pinocchio's a: the derivative of the body-frame twist) plus a0 = (0, -R^T g)."""
     zero = (0, 0, 0)
     a0 = (zero, vsub(zero, tuple(parts.g_base)))
     v_lin, w, a_lin, wd = (tuple(x[r:r + 3]) for x in (parts.v, a) for r in (0, 3))
@@ -257,23 +249,46 @@ def analytic_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[
                                          root=root)
 
 
-def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: Any) -> dict[str, list[Any]]:
+def cheapest_id_jacobians(parts: _Parts, symbols: dict[str, list[se.Symbol]], a: Sequence[Any],
+                          directions: Sequence[str]) -> dict[str, list[list[Any]]]:
+    """dID along ``directions`` at ``a``, each direction by forward mode (:func:`id_jacobians`) or the analytic
+    form (:func:`analytic_id_jacobians`) as the fixed base's candidates say
+    (:data:`~robodyn.program.routes.ANALYTIC_VARIANTS`: all forward, dqd analytic, both analytic), all in the same
+    builder, the cheapest kept as the fixed base's routes keep it (:func:`robodyn.program.routes.derivative_outputs`:
+    multiplications + additions, then multiplications; counted untidied, and tidied where within
+    :data:`~robodyn.program.routes.TIDY_MARGIN` of the least)."""
+    variants: list[dict[str, list[list[Any]]]] = []
+    for chosen in dict.fromkeys(tuple(d for d in directions if d in analytic) for analytic in routes.ANALYTIC_VARIANTS):
+        forward = [d for d in directions if d not in chosen]
+        variants.append({**(id_jacobians(parts, a, forward) if forward else {}),
+                         **(analytic_id_jacobians(parts, a, chosen) if chosen else {})})
+    flat = [{d: [x for row in jac[d] for x in row] for d in directions} for jac in variants]
+    untidied = [routes.program_cost(parts.ops.program(symbols, out, inline=False)) for out in flat]
+    close = [k for k, cost in enumerate(untidied) if cost[0] <= routes.TIDY_MARGIN * min(untidied)[0]]
+    if len(close) == 1:
+        return variants[close[0]]
+    tidied = {k: routes.program_cost(parts.ops.program(symbols, flat[k], angles=symbols["q"][7:])) for k in close}
+    return variants[min(close, key=tidied.__getitem__)]
+
+
+def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: Any,
+                       symbols: dict[str, list[se.Symbol]]) -> dict[str, list[Any]]:
     """The derivatives ``names`` (of :data:`~robodyn.program.outputs.DERIVATIVES`), nv x nv row-major, as
     :func:`robodyn.program.routes.derivative_outputs` makes them for a fixed base: dtau/dq and dtau/dqd at qdd
-    (:func:`id_jacobians`), dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau) (each column solved with the
+    (:func:`cheapest_id_jacobians`), dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau) (each column solved with the
     L D L^T factors of ``forward``, ``ldlt()``), dqdd/dtau = M^-1."""
     nv, wanted = len(parts.v), set(names)
     out: dict[str, list[Any]] = {}
     directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
     if directions:
-        stage("building dtau (floating base, forward mode)")
-        for d, jac in id_jacobians(parts, parts.a, directions).items():
+        stage("building dtau (floating base)")
+        for d, jac in cheapest_id_jacobians(parts, symbols, parts.a, directions).items():
             out[f"dtau_d{d}"] = [entry for row in jac for entry in row]
     if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
         solve, qdd = ldlt()
         directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
-        stage("building dqdd (floating base, forward mode)")
-        for d, jac in id_jacobians(parts, qdd, directions).items():
+        stage("building dqdd (floating base)")
+        for d, jac in cheapest_id_jacobians(parts, symbols, qdd, directions).items():
             columns = [solve([-jac[i][j] for i in range(nv)]) for j in range(nv)]
             out[f"dqdd_d{d}"] = [columns[j][i] for i in range(nv) for j in range(nv)]
         if "dqdd_dtau" in wanted:
@@ -319,7 +334,7 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
         stage("building the frames' kinematics (floating base)")
         out.update(parts.frames([name for name in outputs if is_frame_output(name)]))
     if any(name in DERIVATIVES for name in outputs):
-        out.update(derivative_outputs(parts, ops, [n for n in outputs if n in DERIVATIVES], ldlt))
+        out.update(derivative_outputs(parts, ops, [n for n in outputs if n in DERIVATIVES], ldlt, symbols))
     out = {name: out[name] for name in outputs}
     used = {k: v for k, v in symbols.items()
             if k != "tau" or any(n == "forward" or n.startswith("dqdd") for n in outputs)}
