@@ -109,13 +109,14 @@ def crossing(statements: Sequence[tuple[str | None, frozenset[str]]]) -> list[in
 
 
 def split_program(statements: Sequence[tuple[str | None, frozenset[str]]], size: int,
-                  max_references: int | None = None) -> list[Part]:
+                  max_references: int | None = None, loads: Sequence[frozenset[str]] | None = None) -> list[Part]:
     """A straight-line program cut into ceil(len / ``size``) parts, each with exactly the values that cross its
     boundaries: ``statements`` are (name defined or None, names read). Each cut is the one that fewest values
     cross within a quarter of ``size`` of the cut into equal parts (the nearest of those), so a part has at
     most 1.5 ``size`` statements. A part with more than ``max_references`` memory references (values in from and
-    out to ``live``, and stores: :data:`PART_REFERENCES`) is cut again where fewest values cross in its middle
-    half, until none has (or the part is too short to cut)."""
+    out to ``live``, stores, and the distinct inputs and constants its statements read, ``loads``, one set per
+    statement: :data:`PART_REFERENCES`) is cut again where fewest values cross in its middle half, until none has
+    (or the part is too short to cut)."""
     count = len(statements)
     pieces = max(1, -(-count // size))
     values = crossing(statements)
@@ -129,7 +130,7 @@ def split_program(statements: Sequence[tuple[str | None, frozenset[str]]], size:
     while True:
         parts = _parts(statements, bounds)
         heavy = [p for p, part in enumerate(parts) if max_references is not None and part.stop - part.start >= 8
-                 and _references(statements, part) > max_references]
+                 and _references(statements, part, loads) > max_references]
         if not heavy:
             return parts
         for p in reversed(heavy):  # each cut where fewest values cross in the part's middle half
@@ -140,10 +141,13 @@ def split_program(statements: Sequence[tuple[str | None, frozenset[str]]], size:
                                      key=lambda x: (values[x], abs(x - middle))))
 
 
-def _references(statements: Sequence[tuple[str | None, frozenset[str]]], part: Part) -> int:
-    """A part's memory references in its loop: the values in from and out to ``live``, and its stores."""
+def _references(statements: Sequence[tuple[str | None, frozenset[str]]], part: Part,
+                loads: Sequence[frozenset[str]] | None) -> int:
+    """A part's memory references in its loop: the values in from and out to ``live``, its stores, and the
+    distinct inputs and constants it reads."""
     stores = sum(1 for i in range(part.start, part.stop) if statements[i][0] is None)
-    return len(part.live_in) + len(part.live_out) + stores
+    read = set().union(*loads[part.start:part.stop]) if loads is not None else set()
+    return len(part.live_in) + len(part.live_out) + stores + len(read)
 
 
 def _parts(statements: Sequence[tuple[str | None, frozenset[str]]], bounds: Sequence[int]) -> list[Part]:
@@ -779,7 +783,9 @@ def split_plan(routine: Routine) -> SplitPlan | None:
         order += [("a", i), *(("s", e) for e in after.get(i, []))]
     statements = [(routine.assignments[i][0], reads(routine.assignments[i][1])) if kind == "a"
                   else (None, reads(routine.stores[i])) for kind, i in order]
-    parts = split_program(statements, PART_STATEMENTS, PART_REFERENCES)
+    loads = [frozenset(s.name for s in getattr(routine.assignments[i][1] if kind == "a" else routine.stores[i],
+                                               "free_symbols", ()) if s.name not in index) for kind, i in order]
+    parts = split_program(statements, PART_STATEMENTS, PART_REFERENCES, loads)
     return SplitPlan(tuple(order), tuple(parts), slots(parts))
 
 

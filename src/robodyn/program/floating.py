@@ -22,7 +22,7 @@ block). Parts: ``tau``, ``M``, ``h`` (velocity terms, no gravity or friction), `
 respect to the tangent space as ``pinocchio.computeRNEADerivatives`` and ``computeABADerivatives``: the base's
 columns of d/dq along its body-frame exp6 directions) by forward mode over the same recursion
 (:func:`id_jacobians`) or by Carpentier and Mansard's analytic form with the base a six-column root
-(:func:`analytic_id_jacobians`), the cheaper by count (:func:`cheapest_id_jacobians`, :func:`derivative_outputs`:
+(:func:`analytic_id_jacobians`), the cheapest by count (:func:`derivative_outputs`:
 Talos' dtau 26,296 -> 15,198 multiplications); the named frames' kinematics (``pose:F``, ``jacobian:F``, ...
 and their ``_dot``: :data:`~robodyn.program.outputs.FRAME_OUTPUTS`) by the fixed-base tree's recursion carried by
 the base's pose (:class:`robodyn.program.frames.FloatingBase`): the pose in the world, the Jacobians 6 x nv (the
@@ -249,52 +249,48 @@ def analytic_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[
                                          root=root)
 
 
-def cheapest_id_jacobians(parts: _Parts, symbols: dict[str, list[se.Symbol]], a: Sequence[Any],
-                          directions: Sequence[str]) -> dict[str, list[list[Any]]]:
-    """dID along ``directions`` at ``a``, each direction by forward mode (:func:`id_jacobians`) or the analytic
-    form (:func:`analytic_id_jacobians`) as the fixed base's candidates say
-    (:data:`~robodyn.program.routes.ANALYTIC_VARIANTS`: all forward, dqd analytic, both analytic), all in the same
-    builder, the cheapest kept as the fixed base's routes keep it (:func:`robodyn.program.routes.derivative_outputs`:
-    multiplications + additions, then multiplications; counted untidied, and tidied where within
-    :data:`~robodyn.program.routes.TIDY_MARGIN` of the least)."""
-    variants: list[dict[str, list[list[Any]]]] = []
-    for chosen in dict.fromkeys(tuple(d for d in directions if d in analytic) for analytic in routes.ANALYTIC_VARIANTS):
-        forward = [d for d in directions if d not in chosen]
-        variants.append({**(id_jacobians(parts, a, forward) if forward else {}),
-                         **(analytic_id_jacobians(parts, a, chosen) if chosen else {})})
-    flat = [{d: [x for row in jac[d] for x in row] for d in directions} for jac in variants]
-    untidied = [routes.program_cost(parts.ops.program(symbols, out, inline=False)) for out in flat]
-    close = [k for k, cost in enumerate(untidied) if cost[0] <= routes.TIDY_MARGIN * min(untidied)[0]]
-    if len(close) == 1:
-        return variants[close[0]]
-    tidied = {k: routes.program_cost(parts.ops.program(symbols, flat[k], angles=symbols["q"][7:])) for k in close}
-    return variants[min(close, key=tidied.__getitem__)]
+def variant_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str], analytic: Sequence[str]
+                         ) -> dict[str, list[list[Any]]]:
+    """dID along ``directions`` at ``a``, those in ``analytic`` by :func:`analytic_id_jacobians`, the others by
+    forward mode (:func:`id_jacobians`)."""
+    chosen = [d for d in directions if d in analytic]
+    forward = [d for d in directions if d not in chosen]
+    return {**(id_jacobians(parts, a, forward) if forward else {}),
+            **(analytic_id_jacobians(parts, a, chosen) if chosen else {})}
 
 
 def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: Any,
                        symbols: dict[str, list[se.Symbol]]) -> dict[str, list[Any]]:
     """The derivatives ``names`` (of :data:`~robodyn.program.outputs.DERIVATIVES`), nv x nv row-major, as
-    :func:`robodyn.program.routes.derivative_outputs` makes them for a fixed base: dtau/dq and dtau/dqd at qdd
-    (:func:`cheapest_id_jacobians`), dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau) (each column solved with the
-    L D L^T factors of ``forward``, ``ldlt()``), dqdd/dtau = M^-1."""
+    :func:`robodyn.program.routes.derivative_outputs` makes them for a fixed base: dtau/dq and dtau/dqd at qdd, and
+    dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau) (each column solved with the L D L^T factors of ``forward``,
+    ``ldlt()``), dqdd/dtau = M^-1. dID (at qdd, and at FD for dqdd) is built by forward mode or the analytic form,
+    direction by direction, for all the outputs at once as the fixed base's candidates say
+    (:data:`~robodyn.program.routes.ANALYTIC_VARIANTS`: all forward, dqd analytic, both analytic), each in the same
+    builder, and the cheapest set of jacobians kept (:func:`robodyn.program.routes.cheapest`) before the solves,
+    which are the same whichever form."""
     nv, wanted = len(parts.v), set(names)
-    out: dict[str, list[Any]] = {}
-    directions = [d for d in ("q", "qd") if f"dtau_d{d}" in wanted]
-    if directions:
-        stage("building dtau (floating base)")
-        for d, jac in cheapest_id_jacobians(parts, symbols, parts.a, directions).items():
-            out[f"dtau_d{d}"] = [entry for row in jac for entry in row]
-    if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"}:
-        solve, qdd = ldlt()
-        directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
-        stage("building dqdd (floating base)")
-        for d, jac in cheapest_id_jacobians(parts, symbols, qdd, directions).items():
-            columns = [solve([-jac[i][j] for i in range(nv)]) for j in range(nv)]
-            out[f"dqdd_d{d}"] = [columns[j][i] for i in range(nv) for j in range(nv)]
-        if "dqdd_dtau" in wanted:
-            columns = [solve([1 if i == j else 0 for i in range(nv)]) for j in range(nv)]
-            out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(nv) for j in range(nv)]
-    return out
+    at = {"dtau": [d for d in ("q", "qd") if f"dtau_d{d}" in wanted],
+          "dqdd": [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]}
+    solve: Any
+    qdd: Any
+    solve, qdd = ldlt() if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"} else (None, None)
+    rates = [d for d in ("q", "qd") if d in at["dtau"] or d in at["dqdd"]]
+    variants: list[dict[str, list[Any]]] = []
+    for analytic in dict.fromkeys(tuple(d for d in rates if d in analytic) for analytic in routes.ANALYTIC_VARIANTS):
+        stage(f"building dID (floating base; analytic: {', '.join(analytic) or 'none'})")
+        variants.append({f"{group}_d{d}": [x for row in jac for x in row]
+                         for group, acc in (("dtau", parts.a), ("dqdd", qdd)) if at[group]
+                         for d, jac in variant_id_jacobians(parts, acc, at[group], analytic).items()})
+    jac = routes.cheapest(ops, symbols, variants, lambda out: ops.program(symbols, out, angles=symbols["q"][7:]))
+    out: dict[str, list[Any]] = {f"dtau_d{d}": jac[f"dtau_d{d}"] for d in at["dtau"]}
+    for d in at["dqdd"]:
+        columns = [solve([-jac[f"dqdd_d{d}"][i * nv + j] for i in range(nv)]) for j in range(nv)]
+        out[f"dqdd_d{d}"] = [columns[j][i] for i in range(nv) for j in range(nv)]
+    if "dqdd_dtau" in wanted:
+        columns = [solve([1 if i == j else 0 for i in range(nv)]) for j in range(nv)]
+        out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(nv) for j in range(nv)]
+    return {name: out[name] for name in names}
 
 
 def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: Any = None) -> Program:

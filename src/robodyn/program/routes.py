@@ -410,13 +410,21 @@ def derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
     rates = {"dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd"} & set(names)
     variants = [_derivative_outputs(ctx, ops, names, ldlt, analytic, jacobian, to_tree, n)
                 for analytic in (ANALYTIC_VARIANTS if rates else ANALYTIC_VARIANTS[:1])]
+    return cheapest(ops, ctx.inputs, variants, lambda out: ctx.program(ops, out))
+
+
+def cheapest(ops: Builder, inputs: dict[str, list[Any]], variants: Sequence[dict[str, list[Any]]],
+             tidied: Callable[[dict[str, list[Any]]], Program]) -> dict[str, list[Any]]:
+    """The cheapest of ``variants`` (outputs built in the same builder): multiplications + additions, then
+    multiplications; a tie keeps the earlier; counted untidied, and those within :data:`TIDY_MARGIN` of the least
+    counted again as ``tidied`` makes their program (as :attr:`Context.mass_matrix`)."""
     if len(variants) == 1:
         return variants[0]
-    untidied = [program_cost(ops.program(ctx.inputs, out, inline=False)) for out in variants]
+    untidied = [program_cost(ops.program(inputs, out, inline=False)) for out in variants]
     close = [k for k, cost in enumerate(untidied) if cost[0] <= TIDY_MARGIN * min(untidied)[0]]
     if len(close) == 1:
         return variants[close[0]]
-    return variants[min(close, key=lambda k: program_cost(ctx.program(ops, variants[k])))]
+    return variants[min(close, key=lambda k: program_cost(tidied(variants[k])))]
 
 
 #: The directions whose ID derivatives are analytic (:mod:`robodyn.recursions.rnea_derivatives`), each a
