@@ -28,6 +28,10 @@ on dtau/dqd's diagonal (Coulomb friction has no slope there, as in forward mode;
 Per pair 6 to 9 multiplications, where forward mode (:mod:`robodyn.recursions.forward_mode`) carries a
 direction through a whole step of both recursions; per link a few hundred (the pose in the base frame, the
 inertia about the origin). The routes choose by count (:func:`robodyn.program.routes.derivative_outputs`).
+
+On a floating base (a :class:`Root` with a body) the same recursion runs in the base's frame at this instant, the base
+a six-column root whose motion subspace is the identity; its rows and columns border the joints' (:func:`_base_pairs`;
+:func:`robodyn.program.floating.analytic_id_jacobians` makes the root from the program's inputs).
 """
 
 from __future__ import annotations
