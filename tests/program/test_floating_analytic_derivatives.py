@@ -7,6 +7,7 @@ recursion for dqdd; and the choice by count among the candidates (Solo: the prog
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,20 @@ def test_the_cheapest_candidate_is_kept() -> None:
     totals = {k: x.multiplications + x.additions for k, x in forced.items()}
     assert totals["analytic"] < totals["forward"]
     assert c.multiplications + c.additions <= min(totals.values())
+
+
+def test_the_documented_derivative_counts() -> None:
+    """docs/guide/floating.md's dtau counts (multiplications) beside Pinocchio<SX>'s: Solo12 3763, Talos 15198, as
+    robodyn.program.build makes them."""
+    from tests.program.test_floating_programs import ROBOTS
+
+    if ROBOTS is None:
+        pytest.skip("example-robot-data is not installed")
+    text = " ".join((Path(__file__).resolve().parents[2] / "docs" / "guide" / "floating.md").read_text().split())
+    for name, path in (("Solo12 dtau", "solo_description/robots/solo12.urdf"),
+                       ("Talos", "talos_data/robots/talos_reduced.urdf")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rd.ModelWarning)  # the URDF's own (meshes, limits)
+            robot = rd.load(str(ROBOTS / path), floating=True)
+        count = build(robot, ("dtau_dq", "dtau_dqd")).count()["evaluation"].multiplications
+        assert f"{name} {count} vs " in text, (name, count)
