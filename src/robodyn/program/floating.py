@@ -284,12 +284,9 @@ def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: 
                          for d, jac in variant_id_jacobians(parts, acc, at[group], analytic).items()})
     jac = routes.cheapest(ops, symbols, variants, lambda out: ops.program(symbols, out, angles=symbols["q"][7:]))
     out: dict[str, list[Any]] = {f"dtau_d{d}": jac[f"dtau_d{d}"] for d in at["dtau"]}
-    for d in at["dqdd"]:
-        columns = [solve([-jac[f"dqdd_d{d}"][i * nv + j] for i in range(nv)]) for j in range(nv)]
-        out[f"dqdd_d{d}"] = [columns[j][i] for i in range(nv) for j in range(nv)]
-    if "dqdd_dtau" in wanted:
-        columns = [solve([1 if i == j else 0 for i in range(nv)]) for j in range(nv)]
-        out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(nv) for j in range(nv)]
+    if solve is not None:
+        rows = {d: [jac[f"dqdd_d{d}"][i * nv:(i + 1) * nv] for i in range(nv)] for d in at["dqdd"]}
+        out.update(routes.solved_derivatives(solve, nv, rows, "dqdd_dtau" in wanted))
     return {name: out[name] for name in names}
 
 

@@ -448,14 +448,25 @@ def _derivative_outputs(ctx: Context, ops: Builder, names: Sequence[str],
         solve, qdd_fd = ldlt()
         directions = [d for d in ("q", "qd") if f"dqdd_d{d}" in wanted]
         qdd_tree = qdd_fd if to_tree is None else to_tree(qdd_fd)
-        for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_tree, directions, analytic).items():
-            J = project(jac)
-            columns = [solve([-J[i][j] for i in range(n)]) for j in range(n)]
-            out[f"dqdd_d{d}"] = [columns[j][i] for i in range(n) for j in range(n)]
-        if "dqdd_dtau" in wanted:
-            columns = [solve([1 if i == j else 0 for i in range(n)]) for j in range(n)]
-            out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(n) for j in range(n)]
+        jacobians = {d: project(jac) for d, jac in _id_jacobians(ctx, ops, q, qd, qdd_tree, directions,
+                                                                  analytic).items()}
+        out.update(solved_derivatives(solve, n, jacobians, "dqdd_dtau" in wanted))
     return {name: out[name] for name in names}
+
+
+def solved_derivatives(solve: Callable[[list[Any]], list[Any]], n: int, jacobians: dict[str, list[list[Any]]],
+                       inverse: bool) -> dict[str, list[Any]]:
+    """dqdd/dd = -M^-1 dID/dd for each direction d of ``jacobians`` (dID at qdd = FD, n x n), a column at a time
+    with ``solve`` (M's L D L^T factors), and with ``inverse`` dqdd/dtau = M^-1 (its columns solved for the unit
+    vectors, each entry taken from the column that has it above the diagonal), all n x n row-major."""
+    out: dict[str, list[Any]] = {}
+    for d, J in jacobians.items():
+        columns = [solve([-J[i][j] for i in range(n)]) for j in range(n)]
+        out[f"dqdd_d{d}"] = [columns[j][i] for i in range(n) for j in range(n)]
+    if inverse:
+        columns = [solve([1 if i == j else 0 for i in range(n)]) for j in range(n)]
+        out["dqdd_dtau"] = [columns[j][i] if i <= j else columns[i][j] for i in range(n) for j in range(n)]
+    return out
 
 
 def canonical_terms(ctx: Context, name: str) -> int:

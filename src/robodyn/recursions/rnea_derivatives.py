@@ -199,8 +199,8 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
         for j in range(n):
             (a, b), c = axes[j], bodies[j]
             beta.append(c.inertia_times(a, b))
-            alpha.append(_alpha(c, a, b))
             Ta = matvec(c.T, a)
+            alpha.append(_alpha(c, Ta, a, b))
             if "qd" in directions:  # Bc S - 2 Ic psi
                 Ipsi = c.inertia_times(*psi[j])
                 down = vsub(cross(a, c.g), Ipsi[1])
@@ -232,10 +232,10 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
         return _base_pairs(out, root, base_body, alpha, beta, gamma, delta)
 
 
-def _alpha(c: _Body, a: Vec, b: Vec) -> Vec:
-    """alpha = T a + L x a + 2 g x b, for S = (a, b) and the composite c (module docstring)."""
+def _alpha(c: _Body, Ta: Vec, a: Vec, b: Vec) -> Vec:
+    """alpha = T a + L x a + 2 g x b, for S = (a, b) and the composite c (module docstring; ``Ta`` = T a)."""
     gb = cross(c.g, b)
-    return vadd(matvec(c.T, a), cross(c.L, a), gb, gb)
+    return vadd(Ta, cross(c.L, a), gb, gb)
 
 
 def _base_pairs(out: dict[str, list[list[Scalar]]], root: Root, total: _Body, alpha: Sequence[Vec],
@@ -257,7 +257,7 @@ def _base_pairs(out: dict[str, list[list[Scalar]]], root: Root, total: _Body, al
     derivative, Pinocchio's a, with no velocity term); a base row j against a joint's column k is the joints'
     descendant form, e_j . gamma_k and e_j . delta_k. Translations (c < 3) leave every q-derivative 0."""
     n = len(alpha)
-    base_alpha = [_alpha(total, *e) for e in BASE_AXES]
+    base_alpha = [_alpha(total, matvec(total.T, e[0]), *e) for e in BASE_AXES]
     base_beta = [total.inertia_times(*e) for e in BASE_AXES]
     rows_alpha, rows_beta = [*base_alpha, *alpha], [*base_beta, *beta]
     moved = {"q": [_motion_cross(e, root.a0) for e in BASE_AXES],
