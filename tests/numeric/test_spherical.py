@@ -313,7 +313,7 @@ def test_one_coordinate_paths_refuse_it(tree: Tree) -> None:
     robot = tree.robot
     q, v, _ = tree.states(1, seed=8)
     _refused(lambda: rd.derive(robot), "'j0'")
-    _refused(lambda: rd.compile(robot), "'j0'")
+    _refused(lambda: rd.program.build(robot, ("pose",)), "'j0'", "frames")  # (the dynamics' programs take it)
     _refused(lambda: floating.forward_dynamics(robot, q, v, v, method="aba"), "method='cholesky'")
     _refused(lambda: rd.identification.regressor(robot.replace(floating=False, base=None)), "identification")
     _refused(lambda: to_urdf(robot), "to_urdf")
@@ -342,4 +342,5 @@ def test_the_guide_example_runs_as_written(tmp_path: Path) -> None:
     code = code[:code.index("```")]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split("\n")[:3] == ["4 3", "[9.81 0.   0.  ]", "[-19.235   0.      0.   ]"], out.stdout
+    assert out.stdout.split("\n")[:4] == ["4 3", "[9.81 0.   0.  ]", "[-19.235   0.      0.   ]",
+                                          "[-19.235   0.      0.   ]"], out.stdout

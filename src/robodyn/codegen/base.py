@@ -77,11 +77,16 @@ class Emitter(ABC):
             "that the run-time code reads), computed once by the constants routine.",
             f"Joint arrays hold n = {spec.n} entries; M is n x n, row-major.",
         ]
-        if spec.nq is not None:  # a floating base (robodyn.program.floating)
+        if spec.floating:  # a floating base (robodyn.program.floating)
             lines += [f"Floating base: q holds nq = {spec.nq} entries, the base's position, its UNIT quaternion",
                       "(x, y, z, w; not normalised here) and the joints'; qd, qdd, tau and the rows have n = nv: the",
                       "base's body-frame twist (linear, angular) or wrench (force, moment) first (Pinocchio's free",
                       "flyer)."]
+        if spec.quaternions:  # spherical joints (robodyn.recursions.spherical)
+            starts = ", ".join(map(str, spec.quaternions))
+            lines += [f"Spherical joints: q holds nq = {spec.nq} entries; from q[{starts}] a joint's UNIT quaternion",
+                      "(x, y, z, w; not normalised here), its 3 entries of qd, qdd, tau and the rows its angular",
+                      "velocity, acceleration and torque in the child frame (Pinocchio's JointModelSpherical)."]
         return lines
 
     @staticmethod

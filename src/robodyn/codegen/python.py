@@ -4,7 +4,8 @@ A generated module has ``constants(params)`` and one function per routine, each 
 ``k = constants(params)`` first and then joint arrays of shape ``(n,)`` or ``(N, n)``; the body is
 straight-line array code on the columns ``q[..., i]``, so one call evaluates all N states at once.
 Results have shape ``(..., n)``, or ``(..., n, n)`` for M. For a floating base (``spec.nq``) q has its own
-length, ``NQ = nq`` (position, unit quaternion (x, y, z, w), joints), the other arrays n = nv.
+length, ``NQ = nq`` (position, unit quaternion (x, y, z, w), joints; a spherical joint's unit quaternion in its
+place), the other arrays n = nv.
 """
 
 from __future__ import annotations
@@ -88,8 +89,8 @@ class PythonEmitter(Emitter):
         lines += [
             f"NAME = {spec.robot!r}",
             f"JOINTS = {spec.n}",
-            *([f"NQ = {spec.nq}  # the length of q (a floating base); qd, qdd, tau: JOINTS"] if spec.nq is not None
-              else []),
+            *([f"NQ = {spec.nq}  # the length of q ({_nq_reason(spec)}); qd, qdd, tau: JOINTS"]
+              if spec.nq is not None else []),
             f"PARAMETERS = {tuple(spec.parameters)!r}",
             f"NUM_CONSTANTS = {spec.n_constants}",
             f"ROUTINES = {spec.kinds!r}",
@@ -112,3 +113,9 @@ def _with_last_uses(routine: Routine) -> list[tuple[str, sp.Expr, list[str]]]:
         seen |= set(used)
         out.append((name, expr, used))
     return out[::-1]
+
+
+def _nq_reason(spec: ModuleSpec) -> str:
+    """What makes q longer than the other arrays: a floating base, spherical joints."""
+    return " and ".join(what for what, present in (("a floating base", spec.floating),
+                                                   ("spherical joints", bool(spec.quaternions))) if present)

@@ -169,6 +169,14 @@ class ModuleSpec:
     #: The length of ``q`` where it differs from ``n`` (a floating base, :mod:`robodyn.program.floating`: nq = n + 1,
     #: ``n`` being nv, the length of qd, qdd, tau and the outputs' rows); None otherwise.
     nq: int | None = None
+    #: Where each spherical joint's unit quaternion (x, y, z, w) starts in ``q`` (:mod:`robodyn.program.floating`:
+    #: its inputs ``q{j}_x`` ... ``q{j}_w``; its velocities, 3, in ``qd``); () without one.
+    quaternions: tuple[int, ...] = ()
+
+    @property
+    def floating(self) -> bool:
+        """A floating base: q's 7 coordinates for its 6 velocities (the one entry of nq - n no quaternion makes)."""
+        return self.nq is not None and self.nq - self.n - len(self.quaternions) == 1
 
     def __post_init__(self) -> None:
         """Only names of robodyn's grammar reach the emitters (a spec may come from a cache's spec.json): the
@@ -546,8 +554,9 @@ def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, rob
     )
     aba = "aba" in (program.route or "")  # forward dynamics by the articulated-body algorithm
     routines = [constants] + [_run_time(kind, names, n, n_constants, angles, aba, frames, nq) for kind in kinds]
+    quaternions = tuple(i for i, s in enumerate(program.inputs["q"]) if re.fullmatch(r"q\d+_x", str(s)))
     return ModuleSpec(name=name, robot=robot, n=n, parameters=params, n_constants=n_constants,
-                      routines=tuple(routines), frames=tuple(frames), nq=nq)
+                      routines=tuple(routines), frames=tuple(frames), nq=nq, quaternions=quaternions)
 
 
 # -- to sympy, structure kept ----------------------------------------------------------------------

@@ -33,9 +33,9 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
 - A link's ``joint`` S is a spherical joint (:attr:`Link.spherical`; nq 4: a unit quaternion (x, y, z, w), nv 3:
   the angular velocity in the child frame), anywhere in the tree, on a fixed or a floating base: q and v then hold
   each link's coordinates in link order (:meth:`Manipulator.idx_q`, :meth:`Manipulator.idx_v`). The numeric
-  engine's inverse_dynamics, mass_matrix and forward_dynamics (:mod:`robodyn.numeric.floating`) and ``rd.simulate``
-  handle it; every path that takes one coordinate per link refuses it in one line
-  (:meth:`Manipulator.check_one_dof`).
+  engine's inverse_dynamics, mass_matrix and forward_dynamics (:mod:`robodyn.numeric.floating`), ``rd.simulate`` and
+  the dynamics' programs (``rd.compile``, the generated code: :mod:`robodyn.recursions.spherical`) handle it; every
+  path that takes one coordinate per link refuses it in one line (:meth:`Manipulator.check_one_dof`).
 """
 
 from __future__ import annotations
@@ -364,9 +364,10 @@ class Manipulator:
         :class:`ModelError` of every path that takes one coordinate per link (``what`` names the path)."""
         multi = self.multi_dof
         if multi:
+            also = ", rd.simulate and rd.compile" if self.links[multi[0]].spherical else " and rd.simulate"
             raise ModelError(f"{self.name}: link {self.label(multi[0])!r} has a {self.links[multi[0]].kind} joint: "
                              f"not handled by {what} so far (robodyn.numeric's inverse_dynamics, mass_matrix and "
-                             "forward_dynamics and rd.simulate handle it)")
+                             f"forward_dynamics{also} handle it)")
 
     def check_fixed_base(self) -> None:
         """Nothing for a fixed base of one-coordinate joints; for a floating one (or one with a spherical joint,

@@ -98,7 +98,8 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
                          f"{', '.join(FRAME_OUTPUTS)} (of the frame F: 'pose:F')")
     if route not in (AUTO, *ROUTES):
         raise ValueError(f"unknown route {route!r}; choose from {AUTO}, {', '.join(ROUTES)}")
-    if getattr(robot, "floating", False):  # nq != nv: every program, code generator and rd.compile comes here
+    if getattr(robot, "floating", False) or getattr(robot, "multi_dof", ()):  # nq != nv: every program, code
+        # generator and rd.compile comes here (a floating base, spherical joints: robodyn.program.floating)
         floating.check(robot, outputs, route, base)
         _check_size(robot, outputs)
         return floating.build(robot, outputs, route, base)

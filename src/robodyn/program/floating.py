@@ -29,6 +29,14 @@ the base's pose (:class:`robodyn.program.frames.FloatingBase`): the pose in the 
 base's columns along its body-frame twist, as ``pinocchio.getFrameJacobian``) and their time derivatives
 (``getFrameJacobianTimeVariation``). Burdick's elements refuse a floating robot in one line, as do coupled joints,
 implicit loops, a tip load and routes other than the recursive one.
+
+Spherical joints (a link's ``joint`` S), on a floating base or a fixed one (no base inputs or rows then), come here
+too: q holds each one's unit quaternion (x, y, z, w) in its place (inputs ``q{j}_x`` .. ``q{j}_w``), qd, qdd and tau
+its three rates in the child frame (``qd{j}_x`` ..). The recursions run each as three revolute pseudo-joints
+(:mod:`robodyn.recursions.spherical`: the velocity columns of the tree are the pseudo-joints, so M, its L D L^T
+and the forward-mode derivatives need nothing else; their quaternion directions are the tangent's, R exp3(eps e_c),
+as Pinocchio's); the analytic derivatives (revolute and prismatic joints) and the frames' programs are not taken
+with one, and a planar joint is refused.
 """
 
 from __future__ import annotations
@@ -49,11 +57,10 @@ from robodyn.program.core import Program
 from robodyn.program.frames import FloatingBase, frame_outputs
 from robodyn.program.outputs import AUTO, CENTROIDAL_OUTPUTS, DERIVATIVES, FRAME_OUTPUTS, is_frame_output
 from robodyn.program.progress import stage
-from robodyn.recursions import composite, newton_euler, rnea_derivatives
-from robodyn.recursions.arm import fixed_tree, floating_arm_data
+from robodyn.recursions import composite, newton_euler, rnea_derivatives, spherical
+from robodyn.recursions.arm import arm_data, fixed_tree, floating_arm_data
 from robodyn.recursions.forward_mode import Dual, DualOps, constant, jacobian
 from robodyn.recursions.vec3 import Vec, cross, vadd, vsub
-from robodyn.symbols import joint_symbols
 
 #: The outputs a floating robot's program gives so far (a frame's, of the frame F: ``"pose:F"``).
 FLOATING_OUTPUTS = ("tau", "M", "h", "G", "bias", "forward", *DERIVATIVES, *CENTROIDAL_OUTPUTS, *FRAME_OUTPUTS)
@@ -63,21 +70,33 @@ BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_q
 BASE_V = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 BASE_A = ("base_ax", "base_ay", "base_az", "base_dwx", "base_dwy", "base_dwz")
 BASE_TAU = ("base_fx", "base_fy", "base_fz", "base_nx", "base_ny", "base_nz")
-#: The route name of a floating robot's program.
+#: The route name of a floating robot's program (and of a fixed one's with spherical joints).
 ROUTE = "recursive (floating base)"
+SPHERICAL_ROUTE = "recursive (spherical joints)"
 
 
 def refusal(robot: Manipulator, what: str) -> ModelError:
-    """The one-line refusal of what a floating robot's programs do not give yet."""
-    return ModelError(f"{robot.name}: floating base: {what}; its programs give {', '.join(FLOATING_OUTPUTS)} so far "
+    """The one-line refusal of what the programs of a floating robot (or one with spherical joints) do not give
+    yet."""
+    kind = "floating base" if robot.floating else "spherical joint"
+    return ModelError(f"{robot.name}: {kind}: {what}; its programs give {', '.join(FLOATING_OUTPUTS)} so far "
                       "(robodyn.numeric handles the rest)")
 
 
 def check(robot: Manipulator, outputs: Sequence[str], route: str, base: Any) -> None:
     """One line for what :func:`build` does not handle (before any work)."""
+    if robot.planar:
+        raise ModelError(f"{robot.name}: link {robot.label(robot.planar[0])!r} has a planar joint: no program yet "
+                         "(robodyn.numeric's inverse_dynamics, mass_matrix and forward_dynamics and rd.simulate handle "
+                         "it)")
     others = [name for name in outputs if name not in FLOATING_OUTPUTS and not is_frame_output(name)]
     if others:
         raise refusal(robot, f"no program of {others[0]!r}")
+    if robot.spherical and any(map(is_frame_output, outputs)):
+        raise refusal(robot, f"no frames' program with a spherical joint (link {robot.label(robot.spherical[0])!r})")
+    if not robot.floating and set(outputs) & set(CENTROIDAL_OUTPUTS):
+        raise ModelError(f"{robot.name}: the centroidal outputs ({', '.join(CENTROIDAL_OUTPUTS)}) are built for a "
+                         "floating base (floating=True) so far")
     if route not in (AUTO, "recursive"):
         raise refusal(robot, f"no route {route!r} (the recursive route builds it)")
     if base is not None and base is not False:
@@ -89,17 +108,24 @@ def check(robot: Manipulator, outputs: Sequence[str], route: str, base: Any) -> 
 
 
 def inputs(robot: Manipulator, params: list[se.Symbol]) -> dict[str, list[se.Symbol]]:
-    """The program's inputs: q (nq), qd and qdd (nv), tau (nv), parameters."""
-    q, qd, qdd = joint_symbols(robot.n).symengine()
+    """The program's inputs: q (nq), qd and qdd (nv), tau (nv), parameters. A joint's are q{j}, qd{j}, qdd{j},
+    tau{j} (j counts the links from 1); a spherical one's q{j}_x, q{j}_y, q{j}_z, q{j}_w (its quaternion) and
+    qd{j}_x, ... (its angular velocity in the child frame)."""
+    groups: dict[str, list[str]] = {"q": [], "qd": [], "qdd": [], "tau": []}
+    for k in range(robot.n):
+        spherical = k in robot.spherical
+        for name in groups:
+            axes = ("x", "y", "z", "w") if name == "q" else ("x", "y", "z")
+            groups[name] += [f"{name}{k + 1}_{a}" for a in axes] if spherical else [f"{name}{k + 1}"]
+    base = [*BASE_Q, *BASE_V, *BASE_A, *BASE_TAU] if robot.floating else []
     names = {str(p) for p in params}
-    base = [*BASE_Q, *BASE_V, *BASE_A, *BASE_TAU]
-    if names & set(base):
-        raise ModelError(f"{robot.name}: a parameter is named {sorted(names & set(base))[0]!r}, as an input of the "
-                         "floating base's programs: rename it")
-    symbols = [[se.Symbol(s) for s in group] for group in (BASE_Q, BASE_V, BASE_A, BASE_TAU)]
-    tau = [se.Symbol(f"tau{i + 1}") for i in range(robot.n)]
-    return {"q": symbols[0] + list(q), "qd": symbols[1] + list(qd), "qdd": symbols[2] + list(qdd),
-            "tau": symbols[3] + tau, "parameters": params}
+    taken = names & {*base, *(x for group in groups.values() for x in group)}
+    if taken:
+        raise ModelError(f"{robot.name}: a parameter is named {sorted(taken)[0]!r}, as an input of the programs: "
+                         "rename it")
+    first = dict(zip(groups, (BASE_Q, BASE_V, BASE_A, BASE_TAU), strict=True)) if robot.floating else {}
+    return {**{name: [se.Symbol(x) for x in (*first.get(name, ()), *group)] for name, group in groups.items()},
+            "parameters": params}
 
 
 def gravity_in_base(ops: Builder, quaternion: Sequence[Any], g: Sequence[Any]) -> Vec:
@@ -115,37 +141,71 @@ def gravity_in_base(ops: Builder, quaternion: Sequence[Any], g: Sequence[Any]) -
 
 
 class _Parts:
-    """The parts of one floating robot in one builder (each built once)."""
+    """The parts of one robot with nq != nv (a floating base, spherical joints) in one builder (each built once).
+    ``nb``: the base's velocities (6 on a floating base, else 0), ``nqb`` its coordinates (7 or 0); ``tree`` the joints
+    with each spherical one as its pseudo-joints (:mod:`robodyn.recursions.spherical`), ``arm`` its recursions' data,
+    over the velocity columns."""
 
     def __init__(self, robot: Manipulator, ctx: routes.Context | None, ops: Builder,
                  symbols: dict[str, list[se.Symbol]]):
         self.robot, self.ctx, self.ops = robot, ctx, ops
-        self.arm, self.base = floating_arm_data(robot)
+        self.floating = robot.floating
+        self.nb, self.nqb = (6, 7) if robot.floating else (0, 0)
+        self.base: Any = None  # (a floating base's body)
+        rest, self.base = floating_arm_data(robot) if robot.floating else (arm_data(fixed_tree(robot)), None)
+        self.tree = spherical.tree_of(rest, robot.spherical)
+        self.arm = self.tree.arm
         self.q, self.v, self.a = ([ops.value(x) for x in symbols[k]] for k in ("q", "qd", "qdd"))
-        self.g_base = gravity_in_base(ops, self.q[3:7], self.arm.gravity)
+        self.g_base = (gravity_in_base(ops, self.q[3:7], self.arm.gravity) if robot.floating else
+                       tuple(ops.value(g) for g in self.arm.gravity))
         self.scalars = routes.BuilderOps(ops)
+        spherical_q = {str(x) for k in robot.spherical for x in symbols["q"][robot.idx_q(k):robot.idx_q(k) + 4]}
+        #: The joints' angles and lengths (the sines and cosines the builder shares): q less the quaternions.
+        self.angles = [x for x in symbols["q"][self.nqb:] if str(x) not in spherical_q]
 
     def root(self, velocity: bool, acceleration: bool, gravity: bool) -> newton_euler.Motion:
         """The base's w, wd and vd (module docstring), each term kept or left out."""
         return root_motion(self.v if velocity else None, self.a if acceleration else None,
                            self.g_base if gravity else None)
 
+    def inverse_dynamics(self, ops: Any, root: newton_euler.Motion | None, q: Sequence[Any],
+                         qd: Sequence[Any] | None, qdd: Sequence[Any] | None, *, gravity: bool = True,
+                         friction: bool = True) -> list[Any]:
+        """ID (nv rows) on ``ops`` (the builder's scalars or duals over them) at the joints' q, qd, qdd (after the
+        base's; None: zero) and the base's motion ``root`` (a floating base's; a fixed one: ``gravity``)."""
+        q_arm = self.tree.q_columns(q)
+        qd_arm, qdd_arm = spherical.rates(self.tree, qd, qdd)
+        if self.floating:
+            assert root is not None
+            tau = newton_euler.floating_inverse_dynamics(self.arm, ops, self.base, root, q_arm, qd_arm, qdd_arm,
+                                                         friction=friction)
+        else:
+            tau = newton_euler.inverse_dynamics(self.arm, ops, q_arm, qd_arm, qdd_arm, gravity=gravity,
+                                                tip_load=False, friction=friction)
+        if friction and self.tree.spherical:
+            tau[self.nb:] = spherical.joint_terms(self.tree, ops, tau[self.nb:], qd, qdd)
+        return tau
+
     def part(self, name: str) -> list[Any]:
         if name in CENTROIDAL_OUTPUTS:  # from M's and h's base rows (robodyn.program.centroidal)
             return centroidal_output(self, name)
-        joint_q = self.q[7:]
+        joint_q = self.tree.q_columns(self.q[self.nqb:])
         if name == "M":
-            M = composite.floating_inertia_matrix(self.arm, self.scalars, joint_q, self.base,
-                                                  joint_block=self.ctx.mass_matrix if self.ctx else None)
+            if self.floating:
+                M = composite.floating_inertia_matrix(self.arm, self.scalars, joint_q, self.base,
+                                                      joint_block=self.ctx.mass_matrix if self.ctx else None)
+            else:
+                M = composite.inertia_matrix(self.arm, self.scalars, joint_q)
+            M = spherical.armature(self.tree, self.scalars, M, self.nb)
             return [x for row in M for x in row]
         velocity, acceleration, gravity, friction = {
             "tau": (True, True, True, True), "bias": (True, False, True, True),
             "h": (True, False, False, False), "G": (False, False, True, False)}[name]
-        qd = self.v[6:] if velocity else None
-        qdd = self.a[6:] if acceleration else None
-        return newton_euler.floating_inverse_dynamics(self.arm, self.scalars, self.base,
-                                                      self.root(velocity, acceleration, gravity), joint_q, qd, qdd,
-                                                      friction=friction)
+        qd = self.v[self.nb:] if velocity else None
+        qdd = self.a[self.nb:] if acceleration else None
+        root = self.root(velocity, acceleration, gravity) if self.floating else None
+        return self.inverse_dynamics(self.scalars, root, self.q[self.nqb:], qd, qdd, gravity=gravity,
+                                     friction=friction)
 
     def frames(self, names: Sequence[str]) -> dict[str, list[Any]]:
         """The frames' outputs ``names`` (:mod:`robodyn.program.frames`): the tree's joints under the base's pose."""
@@ -155,7 +215,10 @@ class _Parts:
         return frame_outputs(tree, self.ops, self.scalars, names, base=base)
 
     def parents(self) -> list[int]:
-        """The tree of the nv coordinates: the base's six a chain, each joint on the base's last or its parent's."""
+        """The tree of the nv coordinates: a floating base's six a chain, each joint (or pseudo-joint) on the base's
+        last or its parent's."""
+        if not self.floating:
+            return list(self.arm.parents)
         return [*range(-1, 5), *(5 if p < 0 else 6 + p for p in self.arm.parents)]
 
 
@@ -190,6 +253,13 @@ def id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> 
     R^T g and the base's linear velocity v_l enter only the root's vd = a_l + w x v_l - R^T g: with both
     directions, the three directions of vd are seeded instead of those six, D = dID/dvd (nv x 3), and
     dID/dtheta_k = D (e_k x R^T g), dID/dv_l,k = D (w x e_k)."""
+    nv, ops = len(parts.v), DualOps(parts.scalars)
+    q = joint_q_duals(parts, "q" in directions)
+    acc = constant(a)
+    if not parts.floating:  # (a fixed base with spherical joints: the joints' directions alone)
+        v = [Dual(x, {("qd", k): 1}) for k, x in enumerate(parts.v)] if "qd" in directions else constant(parts.v)
+        tau = parts.inverse_dynamics(ops, None, q, v, acc)
+        return {d: jacobian(tau, d, nv) for d in directions}
     g = parts.g_base
     both = "q" in directions and "qd" in directions
     g_duals = constant(g)
@@ -197,18 +267,12 @@ def id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> 
         rates = {3: (0, g[2], -g[1]), 4: (-g[2], 0, g[0]), 5: (g[1], -g[0], 0)}  # (R^T g) x e_k
         g_duals = [Dual(g[c], {("q", k): rates[k][c] for k in rates if not isinstance(rates[k][c], int)})
                    for c in range(3)]
-    joint_q = parts.q[7:]
-    q = ([Dual(x, {("q", 6 + j): 1}) for j, x in enumerate(joint_q)] if "q" in directions
-         else constant(joint_q))
     v = ([Dual(x, {("qd", k): 1} if k >= 3 or not both else None) for k, x in enumerate(parts.v)]
          if "qd" in directions else constant(parts.v))
-    acc = constant(a)
     w, wd, vd = root_motion(v, acc, g_duals)
     if both:
         vd = tuple(Dual(x.value, {**x.d, ("vd", m): 1}) for m, x in enumerate(vd))  # type: ignore[assignment]
-    tau = newton_euler.floating_inverse_dynamics(parts.arm, DualOps(parts.scalars), parts.base, (w, wd, vd), q,
-                                                 v[6:], acc[6:], friction=True)
-    nv = len(parts.v)
+    tau = parts.inverse_dynamics(ops, (w, wd, vd), q, v[6:], acc[6:])
     out = {d: jacobian(tau, d, nv) for d in directions}
     if both:
         D = jacobian(tau, "vd", 3)
@@ -218,6 +282,25 @@ def id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> 
             for i in range(nv):
                 out["q"][i][3 + k] = _combine(D[i], angular)
                 out["qd"][i][k] = _combine(D[i], linear)
+    return out
+
+
+def joint_q_duals(parts: _Parts, seeded: bool) -> list[Any]:
+    """The joints' q (after the base's) as duals, along ("q", column) if ``seeded``: an angle or a length
+    moves its column by 1; a spherical joint's quaternion moves along its three columns as the pose R exp(eps e_c)
+    moves it (:func:`robodyn.recursions.spherical.tangent`)."""
+    q = parts.q[parts.nqb:]
+    if not seeded:
+        return constant(q)
+    robot, out = parts.robot, []
+    for k in range(robot.n):
+        start, column = robot.idx_q(k) - parts.nqb, robot.idx_v(k)
+        if k not in robot.spherical:
+            out.append(Dual(q[start], {("q", column): 1}))
+            continue
+        quaternion = q[start:start + 4]
+        rates = spherical.tangent(quaternion)
+        out += [Dual(x, {("q", column + c): rates[c][i] for c in range(3)}) for i, x in enumerate(quaternion)]
     return out
 
 
@@ -277,12 +360,13 @@ def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: 
     solve, qdd = ldlt() if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"} else (None, None)
     rates = [d for d in ("q", "qd") if d in at["dtau"] or d in at["dqdd"]]
     variants: list[dict[str, list[Any]]] = []
-    for analytic in dict.fromkeys(tuple(d for d in rates if d in analytic) for analytic in routes.ANALYTIC_VARIANTS):
+    candidates = routes.ANALYTIC_VARIANTS if parts.floating and not parts.tree.spherical else ((),)
+    for analytic in dict.fromkeys(tuple(d for d in rates if d in analytic) for analytic in candidates):
         stage(f"building dID (floating base; analytic: {', '.join(analytic) or 'none'})")
         variants.append({f"{group}_d{d}": [x for row in jac for x in row]
                          for group, acc in (("dtau", parts.a), ("dqdd", qdd)) if at[group]
                          for d, jac in variant_id_jacobians(parts, acc, at[group], analytic).items()})
-    jac = routes.cheapest(ops, symbols, variants, lambda out: ops.program(symbols, out, angles=symbols["q"][7:]))
+    jac = routes.cheapest(ops, symbols, variants, lambda out: ops.program(symbols, out, angles=parts.angles))
     out: dict[str, list[Any]] = {f"dtau_d{d}": jac[f"dtau_d{d}"] for d in at["dtau"]}
     if solve is not None:
         rows = {d: [jac[f"dqdd_d{d}"][i * nv:(i + 1) * nv] for i in range(nv)] for d in at["dqdd"]}
@@ -294,7 +378,9 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     """The program of ``outputs`` (of :data:`FLOATING_OUTPUTS`) of the floating ``robot`` (module docstring)."""
     outputs = tuple(outputs)
     check(robot, outputs, route, base)
-    ctx = routes.Context(fixed_tree(robot)) if robot.n else None  # (a body alone: no joints' block)
+    # the joints' block of M by the fixed base's cheapest route (a body alone: none; spherical joints: the
+    # composite-body recursion over the pseudo-joints)
+    ctx = routes.Context(fixed_tree(robot)) if robot.n and not robot.spherical else None
     params = [se.Symbol(s.name) for s in robot.parameters()]
     symbols = inputs(robot, params)
     ops = Builder(params)
@@ -332,6 +418,6 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     used = {k: v for k, v in symbols.items()
             if k != "tau" or any(n == "forward" or n.startswith("dqdd") for n in outputs)}
     stage("tidying the program")
-    program = ops.program(used, out, angles=symbols["q"][7:])
-    program.route = ROUTE
+    program = ops.program(used, out, angles=parts.angles)
+    program.route = ROUTE if robot.floating else SPHERICAL_ROUTE
     return program

@@ -44,6 +44,10 @@ class JointData:
     p: tuple[Any, Any, Any]
     theta: Any
     d: Any
+    #: A spherical joint's pseudo-joint (:mod:`robodyn.recursions.spherical`): 0 for the first, whose q is the
+    #: quaternion and whose R is F R(quat) times a fixed turn, 1 and 2 for the others (R = F, no angle); None
+    #: for a revolute or prismatic joint.
+    spherical: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,11 +131,16 @@ def arm_data(robot: Manipulator) -> ArmData:
 
 @functools.lru_cache(maxsize=16)
 def fixed_tree(robot: Manipulator) -> Manipulator:
-    """A floating robot's tree on a fixed base (its links, on the base frame)."""
-    if not robot.floating:
-        raise ValueError(f"{robot.name}: not a floating robot")
+    """A floating robot's tree on a fixed base (its links, on the base frame), each spherical joint as the revolute
+    joint of its frame at rest (:mod:`robodyn.recursions.spherical` turns it)."""
+    if not (robot.floating or robot.spherical):
+        raise ValueError(f"{robot.name}: not a floating robot, and no spherical joint")
     with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
         warnings.simplefilter("ignore", ModelWarning)
+        if robot.spherical:
+            return robot.replace(floating=False, base=None,
+                                 links=tuple(link.replace(joint="R") if link.spherical else link
+                                             for link in robot.links))
         return robot.replace(floating=False, base=None)
 
 
@@ -193,7 +202,10 @@ def joint_at(data: JointData, ops: ScalarOps, c_theta: Scalar, s_theta: Scalar, 
 
 
 def joint_of(data: JointData, ops: ScalarOps, q: Scalar, qd: Scalar = 0, qdd: Scalar = 0) -> Joint:
-    """One joint at its coordinate q (an angle for a revolute joint, a length for a prismatic one)."""
+    """One joint at its coordinate q (an angle for a revolute joint, a length for a prismatic one; a spherical
+    joint's first pseudo-joint its quaternion, :func:`robodyn.recursions.spherical.pseudo_joint`)."""
+    if data.spherical is not None:
+        return pseudo_joint(data, ops, q, qd, qdd)
     if data.revolute:
         c, s = ops.cos_sin(data.theta, q)
         d = ops.number(data.d)
@@ -201,6 +213,35 @@ def joint_of(data: JointData, ops: ScalarOps, q: Scalar, qd: Scalar = 0, qdd: Sc
         c, s = ops.cos_sin(data.theta, None)
         d = ops.number(data.d) + q
     return joint_at(data, ops, c, s, d, qd, qdd)
+
+
+def quaternion_matrix(quaternion: Sequence[Scalar]) -> Mat:
+    """R = 1 + 2 P of a unit quaternion (x, y, z, w) (:func:`robodyn.model.joints.quaternion_matrix`), P's entries
+    quadratic (no normalisation: the caller passes a unit quaternion)."""
+    x, y, z, w = quaternion
+    xx, yy, zz, xy, xz, yz, xw, yw, zw = x * x, y * y, z * z, x * y, x * z, y * z, x * w, y * w, z * w
+    return ((1 - 2 * (yy + zz), 2 * (xy - zw), 2 * (xz + yw)),
+            (2 * (xy + zw), 1 - 2 * (xx + zz), 2 * (yz - xw)),
+            (2 * (xz - yw), 2 * (yz + xw), 1 - 2 * (xx + yy)))
+
+
+def pseudo_joint(data: JointData, ops: ScalarOps, q: Any, qd: Scalar, qdd: Scalar) -> Joint:
+    """A spherical joint's pseudo-joint (:mod:`robodyn.recursions.spherical`) at its state: the first (q its
+    quaternion) R = F R(q) F_turn with F the joint's frame at rest and F_turn the fixed turn that puts the pseudo
+    frame's z on the child frame's x; the others R = F (a fixed turn), P = 0. No angle: cos 1, sin 0."""
+    F: Mat = tuple(tuple(ops.number(x) for x in row) for row in data.F)  # type: ignore[assignment]
+    P: Vec = tuple(ops.number(x) for x in data.p)
+    if data.spherical == 0:
+        R = quaternion_matrix(q)
+        FR = [[sum((F[r][k] * R[k][c] for k in range(3) if not literal_zero(F[r][k])), 0) for c in range(3)]
+              for r in range(3)]
+        F = tuple(tuple(FR[r][c] for c in PSEUDO_COLUMNS) for r in range(3))  # type: ignore[assignment]
+    return Joint(True, F, 1, 0, P, qd, qdd)
+
+
+#: The child frame's columns that make the first pseudo-joint's frame (x, y, z): its z is the child's x
+#: (:mod:`robodyn.recursions.spherical`).
+PSEUDO_COLUMNS = (1, 2, 0)
 
 
 def joints(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence[Scalar] | None = None,

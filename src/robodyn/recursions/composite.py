@@ -52,6 +52,8 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial], root: Iner
     out = list(parameters) + ([] if root is None else [root])
     for j in reversed(range(arm.n)):
         data, p = arm.joints[j], out[j]
+        if data.spherical == 0:  # (a spherical joint's first pseudo-joint turns by its quaternion: nothing moves)
+            continue
         if data.revolute:
             yy, mz, m = p.J[1][1], p.MS[2], p.M
             J_moved: Mat = ((yy, 0, 0), (0, yy, 0), (0, 0, 0))
@@ -308,6 +310,8 @@ def carry_dh(data: JointData, jt: Joint, p: Vec, d: Scalar, m: Scalar, J: Sequen
     vector: 8 multiplications (s^2, cs, c^2 shared by the joint's every use) where R J R^T takes about 20; a
     move along one axis, 3. F is modified DH's Rot(x, alpha), turned the same way (axes relabelled) unless
     alpha is a multiple of pi/2 (its entries fold), or a general rotation after a fixed placement."""
+    if data.spherical == 0:  # (turned by a quaternion: no DH factors)
+        return carry(jt, m, [list(row) for row in J], MS)
     J1, h = _turn(J, MS, jt.c_theta, jt.s_theta, (0, 1, 2))
     J2, h = _moved(m, (0, 0, d), J1, h)
     J3, h = _turn(J2, h, jt.F[1][1], jt.F[2][1], (1, 2, 0)) if _about_x(data.F) else _rotated(jt.F, J2, h)

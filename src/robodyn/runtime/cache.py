@@ -399,6 +399,8 @@ def _spec_to_json(spec: ModuleSpec, hashes: Mapping[str, str], key: str) -> str:
         data["frames"] = list(spec.frames)
     if spec.nq is not None:  # (likewise without a floating base)
         data["nq"] = spec.nq
+    if spec.quaternions:  # (likewise without a spherical joint)
+        data["quaternions"] = list(spec.quaternions)
     manifest = {"format": MANIFEST_FORMAT, "key": key, "spec": data, "spec_sha256": _sha256(_canonical(data)),
                 "files": dict(sorted(hashes.items()))}
     return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
@@ -420,4 +422,5 @@ def _spec_from_json(data: Mapping[str, Any]) -> ModuleSpec:
                                 assignments=(), stores=(), count=OperationCount(), batched=r["batched"]))
     return ModuleSpec(name=data["name"], robot=data["robot"], n=data["n"], parameters=tuple(data["parameters"]),
                       n_constants=data["n_constants"], routines=tuple(routines), version=data["version"],
-                      frames=tuple(data.get("frames", ())), nq=data.get("nq"))
+                      frames=tuple(data.get("frames", ())), nq=data.get("nq"),
+                      quaternions=tuple(data.get("quaternions", ())))

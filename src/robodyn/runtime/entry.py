@@ -71,8 +71,10 @@ def compile(
     outputs ``pose``, ``jacobian``, ``jacobian_world``, ``jacobian_local`` and their ``_dot`` (default the tool
     frame): ``dyn.frame_pose(q, frame="panda_hand")``.
     Raises :class:`CompileError` without a compiler or if compiling fails."""
-    if getattr(robot, "floating", False) and backend == "cuda":  # before the cache is looked up
-        raise ModelError(f"{robot.name}: floating base: rd.compile builds it with backend='c', 'numpy' or 'jax' "
+    sized = getattr(robot, "nq", None) != getattr(robot, "nv", None)  # a floating base, spherical joints
+    if sized and backend == "cuda":  # before the cache is looked up
+        what = "floating base" if robot.floating else "spherical joint"
+        raise ModelError(f"{robot.name}: {what}: rd.compile builds it with backend='c', 'numpy' or 'jax' "
                          f"so far, not 'cuda' (q of {robot.nq} entries, the rest {robot.nv})")
     wanted = set(DEFAULT_KEYS if outputs is None else outputs)
     keys = tuple(kind.key for kind in KINDS if kind.key in wanted)
@@ -106,7 +108,7 @@ def compile(
     key = _cache._cache_key(robot, keys, command, base, named)
     expected = Expected(name, robot.nv, tuple(kind.name for kind in KINDS if kind.key in keys),
                         None if base else tuple(s.name for s in robot.parameters()), key, record, named,
-                        robot.nq if getattr(robot, "floating", False) else None)
+                        robot.nq if sized else None)
     entry = _cache._cache_root(cache) / f"{name}-{key}"
     replace = False
     try:
