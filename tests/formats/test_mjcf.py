@@ -259,10 +259,11 @@ FLOATING = (f'<body name="torso" pos="0.1 0.2 1" quat="0.9 0.1 0.2 0.3"><freejoi
             f'</body></body>')
 
 
-def _floating_against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -> float:
+def _floating_against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0, engine: Any = numeric) -> float:
     """As :func:`_against_mujoco`, for a floating base or ball joints: MuJoCo's states and forces converted by
     from_mujoco (its quaternions (w, x, y, z) to robodyn's (x, y, z, w)), its M by T^T M_mj T (T = diag(R, I) with
-    a free joint: its linear velocity is in the world frame)."""
+    a free joint: its linear velocity is in the world frame). ``engine``: what computes robodyn's side (its
+    ``inverse_dynamics``, ``mass_matrix`` and ``forward_dynamics`` of (robot, ...)), the numeric engine by default."""
     from robodyn.formats.mjcf import from_mujoco, to_mujoco
 
     model = mujoco.MjModel.from_xml_path(str(path))
@@ -294,9 +295,9 @@ def _floating_against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -
         data.qfrc_applied[:] = qfrc
         mujoco.mj_forward(model, data)
         moved = from_mujoco(robot, qpos, qvel, data.qacc.copy(), qfrc)
-        worst = max(worst, _relative(numeric.inverse_dynamics(robot, state.q, state.v, state.a), state.tau),
-                    _relative(numeric.mass_matrix(robot, state.q), T.T @ M_mj @ T),
-                    _relative(numeric.forward_dynamics(robot, moved.q, moved.v, moved.tau), moved.a))
+        worst = max(worst, _relative(engine.inverse_dynamics(robot, state.q, state.v, state.a), state.tau),
+                    _relative(engine.mass_matrix(robot, state.q), T.T @ M_mj @ T),
+                    _relative(engine.forward_dynamics(robot, moved.q, moved.v, moved.tau), moved.a))
         back = to_mujoco(robot, *moved)  # the inverse conversion
         for x, y in zip(back, (qpos, qvel, data.qacc, qfrc), strict=True):
             assert np.abs(x - y).max() < 1e-14

@@ -313,7 +313,7 @@ def test_one_coordinate_paths_refuse_it(tree: Tree) -> None:
     robot = tree.robot
     q, v, _ = tree.states(1, seed=8)
     _refused(lambda: rd.derive(robot), "'j0'")
-    _refused(lambda: rd.program.build(robot, ("pose",)), "'j0'", "frames")  # (the dynamics' programs take it)
+    _refused(lambda: rd.program.build(robot, ("tau",), route="emdeg"), "'j0'", "emdeg")  # (recursive: taken)
     _refused(lambda: floating.forward_dynamics(robot, q, v, v, method="aba"), "method='cholesky'")
     _refused(lambda: rd.identification.regressor(robot.replace(floating=False, base=None)), "identification")
     _refused(lambda: to_urdf(robot), "to_urdf")

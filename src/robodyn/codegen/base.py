@@ -82,11 +82,15 @@ class Emitter(ABC):
                       "(x, y, z, w; not normalised here) and the joints'; qd, qdd, tau and the rows have n = nv: the",
                       "base's body-frame twist (linear, angular) or wrench (force, moment) first (Pinocchio's free",
                       "flyer)."]
-        if spec.quaternions:  # spherical joints (robodyn.recursions.spherical)
-            starts = ", ".join(map(str, spec.quaternions))
-            lines += [f"Spherical joints: q holds nq = {spec.nq} entries; from q[{starts}] a joint's UNIT quaternion",
-                      "(x, y, z, w; not normalised here), its 3 entries of qd, qdd, tau and the rows its angular",
-                      "velocity, acceleration and torque in the child frame (Pinocchio's JointModelSpherical)."]
+        if spec.quaternions:  # spherical joints (robodyn.recursions.pseudo_joints)
+            lines += [f"Spherical joints (q holds nq = {spec.nq} entries): {_slices(spec.quaternions)}: a joint's UNIT",
+                      "quaternion (x, y, z, w; not normalised here) in q, and in qd, qdd, tau and the rows its",
+                      "angular velocity, acceleration and torque in the child frame (Pinocchio's JointModelSpherical)."]
+        if spec.planar:  # planar joints (robodyn.recursions.pseudo_joints)
+            lines += [f"Planar joints (q holds nq = {spec.nq} entries): {_slices(spec.planar)}: a joint's x, y,",
+                      "cos theta, sin theta (cos^2 + sin^2 = 1; not normalised here) in q, and in qd, qdd, tau and",
+                      "the rows (vx, vy, w_z) in the child frame, their rates and forces (Pinocchio's",
+                      "JointModelPlanar)."]
         return lines
 
     @staticmethod
@@ -96,6 +100,11 @@ class Emitter(ABC):
     def indented(self, lines: list[str], depth: int = 1) -> list[str]:
         pad = self.indent * depth
         return [pad + line if line else line for line in "\n".join(lines).splitlines()]
+
+
+def _slices(starts: tuple[tuple[int, int], ...]) -> str:
+    """'q[1:5] and qd[0:3], q[5:9] and qd[4:7]': where each joint of 4 coordinates and 3 velocities sits."""
+    return ", ".join(f"q[{q}:{q + 4}] and qd[{v}:{v + 3}]" for q, v in starts)
 
 
 def join(lines: list[str]) -> str:

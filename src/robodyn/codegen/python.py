@@ -116,6 +116,7 @@ def _with_last_uses(routine: Routine) -> list[tuple[str, sp.Expr, list[str]]]:
 
 
 def _nq_reason(spec: ModuleSpec) -> str:
-    """What makes q longer than the other arrays: a floating base, spherical joints."""
+    """What makes q longer than the other arrays: a floating base, spherical and planar joints."""
     return " and ".join(what for what, present in (("a floating base", spec.floating),
-                                                   ("spherical joints", bool(spec.quaternions))) if present)
+                                                   ("spherical joints", bool(spec.quaternions)),
+                                                   ("planar joints", bool(spec.planar))) if present)

@@ -169,14 +169,18 @@ class ModuleSpec:
     #: The length of ``q`` where it differs from ``n`` (a floating base, :mod:`robodyn.program.floating`: nq = n + 1,
     #: ``n`` being nv, the length of qd, qdd, tau and the outputs' rows); None otherwise.
     nq: int | None = None
-    #: Where each spherical joint's unit quaternion (x, y, z, w) starts in ``q`` (:mod:`robodyn.program.floating`:
-    #: its inputs ``q{j}_x`` ... ``q{j}_w``; its velocities, 3, in ``qd``); () without one.
-    quaternions: tuple[int, ...] = ()
+    #: Where each spherical joint's unit quaternion (x, y, z, w) starts in ``q`` and its 3 velocities in ``qd``
+    #: (:mod:`robodyn.program.floating`: its inputs ``q{j}_x`` ... ``q{j}_w``, ``qd{j}_x`` ...); () without one.
+    quaternions: tuple[tuple[int, int], ...] = ()
+    #: Where each planar joint's (x, y, cos theta, sin theta) starts in ``q`` and its (vx, vy, w_z) in ``qd`` (its
+    #: inputs ``q{j}_x`` ... ``q{j}_sin``, ``qd{j}_x`` ...); () without one.
+    planar: tuple[tuple[int, int], ...] = ()
 
     @property
     def floating(self) -> bool:
-        """A floating base: q's 7 coordinates for its 6 velocities (the one entry of nq - n no quaternion makes)."""
-        return self.nq is not None and self.nq - self.n - len(self.quaternions) == 1
+        """A floating base: q's 7 coordinates for its 6 velocities (the one entry of nq - n that no spherical or
+        planar joint makes)."""
+        return self.nq is not None and self.nq - self.n - len(self.quaternions) - len(self.planar) == 1
 
     def __post_init__(self) -> None:
         """Only names of robodyn's grammar reach the emitters (a spec may come from a cache's spec.json): the
@@ -554,9 +558,21 @@ def spec_from_program(program: Program, kinds: Sequence[Kind], *, name: str, rob
     )
     aba = "aba" in (program.route or "")  # forward dynamics by the articulated-body algorithm
     routines = [constants] + [_run_time(kind, names, n, n_constants, angles, aba, frames, nq) for kind in kinds]
-    quaternions = tuple(i for i, s in enumerate(program.inputs["q"]) if re.fullmatch(r"q\d+_x", str(s)))
+    quaternions, planar = (_starts(program, suffix) for suffix in ("w", "sin"))
     return ModuleSpec(name=name, robot=robot, n=n, parameters=params, n_constants=n_constants,
-                      routines=tuple(routines), frames=tuple(frames), nq=nq, quaternions=quaternions)
+                      routines=tuple(routines), frames=tuple(frames), nq=nq, quaternions=quaternions, planar=planar)
+
+
+def _starts(program: Program, last: str) -> tuple[tuple[int, int], ...]:
+    """(where in q, where in qd) each joint whose last coordinate is named ``q{j}_{last}`` starts (4 coordinates,
+    3 velocities: :func:`robodyn.program.floating.inputs`)."""
+    rates = {str(s): i for i, s in enumerate(program.inputs.get("qd", ()))}
+    out = []
+    for i, s in enumerate(program.inputs["q"]):
+        found = re.fullmatch(rf"q(\d+)_{last}", str(s))
+        if found:
+            out.append((i - 3, rates[f"qd{found.group(1)}_x"]))
+    return tuple(out)
 
 
 # -- to sympy, structure kept ----------------------------------------------------------------------

@@ -34,7 +34,7 @@ Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
   the angular velocity in the child frame), anywhere in the tree, on a fixed or a floating base: q and v then hold
   each link's coordinates in link order (:meth:`Manipulator.idx_q`, :meth:`Manipulator.idx_v`). The numeric
   engine's inverse_dynamics, mass_matrix and forward_dynamics (:mod:`robodyn.numeric.floating`), ``rd.simulate`` and
-  the dynamics' programs (``rd.compile``, the generated code: :mod:`robodyn.recursions.spherical`) handle it; every
+  the dynamics' programs (``rd.compile``, the generated code: :mod:`robodyn.recursions.pseudo_joints`) handle it; every
   path that takes one coordinate per link refuses it in one line (:meth:`Manipulator.check_one_dof`).
 """
 
@@ -364,16 +364,15 @@ class Manipulator:
         :class:`ModelError` of every path that takes one coordinate per link (``what`` names the path)."""
         multi = self.multi_dof
         if multi:
-            also = ", rd.simulate and rd.compile" if self.links[multi[0]].spherical else " and rd.simulate"
             raise ModelError(f"{self.name}: link {self.label(multi[0])!r} has a {self.links[multi[0]].kind} joint: "
                              f"not handled by {what} so far (robodyn.numeric's inverse_dynamics, mass_matrix and "
-                             f"forward_dynamics{also} handle it)")
+                             "forward_dynamics, rd.simulate and rd.compile handle it)")
 
     def check_fixed_base(self) -> None:
         """Nothing for a fixed base of one-coordinate joints; for a floating one (or one with a spherical joint,
         :meth:`check_one_dof`) the one-line :class:`ModelError` of every path that does not handle it (symbolic
         derivation, the base-parameter and identification paths, the recursions' programs, ...)."""
-        self.check_one_dof("the symbolic paths, the programs and identification")
+        self.check_one_dof("the symbolic paths and identification")
         if self.floating:
             raise ModelError(f"{self.name}: floating base: not handled here so far (robodyn.numeric, rd.simulate and "
                              "rd.compile's programs handle it)")

@@ -208,8 +208,8 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
     if robot.multi_dof:
         kind = robot.links[robot.multi_dof[0]].kind
         raise FloatingBaseError(f"{robot.name}: link {robot.label(robot.multi_dof[0])!r} has a {kind} joint: "
-                                "robodyn.numeric handles it in inverse_dynamics, mass_matrix and forward_dynamics "
-                                "so far")
+                                "robodyn.numeric handles it in inverse_dynamics, mass_matrix and forward_dynamics, "
+                                "and rd.compile's programs (not in base parameters) so far")
     if robot.implicit:
         raise ImplicitLoopError(f"{robot.name}: implicit loop {robot.implicit[0]!r}: robodyn.numeric.closed_chains "
                                 "handles it")

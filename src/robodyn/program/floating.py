@@ -30,13 +30,14 @@ base's columns along its body-frame twist, as ``pinocchio.getFrameJacobian``) an
 (``getFrameJacobianTimeVariation``). Burdick's elements refuse a floating robot in one line, as do coupled joints,
 implicit loops, a tip load and routes other than the recursive one.
 
-Spherical joints (a link's ``joint`` S), on a floating base or a fixed one (no base inputs or rows then), come here
-too: q holds each one's unit quaternion (x, y, z, w) in its place (inputs ``q{j}_x`` .. ``q{j}_w``), qd, qdd and tau
-its three rates in the child frame (``qd{j}_x`` ..). The recursions run each as three revolute pseudo-joints
-(:mod:`robodyn.recursions.spherical`: the velocity columns of the tree are the pseudo-joints, so M, its L D L^T
-and the forward-mode derivatives need nothing else; their quaternion directions are the tangent's, R exp3(eps e_c),
-as Pinocchio's); the analytic derivatives (revolute and prismatic joints) and the frames' programs are not taken
-with one, and a planar joint is refused.
+Spherical and planar joints (a link's ``joint`` S or planar), on a floating base or a fixed one (no base inputs or
+rows then), come here too: q holds each one's four coordinates in its place (a spherical joint's unit quaternion,
+inputs ``q{j}_x`` .. ``q{j}_w``; a planar one's x, y, cos theta, sin theta, ``q{j}_x`` .. ``q{j}_sin``), qd, qdd
+and tau its three rates in the child frame (``qd{j}_x`` ..; :data:`SUFFIXES`). The recursions run each as three
+pseudo-joints (:mod:`robodyn.recursions.pseudo_joints`: the velocity columns of the tree are the pseudo-joints, so
+M, its L D L^T and the forward-mode derivatives need nothing else; their coordinates' directions are the
+tangent's, the pose times exp(eps e_c), as Pinocchio's; the frames' recursion runs over them too); the analytic
+derivatives (revolute and prismatic joints) are not taken with one.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from robodyn.program.core import Program
 from robodyn.program.frames import FloatingBase, frame_outputs
 from robodyn.program.outputs import AUTO, CENTROIDAL_OUTPUTS, DERIVATIVES, FRAME_OUTPUTS, is_frame_output
 from robodyn.program.progress import stage
-from robodyn.recursions import composite, newton_euler, rnea_derivatives, spherical
+from robodyn.recursions import composite, newton_euler, pseudo_joints, rnea_derivatives
 from robodyn.recursions.arm import arm_data, fixed_tree, floating_arm_data
 from robodyn.recursions.forward_mode import Dual, DualOps, constant, jacobian
 from robodyn.recursions.vec3 import Vec, cross, vadd, vsub
@@ -70,30 +71,29 @@ BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_q
 BASE_V = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 BASE_A = ("base_ax", "base_ay", "base_az", "base_dwx", "base_dwy", "base_dwz")
 BASE_TAU = ("base_fx", "base_fy", "base_fz", "base_nx", "base_ny", "base_nz")
-#: The route name of a floating robot's program (and of a fixed one's with spherical joints).
+#: The suffixes of a spherical and a planar joint's inputs: (rates, coordinates).
+SUFFIXES = {"S": (("x", "y", "z"), ("x", "y", "z", "w")), "planar": (("x", "y", "theta"), ("x", "y", "cos", "sin"))}
+#: The route name of a floating robot's program, and of a fixed one's with spherical or planar joints.
 ROUTE = "recursive (floating base)"
-SPHERICAL_ROUTE = "recursive (spherical joints)"
+MULTI_DOF_ROUTE = "recursive (spherical or planar joints)"
 
 
 def refusal(robot: Manipulator, what: str) -> ModelError:
-    """The one-line refusal of what the programs of a floating robot (or one with spherical joints) do not give
-    yet."""
-    kind = "floating base" if robot.floating else "spherical joint"
-    return ModelError(f"{robot.name}: {kind}: {what}; its programs give {', '.join(FLOATING_OUTPUTS)} so far "
-                      "(robodyn.numeric handles the rest)")
+    """The one-line refusal of what the programs of a floating robot (or one with spherical or planar joints) do
+    not give yet."""
+    kinds = ["floating base"] if robot.floating else []
+    if robot.multi_dof:
+        k = robot.multi_dof[0]
+        kinds.append(f"{robot.links[k].kind} joint at link {robot.label(k)!r}")
+    return ModelError(f"{robot.name}: {', '.join(kinds)}: {what}; its programs give {', '.join(FLOATING_OUTPUTS)} "
+                      "so far (robodyn.numeric handles the rest)")
 
 
 def check(robot: Manipulator, outputs: Sequence[str], route: str, base: Any) -> None:
     """One line for what :func:`build` does not handle (before any work)."""
-    if robot.planar:
-        raise ModelError(f"{robot.name}: link {robot.label(robot.planar[0])!r} has a planar joint: no program yet "
-                         "(robodyn.numeric's inverse_dynamics, mass_matrix and forward_dynamics and rd.simulate handle "
-                         "it)")
     others = [name for name in outputs if name not in FLOATING_OUTPUTS and not is_frame_output(name)]
     if others:
         raise refusal(robot, f"no program of {others[0]!r}")
-    if robot.spherical and any(map(is_frame_output, outputs)):
-        raise refusal(robot, f"no frames' program with a spherical joint (link {robot.label(robot.spherical[0])!r})")
     if not robot.floating and set(outputs) & set(CENTROIDAL_OUTPUTS):
         raise ModelError(f"{robot.name}: the centroidal outputs ({', '.join(CENTROIDAL_OUTPUTS)}) are built for a "
                          "floating base (floating=True) so far")
@@ -103,6 +103,10 @@ def check(robot: Manipulator, outputs: Sequence[str], route: str, base: Any) -> 
         raise refusal(robot, "no base-parameter model")
     if robot.couplings or robot.implicit:
         raise refusal(robot, "no coupled joints or loops")
+    for k in robot.multi_dof:
+        if robot.links[k].has_coulomb:
+            raise ModelError(f"{robot.name}: link {robot.label(k)!r}: Coulomb friction on a {robot.links[k].kind} "
+                             "joint is not handled (its damping and armature are)")
     if any(x != 0 for x in (*robot.tip_force, *robot.tip_moment)):
         raise refusal(robot, "no tip load")
 
@@ -110,13 +114,14 @@ def check(robot: Manipulator, outputs: Sequence[str], route: str, base: Any) -> 
 def inputs(robot: Manipulator, params: list[se.Symbol]) -> dict[str, list[se.Symbol]]:
     """The program's inputs: q (nq), qd and qdd (nv), tau (nv), parameters. A joint's are q{j}, qd{j}, qdd{j},
     tau{j} (j counts the links from 1); a spherical one's q{j}_x, q{j}_y, q{j}_z, q{j}_w (its quaternion) and
-    qd{j}_x, ... (its angular velocity in the child frame)."""
+    qd{j}_x, qd{j}_y, qd{j}_z (its angular velocity in the child frame), a planar one's q{j}_x, q{j}_y, q{j}_cos,
+    q{j}_sin and qd{j}_x, qd{j}_y, qd{j}_theta (vx, vy, w_z in the child frame)."""
     groups: dict[str, list[str]] = {"q": [], "qd": [], "qdd": [], "tau": []}
     for k in range(robot.n):
-        spherical = k in robot.spherical
+        kind = robot.links[k].joint
         for name in groups:
-            axes = ("x", "y", "z", "w") if name == "q" else ("x", "y", "z")
-            groups[name] += [f"{name}{k + 1}_{a}" for a in axes] if spherical else [f"{name}{k + 1}"]
+            axes = SUFFIXES[kind][name == "q"] if kind in SUFFIXES else ()
+            groups[name] += [f"{name}{k + 1}_{a}" for a in axes] if axes else [f"{name}{k + 1}"]
     base = [*BASE_Q, *BASE_V, *BASE_A, *BASE_TAU] if robot.floating else []
     names = {str(p) for p in params}
     taken = names & {*base, *(x for group in groups.values() for x in group)}
@@ -141,10 +146,10 @@ def gravity_in_base(ops: Builder, quaternion: Sequence[Any], g: Sequence[Any]) -
 
 
 class _Parts:
-    """The parts of one robot with nq != nv (a floating base, spherical joints) in one builder (each built once).
-    ``nb``: the base's velocities (6 on a floating base, else 0), ``nqb`` its coordinates (7 or 0); ``tree`` the joints
-    with each spherical one as its pseudo-joints (:mod:`robodyn.recursions.spherical`), ``arm`` its recursions' data,
-    over the velocity columns."""
+    """The parts of one robot with nq != nv (a floating base, spherical or planar joints) in one builder (each built
+    once). ``nb``: the base's velocities (6 on a floating base, else 0), ``nqb`` its coordinates (7 or 0); ``tree``
+    the joints with each spherical or planar one as its pseudo-joints (:mod:`robodyn.recursions.pseudo_joints`),
+    ``arm`` its recursions' data, over the velocity columns."""
 
     def __init__(self, robot: Manipulator, ctx: routes.Context | None, ops: Builder,
                  symbols: dict[str, list[se.Symbol]]):
@@ -153,15 +158,16 @@ class _Parts:
         self.nb, self.nqb = (6, 7) if robot.floating else (0, 0)
         self.base: Any = None  # (a floating base's body)
         rest, self.base = floating_arm_data(robot) if robot.floating else (arm_data(fixed_tree(robot)), None)
-        self.tree = spherical.tree_of(rest, robot.spherical)
+        self.tree = pseudo_joints.tree_of(rest, tuple(link.joint if link.multi_dof else "" for link in robot.links))
         self.arm = self.tree.arm
         self.q, self.v, self.a = ([ops.value(x) for x in symbols[k]] for k in ("q", "qd", "qdd"))
         self.g_base = (gravity_in_base(ops, self.q[3:7], self.arm.gravity) if robot.floating else
                        tuple(ops.value(g) for g in self.arm.gravity))
         self.scalars = routes.BuilderOps(ops)
-        spherical_q = {str(x) for k in robot.spherical for x in symbols["q"][robot.idx_q(k):robot.idx_q(k) + 4]}
-        #: The joints' angles and lengths (the sines and cosines the builder shares): q less the quaternions.
-        self.angles = [x for x in symbols["q"][self.nqb:] if str(x) not in spherical_q]
+        multi_q = {str(x) for k in robot.multi_dof for x in symbols["q"][robot.idx_q(k):robot.idx_q(k) + 4]}
+        #: The joints' angles and lengths (the sines and cosines the builder shares): q less the spherical and
+        #: planar joints' coordinates.
+        self.angles = [x for x in symbols["q"][self.nqb:] if str(x) not in multi_q]
 
     def root(self, velocity: bool, acceleration: bool, gravity: bool) -> newton_euler.Motion:
         """The base's w, wd and vd (module docstring), each term kept or left out."""
@@ -174,7 +180,7 @@ class _Parts:
         """ID (nv rows) on ``ops`` (the builder's scalars or duals over them) at the joints' q, qd, qdd (after the
         base's; None: zero) and the base's motion ``root`` (a floating base's; a fixed one: ``gravity``)."""
         q_arm = self.tree.q_columns(q)
-        qd_arm, qdd_arm = spherical.rates(self.tree, qd, qdd)
+        qd_arm, qdd_arm = pseudo_joints.rates(self.tree, qd, qdd)
         if self.floating:
             assert root is not None
             tau = newton_euler.floating_inverse_dynamics(self.arm, ops, self.base, root, q_arm, qd_arm, qdd_arm,
@@ -182,8 +188,8 @@ class _Parts:
         else:
             tau = newton_euler.inverse_dynamics(self.arm, ops, q_arm, qd_arm, qdd_arm, gravity=gravity,
                                                 tip_load=False, friction=friction)
-        if friction and self.tree.spherical:
-            tau[self.nb:] = spherical.joint_terms(self.tree, ops, tau[self.nb:], qd, qdd)
+        if friction and self.tree.multi:
+            tau[self.nb:] = pseudo_joints.joint_terms(self.tree, ops, tau[self.nb:], qd, qdd)
         return tau
 
     def part(self, name: str) -> list[Any]:
@@ -196,7 +202,7 @@ class _Parts:
                                                       joint_block=self.ctx.mass_matrix if self.ctx else None)
             else:
                 M = composite.inertia_matrix(self.arm, self.scalars, joint_q)
-            M = spherical.armature(self.tree, self.scalars, M, self.nb)
+            M = pseudo_joints.armature(self.tree, self.scalars, M, self.nb)
             return [x for row in M for x in row]
         velocity, acceleration, gravity, friction = {
             "tau": (True, True, True, True), "bias": (True, False, True, True),
@@ -208,11 +214,16 @@ class _Parts:
                                      friction=friction)
 
     def frames(self, names: Sequence[str]) -> dict[str, list[Any]]:
-        """The frames' outputs ``names`` (:mod:`robodyn.program.frames`): the tree's joints under the base's pose."""
-        tree = _FrameTree(self.robot, self.arm, {"q": self.q[7:], "qd": self.v[6:]})
-        R = quaternion_rotation(self.ops, self.q[3:7])
-        base = FloatingBase((tuple(R[0]), tuple(R[1]), tuple(R[2])), (self.q[0], self.q[1], self.q[2]), self.v[:6])
-        return frame_outputs(tree, self.ops, self.scalars, names, base=base)
+        """The frames' outputs ``names`` (:mod:`robodyn.program.frames`): the tree's joints (and pseudo-joints) under
+        the base's pose."""
+        tree = _FrameTree(self.robot, self.arm, {"q": self.q[self.nqb:], "qd": self.v[self.nb:]})
+        base = None
+        if self.floating:
+            R = quaternion_rotation(self.ops, self.q[3:7])
+            base = FloatingBase((tuple(R[0]), tuple(R[1]), tuple(R[2])), (self.q[0], self.q[1], self.q[2]),
+                                self.v[:6])
+        return frame_outputs(tree, self.ops, self.scalars, names, base=base,
+                             tree=self.tree if self.tree.multi else None)
 
     def parents(self) -> list[int]:
         """The tree of the nv coordinates: a floating base's six a chain, each joint (or pseudo-joint) on the base's
@@ -256,7 +267,7 @@ def id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> 
     nv, ops = len(parts.v), DualOps(parts.scalars)
     q = joint_q_duals(parts, "q" in directions)
     acc = constant(a)
-    if not parts.floating:  # (a fixed base with spherical joints: the joints' directions alone)
+    if not parts.floating:  # (a fixed base with spherical or planar joints: the joints' directions alone)
         v = [Dual(x, {("qd", k): 1}) for k, x in enumerate(parts.v)] if "qd" in directions else constant(parts.v)
         tau = parts.inverse_dynamics(ops, None, q, v, acc)
         return {d: jacobian(tau, d, nv) for d in directions}
@@ -288,20 +299,26 @@ def id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> 
 def joint_q_duals(parts: _Parts, seeded: bool) -> list[Any]:
     """The joints' q (after the base's) as duals, along ("q", column) if ``seeded``: an angle or a length
     moves its column by 1; a spherical joint's quaternion moves along its three columns as the pose R exp(eps e_c)
-    moves it (:func:`robodyn.recursions.spherical.tangent`)."""
+    moves it, and a planar joint's four coordinates as its SE(2) pose does
+    (:func:`robodyn.recursions.pseudo_joints.tangent`)."""
     q = parts.q[parts.nqb:]
     if not seeded:
         return constant(q)
     robot, out = parts.robot, []
     for k in range(robot.n):
         start, column = robot.idx_q(k) - parts.nqb, robot.idx_v(k)
-        if k not in robot.spherical:
+        if not robot.links[k].multi_dof:
             out.append(Dual(q[start], {("q", column): 1}))
             continue
-        quaternion = q[start:start + 4]
-        rates = spherical.tangent(quaternion)
-        out += [Dual(x, {("q", column + c): rates[c][i] for c in range(3)}) for i, x in enumerate(quaternion)]
+        coordinates = q[start:start + 4]
+        rates = pseudo_joints.tangent(robot.links[k].joint, coordinates)
+        out += [Dual(x, {("q", column + c): rates[c][i] for c in range(3) if not _literal_zero(rates[c][i])})
+                for i, x in enumerate(coordinates)]
     return out
+
+
+def _literal_zero(x: Any) -> bool:
+    return isinstance(x, int) and x == 0
 
 
 def _cross_unit(k: int, x: Sequence[Any], *, left: bool) -> tuple[Any, Any, Any]:
@@ -360,7 +377,7 @@ def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: 
     solve, qdd = ldlt() if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"} else (None, None)
     rates = [d for d in ("q", "qd") if d in at["dtau"] or d in at["dqdd"]]
     variants: list[dict[str, list[Any]]] = []
-    candidates = routes.ANALYTIC_VARIANTS if parts.floating and not parts.tree.spherical else ((),)
+    candidates = routes.ANALYTIC_VARIANTS if parts.floating and not parts.tree.multi else ((),)
     for analytic in dict.fromkeys(tuple(d for d in rates if d in analytic) for analytic in candidates):
         stage(f"building dID (floating base; analytic: {', '.join(analytic) or 'none'})")
         variants.append({f"{group}_d{d}": [x for row in jac for x in row]
@@ -378,9 +395,9 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     """The program of ``outputs`` (of :data:`FLOATING_OUTPUTS`) of the floating ``robot`` (module docstring)."""
     outputs = tuple(outputs)
     check(robot, outputs, route, base)
-    # the joints' block of M by the fixed base's cheapest route (a body alone: none; spherical joints: the
-    # composite-body recursion over the pseudo-joints)
-    ctx = routes.Context(fixed_tree(robot)) if robot.n and not robot.spherical else None
+    # the joints' block of M by the fixed base's cheapest route (a body alone: none; spherical or planar joints:
+    # the composite-body recursion over the pseudo-joints)
+    ctx = routes.Context(fixed_tree(robot)) if robot.n and not robot.multi_dof else None
     params = [se.Symbol(s.name) for s in robot.parameters()]
     symbols = inputs(robot, params)
     ops = Builder(params)
@@ -419,5 +436,5 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
             if k != "tau" or any(n == "forward" or n.startswith("dqdd") for n in outputs)}
     stage("tidying the program")
     program = ops.program(used, out, angles=parts.angles)
-    program.route = ROUTE if robot.floating else SPHERICAL_ROUTE
+    program.route = ROUTE if robot.floating else MULTI_DOF_ROUTE
     return program

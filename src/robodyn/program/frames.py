@@ -29,6 +29,7 @@ from robodyn.model.frames import joint_frame_offset
 from robodyn.program.outputs import FRAME_REFERENCES, split_frame_output
 from robodyn.recursions.forward_mode import Dual, DualOps
 from robodyn.recursions.frames import expressed, frame_kinematics, matmul
+from robodyn.recursions.pseudo_joints import Tree, coordinate_rates
 from robodyn.recursions.vec3 import Mat, Vec, cross, matvec, vadd
 
 #: The direction of the duals whose derivative is the time derivative (q's derivative is qd).
@@ -76,14 +77,18 @@ def _rotated(R: Mat, J: list[list[Any]]) -> list[list[Any]]:
 
 def frame_outputs(ctx: Any, ops: Any, scalars: Any, names: Sequence[str],
                   columns: Callable[[list[list[Any]]], list[list[Any]]] | None = None,
-                  base: FloatingBase | None = None) -> dict[str, list[Any]]:
+                  base: FloatingBase | None = None, tree: Tree | None = None) -> dict[str, list[Any]]:
     """The outputs ``names`` (each of :data:`~robodyn.program.outputs.FRAME_OUTPUTS`, with its frame) on the
     builder ``ops`` (its scalar interface ``scalars``), for the robot and tree inputs of ``ctx``
     (:class:`robodyn.program.routes.Context`, or its ``robot``, ``arm_data`` and joints' ``inputs``); ``columns``
     maps the tree's Jacobian (6 rows of n) to the independent coordinates' (None: the tree's own); ``base``: the
-    floating base that carries the tree (module docstring; None: a fixed base)."""
+    floating base that carries the tree (module docstring; None: a fixed base); ``tree``: the spherical and planar
+    joints' pseudo-joints (:mod:`robodyn.recursions.pseudo_joints`; ``arm_data`` is then its arm, the inputs the
+    links' coordinates and the columns' rates; their time derivatives move the four coordinates as the joint's
+    velocities do)."""
     project = columns or (lambda J: J)
     q = [ops.value(x) for x in ctx.inputs["q"]]
+    place = (lambda x: x) if tree is None else tree.q_columns  # the links' coordinates, as the recursion's q
     out: dict[str, list[Any]] = {}
     made: dict[tuple[str | None, bool], Any] = {}
 
@@ -91,13 +96,15 @@ def frame_outputs(ctx: Any, ops: Any, scalars: Any, names: Sequence[str],
         """(R, p, J) of the frame in the tree's base frame (J with a floating base's columns first)."""
         if (frame, rates) not in made:
             k, T = joint_frame_offset(ctx.robot, frame)
+            k = k if tree is None else tree.column(k)
             R_T, p_T = T[:3, :3].tolist(), [T[r, 3] for r in range(3)]
             if rates:
                 qd = [ops.value(x) for x in ctx.inputs["qd"]]
-                duals = [Dual(x, {TIME: v}) for x, v in zip(q, qd, strict=True)]
-                R, p, J = frame_kinematics(ctx.arm_data, DualOps(scalars), duals, k, R_T, p_T)
+                q_dot = qd if tree is None else coordinate_rates(tree, q, qd)
+                duals = [Dual(x, {TIME: v}) for x, v in zip(q, q_dot, strict=True)]
+                R, p, J = frame_kinematics(ctx.arm_data, DualOps(scalars), place(duals), k, R_T, p_T)
             else:
-                R, p, J = frame_kinematics(ctx.arm_data, scalars, q, k, R_T, p_T)
+                R, p, J = frame_kinematics(ctx.arm_data, scalars, place(q), k, R_T, p_T)
             made[frame, rates] = R, p, (J if base is None else base_columns(p, J))
         return made[frame, rates]
 

@@ -32,7 +32,7 @@ from robodyn.model.manipulator import Manipulator
 from robodyn.model.spatial import x_screw
 from robodyn.recursions.bodies import body_parameters
 from robodyn.recursions.scalars import ScalarOps
-from robodyn.recursions.vec3 import Mat, Scalar, Vec, matvec
+from robodyn.recursions.vec3 import Mat, Scalar, Vec, matvec, vadd
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,11 @@ class JointData:
     p: tuple[Any, Any, Any]
     theta: Any
     d: Any
-    #: A spherical joint's pseudo-joint (:mod:`robodyn.recursions.spherical`): 0 for the first, whose q is the
-    #: quaternion and whose R is F R(quat) times a fixed turn, 1 and 2 for the others (R = F, no angle); None
-    #: for a revolute or prismatic joint.
-    spherical: int | None = None
+    #: A spherical or planar joint's pseudo-joint (:mod:`robodyn.recursions.pseudo_joints`): 0 for the first, whose q
+    #: is the joint's four coordinates and whose R is F times their turn times a fixed turn, 1 and 2 for the others
+    #: (R = F, no angle); None for a revolute or prismatic joint. ``kind``: the joint's, "S" or "planar".
+    pseudo: int | None = None
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,15 +132,15 @@ def arm_data(robot: Manipulator) -> ArmData:
 
 @functools.lru_cache(maxsize=16)
 def fixed_tree(robot: Manipulator) -> Manipulator:
-    """A floating robot's tree on a fixed base (its links, on the base frame), each spherical joint as the revolute
-    joint of its frame at rest (:mod:`robodyn.recursions.spherical` turns it)."""
-    if not (robot.floating or robot.spherical):
-        raise ValueError(f"{robot.name}: not a floating robot, and no spherical joint")
+    """A floating robot's tree on a fixed base (its links, on the base frame), each spherical or planar joint as the
+    revolute joint of its frame at rest (:mod:`robodyn.recursions.pseudo_joints` moves it)."""
+    if not (robot.floating or robot.multi_dof):
+        raise ValueError(f"{robot.name}: not a floating robot, and no spherical or planar joint")
     with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
         warnings.simplefilter("ignore", ModelWarning)
-        if robot.spherical:
+        if robot.multi_dof:
             return robot.replace(floating=False, base=None,
-                                 links=tuple(link.replace(joint="R") if link.spherical else link
+                                 links=tuple(link.replace(joint="R") if link.multi_dof else link
                                              for link in robot.links))
         return robot.replace(floating=False, base=None)
 
@@ -202,9 +203,9 @@ def joint_at(data: JointData, ops: ScalarOps, c_theta: Scalar, s_theta: Scalar, 
 
 
 def joint_of(data: JointData, ops: ScalarOps, q: Scalar, qd: Scalar = 0, qdd: Scalar = 0) -> Joint:
-    """One joint at its coordinate q (an angle for a revolute joint, a length for a prismatic one; a spherical
-    joint's first pseudo-joint its quaternion, :func:`robodyn.recursions.spherical.pseudo_joint`)."""
-    if data.spherical is not None:
+    """One joint at its coordinate q (an angle for a revolute joint, a length for a prismatic one; a spherical or
+    planar joint's first pseudo-joint the joint's four coordinates, :func:`pseudo_joint`)."""
+    if data.pseudo is not None:
         return pseudo_joint(data, ops, q, qd, qdd)
     if data.revolute:
         c, s = ops.cos_sin(data.theta, q)
@@ -226,21 +227,29 @@ def quaternion_matrix(quaternion: Sequence[Scalar]) -> Mat:
 
 
 def pseudo_joint(data: JointData, ops: ScalarOps, q: Any, qd: Scalar, qdd: Scalar) -> Joint:
-    """A spherical joint's pseudo-joint (:mod:`robodyn.recursions.spherical`) at its state: the first (q its
-    quaternion) R = F R(q) F_turn with F the joint's frame at rest and F_turn the fixed turn that puts the pseudo
-    frame's z on the child frame's x; the others R = F (a fixed turn), P = 0. No angle: cos 1, sin 0."""
+    """A spherical or planar joint's pseudo-joint (:mod:`robodyn.recursions.pseudo_joints`) at its state: the first (q
+    the joint's four coordinates) R = F R_q T and P = p + F p_q, with F, p the joint's frame at rest, (R_q, p_q) the
+    joint's motion (a spherical joint: R(quat), 0; a planar one: Rot(z, theta) from (cos, sin), (x, y, 0)) and T the
+    fixed turn that puts the pseudo frame's z on the child frame's x; the others R = F (a fixed turn), P = 0. No
+    angle: cos 1, sin 0."""
     F: Mat = tuple(tuple(ops.number(x) for x in row) for row in data.F)  # type: ignore[assignment]
     P: Vec = tuple(ops.number(x) for x in data.p)
-    if data.spherical == 0:
-        R = quaternion_matrix(q)
-        FR = [[sum((F[r][k] * R[k][c] for k in range(3) if not literal_zero(F[r][k])), 0) for c in range(3)]
-              for r in range(3)]
-        F = tuple(tuple(FR[r][c] for c in PSEUDO_COLUMNS) for r in range(3))  # type: ignore[assignment]
-    return Joint(True, F, 1, 0, P, qd, qdd)
+    if data.pseudo == 0:
+        if data.kind == "S":
+            R, moved = quaternion_matrix(q), None
+        else:
+            x, y, c, s = q
+            R, moved = ((c, -s, 0), (s, c, 0), (0, 0, 1)), (x, y, 0)
+        FR = [[sum((F[r][k] * R[k][col] for k in range(3) if not (literal_zero(F[r][k]) or literal_zero(R[k][col]))),
+                   0) for col in range(3)] for r in range(3)]
+        if moved is not None:
+            P = vadd(P, matvec(F, moved))
+        F = tuple(tuple(FR[r][col] for col in PSEUDO_COLUMNS) for r in range(3))  # type: ignore[assignment]
+    return Joint(data.revolute, F, 1, 0, P, qd, qdd)
 
 
 #: The child frame's columns that make the first pseudo-joint's frame (x, y, z): its z is the child's x
-#: (:mod:`robodyn.recursions.spherical`).
+#: (:mod:`robodyn.recursions.pseudo_joints`).
 PSEUDO_COLUMNS = (1, 2, 0)
 
 

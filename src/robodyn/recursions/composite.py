@@ -52,7 +52,7 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial], root: Iner
     out = list(parameters) + ([] if root is None else [root])
     for j in reversed(range(arm.n)):
         data, p = arm.joints[j], out[j]
-        if data.spherical == 0:  # (a spherical joint's first pseudo-joint turns by its quaternion: nothing moves)
+        if data.pseudo == 0:  # (a spherical or planar joint's first pseudo-joint moves by its q: nothing moves)
             continue
         if data.revolute:
             yy, mz, m = p.J[1][1], p.MS[2], p.M
@@ -289,7 +289,7 @@ def joint_offsets(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar]) -> list[tup
     """p and d of each joint (P = p + F z d, :mod:`robodyn.recursions.arm`) as scalars of ``ops``."""
     out = []
     for j, data in enumerate(arm.joints):
-        d = ops.number(data.d) if data.revolute else ops.number(data.d) + q[j]
+        d = ops.number(data.d) if data.revolute or data.pseudo is not None else ops.number(data.d) + q[j]
         out.append((tuple(ops.number(x) for x in data.p), d))
     return out
 
@@ -310,7 +310,7 @@ def carry_dh(data: JointData, jt: Joint, p: Vec, d: Scalar, m: Scalar, J: Sequen
     vector: 8 multiplications (s^2, cs, c^2 shared by the joint's every use) where R J R^T takes about 20; a
     move along one axis, 3. F is modified DH's Rot(x, alpha), turned the same way (axes relabelled) unless
     alpha is a multiple of pi/2 (its entries fold), or a general rotation after a fixed placement."""
-    if data.spherical == 0:  # (turned by a quaternion: no DH factors)
+    if data.pseudo == 0:  # (moved by a spherical or planar joint's q: no DH factors)
         return carry(jt, m, [list(row) for row in J], MS)
     J1, h = _turn(J, MS, jt.c_theta, jt.s_theta, (0, 1, 2))
     J2, h = _moved(m, (0, 0, d), J1, h)

@@ -400,7 +400,9 @@ def _spec_to_json(spec: ModuleSpec, hashes: Mapping[str, str], key: str) -> str:
     if spec.nq is not None:  # (likewise without a floating base)
         data["nq"] = spec.nq
     if spec.quaternions:  # (likewise without a spherical joint)
-        data["quaternions"] = list(spec.quaternions)
+        data["quaternions"] = [list(x) for x in spec.quaternions]
+    if spec.planar:  # (likewise without a planar joint)
+        data["planar"] = [list(x) for x in spec.planar]
     manifest = {"format": MANIFEST_FORMAT, "key": key, "spec": data, "spec_sha256": _sha256(_canonical(data)),
                 "files": dict(sorted(hashes.items()))}
     return json.dumps(manifest, indent=1, sort_keys=True) + "\n"
@@ -423,4 +425,5 @@ def _spec_from_json(data: Mapping[str, Any]) -> ModuleSpec:
     return ModuleSpec(name=data["name"], robot=data["robot"], n=data["n"], parameters=tuple(data["parameters"]),
                       n_constants=data["n_constants"], routines=tuple(routines), version=data["version"],
                       frames=tuple(data.get("frames", ())), nq=data.get("nq"),
-                      quaternions=tuple(data.get("quaternions", ())))
+                      quaternions=tuple(tuple(x) for x in data.get("quaternions", ())),
+                      planar=tuple(tuple(x) for x in data.get("planar", ())))

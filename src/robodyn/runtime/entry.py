@@ -73,7 +73,7 @@ def compile(
     Raises :class:`CompileError` without a compiler or if compiling fails."""
     sized = getattr(robot, "nq", None) != getattr(robot, "nv", None)  # a floating base, spherical joints
     if sized and backend == "cuda":  # before the cache is looked up
-        what = "floating base" if robot.floating else "spherical joint"
+        what = "floating base" if robot.floating else f"{robot.links[robot.multi_dof[0]].kind} joint"
         raise ModelError(f"{robot.name}: {what}: rd.compile builds it with backend='c', 'numpy' or 'jax' "
                          f"so far, not 'cuda' (q of {robot.nq} entries, the rest {robot.nv})")
     wanted = set(DEFAULT_KEYS if outputs is None else outputs)
