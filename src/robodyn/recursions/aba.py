@@ -352,6 +352,21 @@ def serial_parents(n: int) -> tuple[int, ...]:
 
 
 # -- the algorithm ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FloatingRoot:
+    """A floating base under the tree (Featherstone sec. 9.4, the floating-base ABA: the base a body whose joint has
+    six degrees of freedom and S = 1): its parameters about its origin (J, MS, M, scalars), its twist ``velocity``
+    (angular, linear at its origin, in its frame), the wrench ``force`` applied to it (moment, force: the base's rows
+    of tau) and the world's gravity in its frame (R^T g)."""
+
+    J: Mat
+    MS: Vec
+    M: Scalar
+    velocity: Motion
+    force: Force
+    gravity: Vec
+
+
 def joint_accelerations(
     arm: ArmData,
     q: Sequence[Scalar],
@@ -365,6 +380,24 @@ def joint_accelerations(
     in the modified-DH frames of the algorithm); gravity, the tip load (on the last body), damping, armature
     and the payload are the arm's, and so is the parent array (parent[i] < i, -1 the base).
     """
+    return _articulated_body(arm, q, qd, tau, ops, None)
+
+
+def floating_accelerations(arm: ArmData, q: Sequence[Scalar], qd: Sequence[Scalar], tau: Sequence[Scalar],
+                           ops: ArticulatedOps, root: FloatingRoot) -> list[Scalar]:
+    """The floating base's acceleration (linear, angular: the derivative of its body-frame twist, Pinocchio's) and
+    the joints' qdd, 6 + n entries, by the articulated-body algorithm with the base at the root.
+
+    The tree's bodies hang on the base (parent -1), whose articulated inertia IA_0 and bias pA_0 gather theirs in
+    pass 2 as a parent's do; then, as line 23 for a joint whose S is the identity and whose parent (the world, at
+    rest, accelerating by -a_g as in the fixed base's pass 3) gives a'_0 = (0, -R^T g), the base's acceleration
+    with gravity taken out is ahat_0 = IA_0^-1 (f_0 - pA_0) (a 6 x 6 L D L^T solve), pass 3 runs from it, and the
+    base's own is ahat_0 + (0, R^T g). ``arm``'s gravity is not read (the root's is)."""
+    return _articulated_body(arm, q, qd, tau, ops, root)
+
+
+def _articulated_body(arm: ArmData, q: Sequence[Scalar], qd: Sequence[Scalar], tau: Sequence[Scalar],
+                      ops: ArticulatedOps, root: FloatingRoot | None) -> list[Scalar]:
     n, parent = arm.n, arm.parents
     if len(parent) != n or any(not -1 <= p < i for i, p in enumerate(parent)):
         raise DerivationError(f"parent must list, for each of the {n} bodies, an earlier body or -1 (the base)")
@@ -376,13 +409,18 @@ def joint_accelerations(
             joint = jcalc(data, ops, q[i])  # line 4
             joints.append(joint)
             vJ: Motion = ((0, 0, qd[i]), ZERO3) if joint.revolute else (ZERO3, (0, 0, qd[i]))
-            v_i = vJ if parent[i] < 0 else _add_motion(motion_to_child(joint, v[parent[i]]), vJ)  # line 5
+            above = v[parent[i]] if parent[i] >= 0 else None if root is None else root.velocity
+            v_i = vJ if above is None else _add_motion(motion_to_child(joint, above), vJ)  # line 5
             v.append(v_i)
             c.append(cross_motion(v_i, vJ))  # line 6
             IA.append(rigid_inertia(body.J, body.MS, body.M))  # line 7
             pA.append(rigid_bias(body.J, body.MS, body.M, v_i))  # line 8
-        tip: Force = (tuple(ops.number(x) for x in arm.tip_moment), tuple(ops.number(x) for x in arm.tip_force))
-        pA[n - 1] = _add_force(pA[n - 1], tip)  # - f^x: the tip load is the force the last body exerts
+        if n:
+            tip: Force = (tuple(ops.number(x) for x in arm.tip_moment), tuple(ops.number(x) for x in arm.tip_force))
+            pA[n - 1] = _add_force(pA[n - 1], tip)  # - f^x: the tip load is the force the last body exerts
+        if root is not None:  # the base, a body of its own (lines 7-8), the last of these lists
+            IA.append(rigid_inertia(root.J, root.MS, root.M))
+            pA.append(rigid_bias(root.J, root.MS, root.M, root.velocity))
 
     with ops.stage("pass 2"):
         U: list[tuple[Scalar, ...]] = [()] * n
@@ -400,7 +438,7 @@ def joint_accelerations(
             friction = joint_friction(ops, b, coulomb_scalars(ops, body.coulomb), qd[i])
             u[i] = tau[i] - force if literal_zero(friction) else tau[i] - friction - force  # line 13
             D_inv[i] = ops.reciprocal(D[i])
-            lam = parent[i]
+            lam = parent[i] if parent[i] >= 0 or root is None else n  # (n: the floating base)
             if lam < 0:
                 continue
             Ud = tuple(_mul(x, D_inv[i]) for x in U[i])  # U_i D_i^-1
@@ -412,6 +450,11 @@ def joint_accelerations(
     with ops.stage("pass 3"):
         a: list[Motion] = []
         a_base: Motion = (ZERO3, tuple(-ops.number(g) for g in arm.gravity))  # a_0 = -a_g  # type: ignore[assignment]
+        if root is not None:  # ahat_0 = IA_0^-1 (f_0 - pA_0)
+            f = _six(root.force)
+            p0 = _six(pA[n])
+            a_base = _pair(solve_symmetric(ops, [[_entry(IA[n], r, col) for col in range(6)] for r in range(6)],
+                                           [_add(f[r], -p0[r]) for r in range(6)]))
         qdd: list[Scalar] = [0] * n
         for i, joint in enumerate(joints):
             a_prime = _add_motion(motion_to_child(joint, a_base if parent[i] < 0 else a[parent[i]]), c[i])  # 22
@@ -420,7 +463,32 @@ def joint_accelerations(
             a_i = list(_six(a_prime))
             a_i[axis] = a_i[axis] + qdd[i]  # line 24: a'_i + S_i qdd_i
             a.append(_pair(a_i))
-    return qdd
+    if root is None:
+        return qdd
+    (w_dot, lin), g = a_base, root.gravity
+    return [*(_add(x, y) for x, y in zip(lin, g, strict=True)), *w_dot, *qdd]
+
+
+def solve_symmetric(ops: ArticulatedOps, A: Sequence[Sequence[Scalar]], b: Sequence[Scalar]) -> list[Scalar]:
+    """x with A x = b, A symmetric positive definite (small: the floating base's 6 x 6), by L D L^T: D_j and the
+    columns of L from the upper triangle, one reciprocal per pivot, then the two triangular solves."""
+    n = len(b)
+    L: list[list[Scalar]] = [[0] * n for _ in range(n)]
+    D: list[Scalar] = [0] * n
+    D_inv: list[Scalar] = [0] * n
+    for j in range(n):
+        LD = [_mul(L[j][k], D[k]) for k in range(j)]  # L_jk D_k
+        D[j] = _add(A[j][j], -_dot(LD, L[j][:j]))
+        D_inv[j] = ops.reciprocal(D[j])
+        for i in range(j + 1, n):
+            L[i][j] = _mul(_add(A[j][i], -_dot(LD, L[i][:j])), D_inv[j])
+    y: list[Scalar] = []
+    for i in range(n):
+        y.append(_add(b[i], -_dot(L[i][:i], y)))
+    x: list[Scalar] = [0] * n
+    for i in reversed(range(n)):
+        x[i] = _add(_mul(y[i], D_inv[i]), -_dot([L[k][i] for k in range(i + 1, n)], x[i + 1:]))
+    return x
 
 
 def _add_motion(m: Motion, other: Motion) -> Motion:
