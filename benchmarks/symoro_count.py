@@ -1,6 +1,7 @@
-"""Operation counts of a SYMORO inverse dynamic model (an OpenSYMORO ``*_idm.txt``), as written and at the zeros of
-the base parameters, beside robodyn's base-parameter program of the same arm (issue 33, item 3;
-docs/guide/programs.md).
+"""Operation counts of OpenSYMORO's Staubli RX-90 inverse dynamic model, as written and at the zeros of the base
+parameters, beside robodyn's base-parameter program of the same arm (issue 33, item 3; docs/guide/programs.md). An
+estimate of what SYMORO's customised Newton-Euler costs in the base parameters: OpenSYMORO is not run here, its
+stored model in the standard parameters is read and the grouped-away parameters set to zero in it.
 
     python benchmarks/symoro_count.py RX90_idm.txt     # OpenSYMORO's robots/RX90/RX90_idm.txt (github symoro/symoro)
 
@@ -52,7 +53,7 @@ def zeros(n: int) -> dict[str, int]:
     external wrench on link n (module docstring)."""
     kept = set()
     for name in rd.identification.base_parameters(rx90()).names:
-        found = re.fullmatch(r"([A-Z]{2})R?(\d+)", name)
+        found = re.fullmatch(r"([A-Z]{1,2})R?(\d+)", name)
         if found:
             kept.add(f"{found.group(1)}{found.group(2)}")
     stems = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA")
@@ -109,7 +110,7 @@ def totals(assignments: list[tuple[sympy.Symbol, sympy.Expr]]) -> dict[str, int]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", type=Path, help="an OpenSYMORO *_idm.txt")
+    parser.add_argument("path", type=Path, help="OpenSYMORO's robots/RX90/RX90_idm.txt")
     parser.add_argument("--joints", type=int, default=6, help="the number of joints (default 6)")
     args = parser.parse_args(argv)
     assignments = statements(args.path)
@@ -120,10 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         c = t["coulomb_multiplications"]  # (each Coulomb term: one multiplication, one addition)
         print(f"{label}: {t['multiplications']} m + {t['additions']} a; without its {c} Coulomb terms "
               f"{t['multiplications'] - c} m + {t['additions'] - c} a")
-    arm = rx90()
-    counted = rd.program.build(arm, ("tau",), base=rd.identification.base_parameters(arm)).count()["evaluation"]
-    print(f"robodyn, base parameters (gravity and viscous friction included): {counted.multiplications} m + "
-          f"{counted.additions} a")
+    for label, arm in (("gravity and viscous friction included", rx90()),
+                       ("viscous friction, no gravity", rx90().replace(gravity=[0, 0, 0]))):
+        counted = rd.program.build(arm, ("tau",), base=rd.identification.base_parameters(arm)).count()["evaluation"]
+        print(f"robodyn, base parameters ({label}): {counted.multiplications} m + {counted.additions} a")
     return 0
 
 

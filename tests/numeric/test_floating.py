@@ -218,3 +218,25 @@ def test_cli_refuses_it(command: str, refusal: str, tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"solo: {refusal}" in lines[0]  # (the CLI shortens the list of what it gives)
+
+
+def test_a_symbolic_base_body_takes_its_values() -> None:
+    """The base body's parameters bind like the links' (params): forward and inverse dynamics and M of a floating
+    robot whose base mass is a symbol equal those of the same robot with the number in its place."""
+    from robodyn.model.manipulator import Link, Manipulator, RigidBody
+
+    def robot(mass):
+        return Manipulator(links=[Link(joint="R", a=0.3, alpha=0.4, mass="m1", com=[0.1, 0, 0.02],
+                                       inertia=[0.01, 0.02, 0.03])],
+                           floating=True, base=RigidBody(mass=mass, com=[0, 0.01, 0.1], inertia=[0.2, 0.3, 0.4]),
+                           gravity=[0, 0, -9.81])
+
+    symbolic, numbers = robot("mb"), robot(3.1)
+    rng = np.random.default_rng(3)
+    q = np.concatenate([joints.random_configuration(rng), [0.4]])
+    v, tau = rng.uniform(-1, 1, (2, 7))
+    for call in (numeric.forward_dynamics, numeric.inverse_dynamics):
+        np.testing.assert_allclose(call(symbolic, q, v, tau, params={"mb": 3.1, "m1": 0.8}),
+                                   call(numbers, q, v, tau, params={"m1": 0.8}), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(numeric.mass_matrix(symbolic, q, params={"mb": 3.1, "m1": 0.8}),
+                               numeric.mass_matrix(numbers, q, params={"m1": 0.8}), rtol=1e-13, atol=1e-13)

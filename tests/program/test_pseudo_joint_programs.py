@@ -38,12 +38,7 @@ class Slider:
                       else pin.buildModelFromUrdf(str(path)))
         self.data = self.model.createData()
 
-    def states(self, count: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rng = np.random.default_rng(seed)
-        q = np.stack([pin.randomConfiguration(self.model, -np.ones(self.model.nq), np.ones(self.model.nq))
-                      for _ in range(count)])
-        v, a = rng.uniform(-1, 1, (2, count, self.model.nv))
-        return q, v, a
+    states = Tree.states  # (Pinocchio's random configurations, uniform rates: it reads self.model only)
 
 
 @pytest.fixture(scope="module", params=[("S", False), ("S", True), ("planar", False), ("planar", True)],
@@ -109,9 +104,10 @@ def test_every_program_agrees_with_pinocchio(tree: Tree | Slider) -> None:
 
 
 def test_compiled_c_agrees_with_pinocchio(tree: Tree | Slider) -> None:
-    """rd.compile's C: batches of (N, nq) and (N, nv), one state too; tau, M, forward, dtau, dqdd."""
+    """rd.compile's C: batches of (N, nq) and (N, nv), one state too; tau, M, forward, dtau (dqdd: the programs'
+    test above, its C being the floating base's, tests/program/test_floating_derivative_programs.py)."""
     robot = tree.robot
-    dyn = rd.compile(robot, outputs=["tau", "M", "forward", "dtau", "dqdd"])
+    dyn = rd.compile(robot, outputs=["tau", "M", "forward", "dtau"])
     assert (dyn.nq, dyn.n) == (robot.nq, robot.nv)
     q, v, a = tree.states(4, seed=7)
     refs = [_reference(tree, q[k], v[k], a[k]) for k in range(4)]
@@ -120,11 +116,9 @@ def test_compiled_c_agrees_with_pinocchio(tree: Tree | Slider) -> None:
     assert _relative(tau, np.array([r["tau"] for r in refs])) < TOL
     assert _relative(dyn.mass_matrix(q), np.array([r["M"] for r in refs])) < TOL
     assert _relative(dyn.forward_dynamics(q, v, tau), a) < 100 * TOL
-    dq, dqd = dyn.inverse_dynamics_derivatives(q[0], v[0], a[0])
-    assert _relative(dq, refs[0]["dtau_dq"]) < TOL and _relative(dqd, refs[0]["dtau_dqd"]) < TOL
-    ddq, ddqd, minv = dyn.forward_dynamics_derivatives(q[1], v[1], tau[1])
-    assert _relative(ddq, refs[1]["dqdd_dq"]) < 100 * TOL and _relative(ddqd, refs[1]["dqdd_dqd"]) < 100 * TOL
-    assert _relative(minv, refs[1]["dqdd_dtau"]) < 100 * TOL
+    for k in range(2):
+        dq, dqd = dyn.inverse_dynamics_derivatives(q[k], v[k], a[k])
+        assert _relative(dq, refs[k]["dtau_dq"]) < TOL and _relative(dqd, refs[k]["dtau_dqd"]) < TOL
 
 
 def test_the_centroidal_outputs_of_a_floating_tree_with_balls() -> None:
@@ -286,3 +280,55 @@ def test_casadi_functions_of_a_tree_with_balls() -> None:
         tau, M, dq = (np.array(x) for x in function(q[k], v[k], a[k]))
         assert _relative(tau.ravel(), ref["tau"]) < TOL and _relative(M, ref["M"]) < TOL
         assert _relative(dq, ref["dtau_dq"]) < TOL
+
+
+@pytest.mark.parametrize("model", ["ball", "floating"])
+def test_the_trajectory_commands_refuse_in_one_line(tmp_path, model: str) -> None:
+    """`robodyn torques` and `simplify-model` take joint trajectories (one coordinate per joint, fixed base): a ball
+    or a floating base gets one line and exit 2 (no traceback), `robodyn count` builds the program."""
+    from typer.testing import CliRunner
+
+    from robodyn.cli import app
+
+    ball = "joint: spherical" if model == "ball" else "joint: R"
+    path = tmp_path / "pendulum.yaml"
+    path.write_text("name: pendulum\nconvention: modified\ngravity: [0, 0, -9.81]\n"
+                    + ("floating: true\nbase: {mass: 1, inertia: [0.1, 0.1, 0.1]}\n" if model == "floating" else "")
+                    + f"links:\n  - {{name: top, {ball}, mass: 2, com: [0, 0, -0.5], inertia: [0.01, 0.01, 0.002]}}\n")
+    runner = CliRunner()
+    for command in ("torques", "simplify-model"):
+        result = runner.invoke(app, [command, str(path)])
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.output
+        assert ("spherical joint" if model == "ball" else "floating base") in lines[0]
+    result = runner.invoke(app, ["count", str(path), "--outputs", "forward"])
+    assert result.exit_code == 0 and "forward:" in result.output, result.output
+
+
+@pytest.mark.parametrize("variant", [("qd",), ("q", "qd")], ids=["qd-analytic", "analytic-asked"])
+def test_the_analytic_qd_derivatives_with_pseudo_joints(tree: Tree | Slider, monkeypatch, variant) -> None:
+    """The analytic form along qd, forced (robodyn.program.routes.ANALYTIC_VARIANTS), with a damped joint of three
+    velocities: the chain rule through the pseudo-joints' shifted accelerations and the damping on their diagonal,
+    against Pinocchio's computeRNEADerivatives (damping added) and computeABADerivatives; the form along q is never
+    taken with such a joint (the "analytic" candidate falls back to forward mode there)."""
+    from robodyn.program import routes
+
+    monkeypatch.setattr(routes, "ANALYTIC_VARIANTS", (variant,))
+    k = tree.robot.multi_dof[0]
+    robot = tree.robot.replace(links=tuple(link.replace(damping=0.4) if i == k else link
+                                           for i, link in enumerate(tree.robot.links)))
+    built = program.build(robot, ("dtau_dq", "dtau_dqd", "dqdd_dqd"))
+    names = {key: [str(s) for s in built.inputs[key]] for key in ("q", "qd", "qdd", "tau")}
+    damping = np.zeros(robot.nv)
+    damping[robot.idx_v(k):robot.idx_v(k) + 3] = 0.4
+    nv = robot.nv
+    q, v, a = tree.states(2, seed=13)
+    for s in range(2):
+        ref = _reference(tree, q[s], v[s], a[s])
+        tau = ref["tau"] + damping * v[s]
+        got = built.evaluate(_values(names, q=q[s], qd=v[s], qdd=a[s], tau=tau))
+        assert _relative(np.reshape(got["dtau_dq"], (nv, nv)), ref["dtau_dq"]) < TOL
+        assert _relative(np.reshape(got["dtau_dqd"], (nv, nv)), ref["dtau_dqd"] + np.diag(damping)) < TOL
+        pin.computeABADerivatives(tree.model, tree.data, q[s], v[s], ref["tau"])  # (Pinocchio: no damping)
+        Minv = _symmetric(tree.data.Minv)
+        assert _relative(np.reshape(got["dqdd_dqd"], (nv, nv)), tree.data.ddq_dv - Minv @ np.diag(damping)) < 100 * TOL

@@ -242,7 +242,14 @@ def trajectory_from_csv(path: str | Path, n: int) -> Trajectory:
 
 
 def load_trajectory(spec: str | Path | Trajectory, robot: Manipulator, samples: int = 101) -> Trajectory:
-    """A :class:`Trajectory`, a built-in name from :data:`TRAJECTORIES` or a CSV path, checked against ``robot``."""
+    """A :class:`Trajectory`, a built-in name from :data:`TRAJECTORIES` or a CSV path, checked against ``robot``
+    (one coordinate per joint on a fixed base: a floating base or a spherical or planar joint is refused in one
+    line)."""
+    robot.check_one_dof("the joint trajectories (one coordinate per joint)")
+    if robot.floating:
+        raise TrajectoryError(f"{robot.name}: floating base: the joint trajectories are a fixed base's (q of "
+                              f"{robot.nq} entries is not a joint vector; rd.simulate integrates a floating robot)",
+                              field="trajectory")
     if isinstance(spec, Trajectory):
         trajectory = spec
     elif str(spec) in TRAJECTORIES:

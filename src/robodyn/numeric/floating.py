@@ -153,7 +153,9 @@ def _build(robot: Manipulator, params: Params | None) -> FloatingModel:
         with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
             warnings.simplefilter("ignore", ModelWarning)
             fixed = robot.replace(floating=False, base=None, links=_at_rest(robot))
-        tree = compile_model(fixed, params)
+        # (the robot's parameters were checked by bound_floats above; the base body's are not the tree's)
+        names = {s.name for s in fixed.parameters()}
+        tree = compile_model(fixed, {k: v for k, v in (params or {}).items() if str(k) in names})
     floats = bound_floats(robot, params)
     m, h, J = 0.0, np.zeros(3), np.zeros((3, 3))
     if robot.base is not None:

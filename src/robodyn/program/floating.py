@@ -360,14 +360,57 @@ def _combine(row: Sequence[Any], coefficients: Sequence[Any]) -> Any:
 def analytic_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str]) -> dict[str, list[list[Any]]]:
     """:func:`id_jacobians` by Carpentier and Mansard's analytic form (:mod:`robodyn.recursions.rnea_derivatives`)
     in the base frame at this instant: the base a six-column root whose twist is v[:6] and whose spatial
-    acceleration is a[:6] (Pinocchio's a: the derivative of the body-frame twist) plus a0 = (0, -R^T g)."""
-    zero = (0, 0, 0)
-    a0 = (zero, vsub(zero, tuple(parts.g_base)))
-    v_lin, w, a_lin, wd = (tuple(x[r:r + 3]) for x in (parts.v, a) for r in (0, 3))
-    root = rnea_derivatives.Root(velocity=(w, v_lin), acceleration=(wd, vadd(a_lin, a0[1])), a0=a0,
-                                 body=parts.base)
-    return rnea_derivatives.id_jacobians(parts.arm, parts.scalars, parts.q[7:], parts.v[6:], a[6:], directions,
-                                         root=root)
+    acceleration is a[:6] (Pinocchio's a: the derivative of the body-frame twist) plus a0 = (0, -R^T g); a fixed
+    base at rest, a0 = (0, -g).
+
+    Spherical and planar joints run as their pseudo-joints (:mod:`robodyn.recursions.pseudo_joints`), along qd
+    only: the form holds at the pseudo-joints' given accelerations, which depend on the rates
+    (:func:`~robodyn.recursions.pseudo_joints.rates`), so the chain rule adds M_rec dqdd'/dqd (M_rec: M without those
+    joints' armature, which acts outside the recursion), and their damping is added on the diagonal
+    (:func:`_pseudo_qd_terms`). Along q it does not hold for them: turning the second or third pseudo-joint leaves
+    the first one's frame where it was, where the joint's tangent turns the child frame, which is all three
+    pseudo-joints' frames (:func:`derivative_outputs` takes forward mode there)."""
+    nb = parts.nb
+    root = None
+    if parts.floating:
+        zero = (0, 0, 0)
+        a0 = (zero, vsub(zero, tuple(parts.g_base)))
+        v_lin, w, a_lin, wd = (tuple(x[r:r + 3]) for x in (parts.v, a) for r in (0, 3))
+        root = rnea_derivatives.Root(velocity=(w, v_lin), acceleration=(wd, vadd(a_lin, a0[1])), a0=a0,
+                                     body=parts.base)
+    qd, qdd = pseudo_joints.rates(parts.tree, parts.v[nb:], a[nb:])
+    assert qd is not None and qdd is not None
+    out = rnea_derivatives.id_jacobians(parts.arm, parts.scalars, parts.tree.q_columns(parts.q[parts.nqb:]), qd,
+                                        qdd, directions, root=root)
+    if "qd" in directions and parts.tree.multi:
+        _pseudo_qd_terms(parts, out["qd"])
+    return out
+
+
+def _pseudo_qd_terms(parts: _Parts, jacobian: list[list[Any]]) -> None:
+    """dtau/dqd of the spherical and planar joints' columns, in place (:func:`analytic_id_jacobians`): plus
+    M_rec[:, r] d qdd'_r / d qd_c over the joint's columns r and c, and the joint's damping on its diagonal.
+    A ball's qdd' = qdd - (w_y w_z, -w_x w_z, w_x w_y), a planar joint's qdd - (w_z v_y, -w_z v_x, 0)."""
+    nb, nv, tree = parts.nb, len(parts.v), parts.tree
+    M = parts.part("M")
+    for k, (damping, armature) in zip(tree.multi, tree.friction, strict=True):
+        columns = [nb + col for col in tree.links[k]]
+        x, y, z = (parts.v[c] for c in columns)
+        # d qdd'_r / d qd_c, rows r and columns c over the joint's three
+        rates = ((0, -z, -y), (z, 0, x), (-y, -x, 0) if tree.kinds[k] == "S" else (0, 0, 0))
+        for i in range(nv):
+            for c_index, c in enumerate(columns):
+                terms = []
+                for r_index, r in enumerate(columns):
+                    factor = rates[r_index][c_index]
+                    if isinstance(factor, int) and factor == 0:
+                        continue
+                    entry = M[i * nv + r] - (parts.scalars.number(armature) if i == r and armature != 0 else 0)
+                    terms.append(entry * factor)
+                if terms:
+                    jacobian[i][c] = sum(terms[1:], terms[0]) + jacobian[i][c]
+            if damping != 0 and i in columns:
+                jacobian[i][i] = jacobian[i][i] + parts.scalars.number(damping)
 
 
 def variant_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[str], analytic: Sequence[str]
@@ -398,7 +441,10 @@ def derivative_outputs(parts: _Parts, ops: Builder, names: Sequence[str], ldlt: 
     solve, qdd = ldlt() if wanted & {"dqdd_dq", "dqdd_dqd", "dqdd_dtau"} else (None, None)
     rates = [d for d in ("q", "qd") if d in at["dtau"] or d in at["dqdd"]]
     variants: list[dict[str, list[Any]]] = []
-    candidates = routes.ANALYTIC_VARIANTS if parts.floating and not parts.tree.multi else ((),)
+    # (a spherical or planar joint: not along q: the form turns one pseudo-joint's frame and those below it, where
+    # the joint's tangent turns the child frame, which all three pseudo-joints' frames are)
+    candidates = [variant for variant in routes.ANALYTIC_VARIANTS
+                  if not (parts.tree.multi and "q" in variant)] or [()]
     for analytic in dict.fromkeys(tuple(d for d in rates if d in analytic) for analytic in candidates):
         stage(f"building dID (floating base; analytic: {', '.join(analytic) or 'none'})")
         variants.append({f"{group}_d{d}": [x for row in jac for x in row]
@@ -443,7 +489,9 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
 
     out: dict[str, list[Any]] = {}
     for name in outputs:
-        if name == "forward":
+        if name == "forward" and route == "aba":  # (forced: no L D L^T candidate, as on a fixed base)
+            out[name] = parts.articulated([ops.value(t) for t in symbols["tau"]])
+        elif name == "forward":
             out[name] = ldlt()[1]
         elif name not in DERIVATIVES and not is_frame_output(name):
             out[name] = part(name)
@@ -458,18 +506,18 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     stage("tidying the program")
     program = ops.program(used, out, angles=parts.angles)
     program.route = ROUTE if robot.floating else MULTI_DOF_ROUTE
-    if "forward" not in outputs or not robot.floating or robot.multi_dof or route == "recursive":
+    if route == "aba" and "forward" in outputs:
+        program.route = f"{ROUTE}, forward: aba"
+    if "forward" not in outputs or not robot.floating or robot.multi_dof or route != AUTO:
         return program
     # forward by the articulated-body algorithm too, in the same builder (the other outputs shared): the cheaper
-    # whole program is kept (a tie keeps L D L^T; route "aba" keeps this one), both counts in ``candidates``, as on
-    # a fixed base
+    # whole program is kept (a tie keeps L D L^T), both counts in ``candidates``, as on a fixed base
     stage("forward by the articulated-body algorithm (floating base)")
     articulated = ops.program(used, {**out, "forward": parts.articulated([ops.value(t) for t in symbols["tau"]])},
                               angles=parts.angles)
     articulated.route = f"{ROUTE}, forward: aba"
     candidates = {LDLT: (program.route, program.count()["evaluation"]),
                   ABA: (articulated.route, articulated.count()["evaluation"])}
-    cheaper = routes.program_cost(articulated) < routes.program_cost(program)
-    best = articulated if route == "aba" or cheaper else program
+    best = articulated if routes.program_cost(articulated) < routes.program_cost(program) else program
     best.candidates = candidates
     return best
