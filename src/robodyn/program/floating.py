@@ -31,7 +31,7 @@ multiplications); the named frames' kinematics (``pose:F``, ``jacobian:F``, ... 
 (:class:`robodyn.program.frames.FloatingBase`): the pose in the world, the Jacobians 6 x nv (the base's columns
 along its body-frame twist, as ``pinocchio.getFrameJacobian``) and their time derivatives
 (``getFrameJacobianTimeVariation``). Burdick's elements refuse a floating robot in one line, as do coupled joints,
-implicit loops, a tip load and routes other than the recursive one.
+implicit loops, a tip load and routes other than the recursive one (and ``"aba"``).
 
 Spherical and planar joints (a link's ``joint`` S or planar), on a floating base or a fixed one (no base inputs or
 rows then), come here too: q holds each one's four coordinates in its place (a spherical joint's unit quaternion,
@@ -40,7 +40,7 @@ and tau its three rates in the child frame (``qd{j}_x`` ..; :data:`SUFFIXES`). T
 pseudo-joints (:mod:`robodyn.recursions.pseudo_joints`: the velocity columns of the tree are the pseudo-joints, so
 M, its L D L^T and the forward-mode derivatives need nothing else; their coordinates' directions are the
 tangent's, the pose times exp(eps e_c), as Pinocchio's; the frames' recursion runs over them too); the analytic
-derivatives (revolute and prismatic joints) are not taken with one.
+derivative form is taken along qd only with one (:func:`analytic_id_jacobians`), and forward is L D L^T.
 """
 
 from __future__ import annotations
