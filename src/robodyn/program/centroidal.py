@@ -20,17 +20,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from robodyn.program.outputs import CENTROIDAL_OUTPUTS
+from robodyn.recursions.arm import quaternion_matrix
 
 __all__ = ["CENTROIDAL_OUTPUTS", "centroidal_output"]
 
 
 def quaternion_rotation(ops: Any, quaternion: Sequence[Any]) -> list[list[Any]]:
-    """R = 1 + 2 P of the unit quaternion (x, y, z, w) (:func:`robodyn.program.floating.gravity_in_base`)."""
-    x, y, z, w = quaternion
-    P = ((-(y * y + z * z), x * y - z * w, x * z + y * w),
-         (x * y + z * w, -(x * x + z * z), y * z - x * w),
-         (x * z - y * w, y * z + x * w, -(x * x + y * y)))
-    return [[ops.value((1 if r == c else 0) + 2 * P[r][c]) for c in range(3)] for r in range(3)]
+    """R = 1 + 2 P of the unit quaternion (x, y, z, w) (:func:`robodyn.recursions.arm.quaternion_matrix`), as the
+    builder's values."""
+    return [[ops.value(x) for x in row] for row in quaternion_matrix(quaternion)]
 
 
 def _rotate(R: Sequence[Sequence[Any]], v: Sequence[Any]) -> list[Any]:

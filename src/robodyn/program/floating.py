@@ -62,7 +62,7 @@ from robodyn.program.frames import FloatingBase, frame_outputs
 from robodyn.program.outputs import ABA, AUTO, CENTROIDAL_OUTPUTS, DERIVATIVES, FRAME_OUTPUTS, LDLT, is_frame_output
 from robodyn.program.progress import stage
 from robodyn.recursions import aba, composite, newton_euler, pseudo_joints, rnea_derivatives
-from robodyn.recursions.arm import arm_data, fixed_tree, floating_arm_data
+from robodyn.recursions.arm import arm_data, fixed_tree, floating_arm_data, literal_zero
 from robodyn.recursions.forward_mode import Dual, DualOps, constant, jacobian
 from robodyn.recursions.vec3 import Vec, cross, vadd, vsub
 
@@ -162,8 +162,8 @@ class _Parts:
         self.robot, self.ctx, self.ops = robot, ctx, ops
         self.floating = robot.floating
         self.nb, self.nqb = (6, 7) if robot.floating else (0, 0)
-        self.base: Any = None  # (a floating base's body)
-        rest, self.base = floating_arm_data(robot) if robot.floating else (arm_data(fixed_tree(robot)), None)
+        rest, base = floating_arm_data(robot) if robot.floating else (arm_data(fixed_tree(robot)), None)
+        self.base: Any = base  # (a floating base's body)
         self.tree = pseudo_joints.tree_of(rest, tuple(link.joint if link.multi_dof else "" for link in robot.links))
         self.arm = self.tree.arm
         self.q, self.v, self.a = ([ops.value(x) for x in symbols[k]] for k in ("q", "qd", "qdd"))
@@ -321,25 +321,12 @@ def joint_q_duals(parts: _Parts, seeded: bool) -> list[Any]:
     """The joints' q (after the base's) as duals, along ("q", column) if ``seeded``: an angle or a length
     moves its column by 1; a spherical joint's quaternion moves along its three columns as the pose R exp(eps e_c)
     moves it, and a planar joint's four coordinates as its SE(2) pose does
-    (:func:`robodyn.recursions.pseudo_joints.tangent`)."""
+    (:func:`robodyn.recursions.pseudo_joints.coordinate_directions`)."""
     q = parts.q[parts.nqb:]
     if not seeded:
         return constant(q)
-    robot, out = parts.robot, []
-    for k in range(robot.n):
-        start, column = robot.idx_q(k) - parts.nqb, robot.idx_v(k)
-        if not robot.links[k].multi_dof:
-            out.append(Dual(q[start], {("q", column): 1}))
-            continue
-        coordinates = q[start:start + 4]
-        rates = pseudo_joints.tangent(robot.links[k].joint, coordinates)
-        out += [Dual(x, {("q", column + c): rates[c][i] for c in range(3) if not _literal_zero(rates[c][i])})
-                for i, x in enumerate(coordinates)]
-    return out
-
-
-def _literal_zero(x: Any) -> bool:
-    return isinstance(x, int) and x == 0
+    moves = pseudo_joints.coordinate_directions(parts.tree, q)
+    return [Dual(x, {("q", parts.nb + col): rate for col, rate in along}) for x, along in zip(q, moves, strict=True)]
 
 
 def _cross_unit(k: int, x: Sequence[Any], *, left: bool) -> tuple[Any, Any, Any]:
@@ -403,7 +390,7 @@ def _pseudo_qd_terms(parts: _Parts, jacobian: list[list[Any]]) -> None:
                 terms = []
                 for r_index, r in enumerate(columns):
                     factor = rates[r_index][c_index]
-                    if isinstance(factor, int) and factor == 0:
+                    if literal_zero(factor):
                         continue
                     entry = M[i * nv + r] - (parts.scalars.number(armature) if i == r and armature != 0 else 0)
                     terms.append(entry * factor)
@@ -478,11 +465,12 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
         return built[name]
 
     nv = robot.nv
+    tau = [ops.value(t) for t in symbols["tau"]]
 
     @functools.cache
     def ldlt() -> tuple[Any, list[Any]]:  # M's factors, made once, and qdd = M^-1 (tau - bias)
         flat = part("M")
-        rhs = [ops.value(t) - b for t, b in zip(symbols["tau"], part("bias"), strict=True)]
+        rhs = [t - b for t, b in zip(tau, part("bias"), strict=True)]
         stage("forward by L D L^T (floating base)")
         solve = routes.ldlt_factor(ops, [flat[i * nv:(i + 1) * nv] for i in range(nv)], parts.parents())
         return solve, solve(rhs)
@@ -490,7 +478,7 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     out: dict[str, list[Any]] = {}
     for name in outputs:
         if name == "forward" and route == "aba":  # (forced: no L D L^T candidate, as on a fixed base)
-            out[name] = parts.articulated([ops.value(t) for t in symbols["tau"]])
+            out[name] = parts.articulated(tau)
         elif name == "forward":
             out[name] = ldlt()[1]
         elif name not in DERIVATIVES and not is_frame_output(name):
@@ -513,8 +501,7 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str = AUTO, base: A
     # forward by the articulated-body algorithm too, in the same builder (the other outputs shared): the cheaper
     # whole program is kept (a tie keeps L D L^T), both counts in ``candidates``, as on a fixed base
     stage("forward by the articulated-body algorithm (floating base)")
-    articulated = ops.program(used, {**out, "forward": parts.articulated([ops.value(t) for t in symbols["tau"]])},
-                              angles=parts.angles)
+    articulated = ops.program(used, {**out, "forward": parts.articulated(tau)}, angles=parts.angles)
     articulated.route = f"{ROUTE}, forward: aba"
     candidates = {LDLT: (program.route, program.count()["evaluation"]),
                   ABA: (articulated.route, articulated.count()["evaluation"])}

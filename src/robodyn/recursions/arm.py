@@ -218,12 +218,13 @@ def joint_of(data: JointData, ops: ScalarOps, q: Scalar, qd: Scalar = 0, qdd: Sc
 
 def quaternion_matrix(quaternion: Sequence[Scalar]) -> Mat:
     """R = 1 + 2 P of a unit quaternion (x, y, z, w) (:func:`robodyn.model.joints.quaternion_matrix`), P's entries
-    quadratic (no normalisation: the caller passes a unit quaternion)."""
+    quadratic (no normalisation: the caller passes a unit quaternion), on any scalars: a spherical joint's turn
+    (:func:`pseudo_joint`), a floating base's (:func:`robodyn.program.centroidal.quaternion_rotation`)."""
     x, y, z, w = quaternion
-    xx, yy, zz, xy, xz, yz, xw, yw, zw = x * x, y * y, z * z, x * y, x * z, y * z, x * w, y * w, z * w
-    return ((1 - 2 * (yy + zz), 2 * (xy - zw), 2 * (xz + yw)),
-            (2 * (xy + zw), 1 - 2 * (xx + zz), 2 * (yz - xw)),
-            (2 * (xz - yw), 2 * (yz + xw), 1 - 2 * (xx + yy)))
+    P = ((-(y * y + z * z), x * y - z * w, x * z + y * w),
+         (x * y + z * w, -(x * x + z * z), y * z - x * w),
+         (x * z - y * w, y * z + x * w, -(x * x + y * y)))
+    return tuple(tuple((1 if r == c else 0) + 2 * P[r][c] for c in range(3)) for r in range(3))  # type: ignore[return-value]
 
 
 def pseudo_joint(data: JointData, ops: ScalarOps, q: Any, qd: Scalar, qdd: Scalar) -> Joint:

@@ -45,7 +45,7 @@ from typing import Any
 import sympy
 
 from robodyn.errors import ModelError
-from robodyn.recursions.arm import PSEUDO_COLUMNS, ArmData, Inertial, JointData
+from robodyn.recursions.arm import PSEUDO_COLUMNS, ArmData, Inertial, JointData, literal_zero
 from robodyn.recursions.vec3 import Scalar
 
 #: T: the fixed turn of B and C (and after R_q in A): its columns are the child's y, z and x.
@@ -90,27 +90,33 @@ class Tree:
         return out
 
 
-def coordinate_rates(tree: Tree, q: Sequence[Scalar], qd: Sequence[Scalar]) -> list[Scalar]:
-    """dq/dt of the links' coordinates q (1 each, 4 for a spherical or planar joint) at the velocities qd (one per
-    column): a spherical or planar joint's four by :func:`tangent`, the others qd."""
-    out: list[Scalar] = []
+def coordinate_directions(tree: Tree, q: Sequence[Scalar]) -> list[list[tuple[int, Scalar]]]:
+    """How each of the links' coordinates q (1 each, 4 for a spherical or planar joint) moves along the velocity
+    columns: [(column, d q_i / d eps_column), ...] (literal zeros left out): a joint's own column by 1, a spherical or
+    planar joint's four coordinates along its three columns by :func:`tangent`. The seeds of forward mode along q,
+    and with the velocities qd the coordinates' time derivatives (:func:`coordinate_rates`)."""
+    out: list[list[tuple[int, Scalar]]] = []
     start = 0
     for k, kind in enumerate(tree.kinds):
         columns = tree.links[k]
         if not kind:
-            out.append(qd[columns[0]])
+            out.append([(columns[0], 1)])
             start += 1
             continue
         rates = tangent(kind, q[start:start + 4])
-        for i in range(4):
-            terms = [rates[c][i] * qd[col] for c, col in enumerate(columns) if not _zero(rates[c][i])]
-            out.append(sum(terms[1:], terms[0]))
+        out += [[(col, rates[c][i]) for c, col in enumerate(columns) if not literal_zero(rates[c][i])]
+                for i in range(4)]
         start += 4
     return out
 
 
-def _zero(x: Any) -> bool:
-    return isinstance(x, int) and x == 0
+def coordinate_rates(tree: Tree, q: Sequence[Scalar], qd: Sequence[Scalar]) -> list[Scalar]:
+    """dq/dt of the links' coordinates q at the velocities qd (one per column; :func:`coordinate_directions`)."""
+    out: list[Scalar] = []
+    for moves in coordinate_directions(tree, q):
+        terms = [qd[col] if isinstance(rate, int) and rate == 1 else rate * qd[col] for col, rate in moves]
+        out.append(sum(terms[1:], terms[0]))
+    return out
 
 
 def expand(arm: ArmData, kinds: Sequence[str]) -> Tree:
