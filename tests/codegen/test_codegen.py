@@ -767,6 +767,7 @@ def test_c_vectorisable_sincos_is_within_one_ulp_of_libm(tmp_path: Path) -> None
     ref_c = np.array([math.cos(v) for v in x])
     assert np.all(np.abs(s - ref_s) <= np.spacing(np.abs(ref_s))), np.max(np.abs(s - ref_s) / np.spacing(np.abs(ref_s)))
     assert np.all(np.abs(c - ref_c) <= np.spacing(np.abs(ref_c))), np.max(np.abs(c - ref_c) / np.spacing(np.abs(ref_c)))
+    assert np.array_equal(np.signbit(s), np.signbit(ref_s))  # the quadrant's sign bits: sin(-0) = -0, as libm's
 
 
 def test_code_in_base_parameters(tmp_path: Path, code_cache: Path) -> None:
