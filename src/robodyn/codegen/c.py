@@ -351,8 +351,8 @@ SINCOS = r"""#if defined(__FAST_MATH__)
 /*
  * sin and cos of x[0..count-1], into s and c: fdlibm's kernels __kernel_sin and __kernel_cos after a
  * three-part Cody-Waite reduction by pi/2 (x = n pi/2 + y0 + y1, n from rint(x 2/pi) by the 1.5 * 2^52
- * trick), within 1 ulp. The quadrant n mod 4 is the two low bits of that sum's bits (1.5 * 2^52 is a multiple of
- * 4): odd n swaps the kernels' results, and their sign bits are flipped where the quadrant's sine or cosine is
+ * trick), within 1 ulp. The quadrant n mod 4 is the two low bits of that sum's bits (4 divides 1.5 * 2^52):
+ * odd n swaps the kernels' results, and their sign bits are flipped where the quadrant's sine or cosine is
  * negative (bit operations: 14% faster than selecting by arithmetic, and sin(-0) is -0). The first loop has no
  * calls and no branches, so that it is vectorised; the second (as branch-free) finds whether any |x| > LIMIT,
  * inf or NaN is there, and only then the third gives those to libm.
