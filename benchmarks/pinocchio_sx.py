@@ -34,9 +34,9 @@ Chains (numeric, gravity (0, 0, -9.81), no armature, damping or tip load):
   draws (revolute and prismatic joints, 60 % of the twists 0 or +-pi/2).
 
 ``--derivatives`` adds CasADi's jacobian of Pinocchio<SX>'s rnea with respect to q and v beside robodyn's
-``dtau`` (which robodyn builds for at most 30 links), and CasADi's jacobian of Pinocchio<SX>'s aba (casadi_kin_dyn's
-``aba()``: ``pinocchio::aba`` on SX) with respect to q, v and tau beside robodyn's ``dqdd`` (dqdd_dq, dqdd_dqd,
-dqdd_dtau).
+``dtau`` (which robodyn builds up to a 40-link chain's size: ``robodyn.program.choice.MAX_DERIVATIVE_WORK``), and
+CasADi's jacobian of Pinocchio<SX>'s aba (casadi_kin_dyn's ``aba()``: ``pinocchio::aba`` on SX) with respect to
+q, v and tau beside robodyn's ``dqdd`` (dqdd_dq, dqdd_dqd, dqdd_dtau).
 
 ``--panda`` adds the Panda of example-robot-data (``panda_description/urdf/panda.urdf``, 7 arm joints and the two
 finger joints: 9 coordinates on both sides; robodyn reads it with ``mimic="independent"``, as Pinocchio 2.6's URDF
@@ -151,12 +151,12 @@ def urdf_text(robot: Any) -> str:
 
 def robodyn_counts(robot: Any, derivatives: bool) -> dict[str, Any]:
     from robodyn.program import build
-    from robodyn.program.choice import MAX_DERIVATIVE_LINKS
+    from robodyn.program.choice import MAX_DERIVATIVE_WORK, derivative_work
     from robodyn.program.outputs import DERIVATIVE_GROUPS
 
     out: dict[str, Any] = {}
     groups: dict[str, tuple[str, ...]] = {"M": ("M",), "tau": ("tau",)}
-    if derivatives and robot.n <= MAX_DERIVATIVE_LINKS:
+    if derivatives and derivative_work(robot) <= MAX_DERIVATIVE_WORK:
         groups["dtau"] = DERIVATIVE_GROUPS["dtau"]
         groups["dqdd"] = DERIVATIVE_GROUPS["dqdd"]
     for name, outputs in groups.items():
