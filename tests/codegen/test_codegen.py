@@ -770,6 +770,31 @@ def test_c_vectorisable_sincos_is_within_one_ulp_of_libm(tmp_path: Path) -> None
     assert np.array_equal(np.signbit(s), np.signbit(ref_s))  # the quadrant's sign bits: sin(-0) = -0, as libm's
 
 
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or shutil.which("gcc") is None,
+                    reason="x87 arithmetic on x86-64 through gcc's -mfpmath=387")
+def test_c_sincos_with_extended_precision_doubles_calls_libm(tmp_path: Path) -> None:
+    """With doubles evaluated in 80 bits (x87: FLT_EVAL_METHOD 2, GNU C's fast excess precision), rounding by
+    adding 1.5 * 2^52 does not round: ``NAME_sincos`` calls libm there (its kernels measured 1e16 ulp off)."""
+    import ctypes
+    import math
+
+    files = codegen.generate(robot_of("double_pendulum"), "c", ["G"])
+    for filename, text in files.items():
+        (tmp_path / filename).write_text(text)
+    (tmp_path / "harness.c").write_text(
+        '#include "double_pendulum.c"\n'
+        "void harness(const double *x, size_t n, double *s, double *c) { double_pendulum_sincos(x, n, s, c); }\n")
+    subprocess.run(["gcc", "-O3", "-std=gnu99", "-mfpmath=387", "-shared", "-fPIC", "-o", str(tmp_path / "h.so"),
+                    str(tmp_path / "harness.c"), "-lm"], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(tmp_path / "h.so"))
+    x = np.random.default_rng(4).uniform(-10, 10, 257)
+    s, c = np.empty_like(x), np.empty_like(x)
+    pointer = ctypes.POINTER(ctypes.c_double)
+    lib.harness(x.ctypes.data_as(pointer), ctypes.c_size_t(x.size), s.ctypes.data_as(pointer),
+                c.ctypes.data_as(pointer))
+    assert np.array_equal(s, [math.sin(v) for v in x]) and np.array_equal(c, [math.cos(v) for v in x])
+
+
 def test_code_in_base_parameters(tmp_path: Path, code_cache: Path) -> None:
     """The reduced model (issue 7): generated and compiled with the base parameters as its parameter vector,
     fed the robot's own base parameter values it is the robot's dynamics."""
