@@ -737,32 +737,43 @@ def test_c_batch_loops_are_vectorisable(tmp_path: Path) -> None:
     assert len(body) == 6 and body <= vectorised, proc.stderr[-2000:]
 
 
-@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
-def test_c_vectorisable_sincos_is_within_one_ulp_of_libm(tmp_path: Path) -> None:
-    """The generated ``NAME_sincos`` (fdlibm kernels after a Cody-Waite reduction, libm beyond 1e5 rad)
-    called directly on angles that stress the reduction: near multiples of pi/2, tiny, large, negative."""
+def generated_sincos(tmp_path: Path, compiler: str, flags: list[str]) -> Callable[[np.ndarray], tuple[np.ndarray, ...]]:
+    """The generated C's ``NAME_sincos`` (the double pendulum's), compiled with ``flags``, as x -> (sin x, cos x)."""
     import ctypes
-    import math
 
-    files = codegen.generate(robot_of("double_pendulum"), "c", ["G"])
-    for filename, text in files.items():
+    for filename, text in codegen.generate(robot_of("double_pendulum"), "c", ["G"]).items():
         (tmp_path / filename).write_text(text)
     (tmp_path / "harness.c").write_text(
         '#include "double_pendulum.c"\n'
         "void harness(const double *x, size_t n, double *s, double *c) { double_pendulum_sincos(x, n, s, c); }\n")
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    subprocess.run([compiler, "-O3", "-std=c99", "-shared", "-fPIC", "-o", str(tmp_path / "h.so"),
-                    str(tmp_path / "harness.c"), "-lm"], check=True, capture_output=True)
+    subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(tmp_path / "h.so"), str(tmp_path / "harness.c"),
+                    "-lm"], check=True, capture_output=True)
     lib = ctypes.CDLL(str(tmp_path / "h.so"))
+    pointer = ctypes.POINTER(ctypes.c_double)
+
+    def sincos(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        x = np.ascontiguousarray(x, dtype=float)
+        s, c = np.empty_like(x), np.empty_like(x)
+        lib.harness(x.ctypes.data_as(pointer), ctypes.c_size_t(x.size), s.ctypes.data_as(pointer),
+                    c.ctypes.data_as(pointer))
+        return s, c
+
+    return sincos
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_c_vectorisable_sincos_is_within_one_ulp_of_libm(tmp_path: Path) -> None:
+    """The generated ``NAME_sincos`` (fdlibm kernels after a Cody-Waite reduction, libm beyond 1e5 rad)
+    called directly on angles that stress the reduction: near multiples of pi/2, tiny, large, negative."""
+    import math
+
+    sincos = generated_sincos(tmp_path, shutil.which("cc") or shutil.which("gcc") or "cc", ["-O3", "-std=c99"])
     rng = np.random.default_rng(3)
     k = np.arange(-200, 201)
     x = np.concatenate([rng.uniform(-10, 10, 20000), rng.uniform(-1e5, 1e5, 5000), k * np.pi / 2,
                         k * np.pi / 2 + rng.normal(0, 1e-12, k.size), rng.normal(0, 1e-300, 10), [0.0, -0.0],
                         [1e5, -1e5, 1.5e5, 1e300, -1e300]])
-    s, c = np.empty_like(x), np.empty_like(x)
-    pointer = ctypes.POINTER(ctypes.c_double)
-    lib.harness(x.ctypes.data_as(pointer), ctypes.c_size_t(x.size), s.ctypes.data_as(pointer),
-                c.ctypes.data_as(pointer))
+    s, c = sincos(x)
     ref_s = np.array([math.sin(v) for v in x])
     ref_c = np.array([math.cos(v) for v in x])
     assert np.all(np.abs(s - ref_s) <= np.spacing(np.abs(ref_s))), np.max(np.abs(s - ref_s) / np.spacing(np.abs(ref_s)))
@@ -775,23 +786,11 @@ def test_c_vectorisable_sincos_is_within_one_ulp_of_libm(tmp_path: Path) -> None
 def test_c_sincos_with_extended_precision_doubles_calls_libm(tmp_path: Path) -> None:
     """With doubles evaluated in 80 bits (x87: FLT_EVAL_METHOD 2, GNU C's fast excess precision), rounding by
     adding 1.5 * 2^52 does not round: ``NAME_sincos`` calls libm there (its kernels measured 1e16 ulp off)."""
-    import ctypes
     import math
 
-    files = codegen.generate(robot_of("double_pendulum"), "c", ["G"])
-    for filename, text in files.items():
-        (tmp_path / filename).write_text(text)
-    (tmp_path / "harness.c").write_text(
-        '#include "double_pendulum.c"\n'
-        "void harness(const double *x, size_t n, double *s, double *c) { double_pendulum_sincos(x, n, s, c); }\n")
-    subprocess.run(["gcc", "-O3", "-std=gnu99", "-mfpmath=387", "-shared", "-fPIC", "-o", str(tmp_path / "h.so"),
-                    str(tmp_path / "harness.c"), "-lm"], check=True, capture_output=True)
-    lib = ctypes.CDLL(str(tmp_path / "h.so"))
+    sincos = generated_sincos(tmp_path, "gcc", ["-O3", "-std=gnu99", "-mfpmath=387"])
     x = np.random.default_rng(4).uniform(-10, 10, 257)
-    s, c = np.empty_like(x), np.empty_like(x)
-    pointer = ctypes.POINTER(ctypes.c_double)
-    lib.harness(x.ctypes.data_as(pointer), ctypes.c_size_t(x.size), s.ctypes.data_as(pointer),
-                c.ctypes.data_as(pointer))
+    s, c = sincos(x)
     assert np.array_equal(s, [math.sin(v) for v in x]) and np.array_equal(c, [math.cos(v) for v in x])
 
 
