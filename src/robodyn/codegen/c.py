@@ -201,9 +201,10 @@ def chunk_size(rows: int) -> int:
 #: a core can count on and go to memory anyway, and a plain store first reads each cache line it writes
 #: (the Panda's derivatives at 10^5 states, 130 and 190 MB: 0.50 -> 0.34 and 0.76 -> 0.52 us per state).
 #: Below it, plain stores leave the results in cache for a caller that reads them next. On a 2-core share of a
-#: 32 MiB L3 (the Panda's M, 648 bytes a state, one output array reused) plain stores keep 42 ns a state up to
-#: 7.8 MB and jump to 83-130 ns from 8.4-9 MB on, where non-temporal ones take 46-60 (at 3-6.5 MB they are 5-10%
-#: slower than plain ones; at 13 MB, with the caller reading the results next, 120-149 ns against 164-173).
+#: 32 MiB L3 (the Panda's M, 648 bytes a state, one output array reused) plain stores keep 42-56 ns a state up to
+#: 7.8 MB (one run in three 131) and rise to 51-87 ns at 8.4 MB and 83-110 at 9.1 MB, where non-temporal ones take
+#: 46-64 (below 8 MB they are 5-50% slower than plain ones; at 13 MB, with the caller reading the results next,
+#: 120-149 ns against 164-173).
 STREAM_BYTES = 8 << 20
 
 #: How a batch routine stores its results: ``NAME_put`` (non-temporal when asked, on x86-64) and
