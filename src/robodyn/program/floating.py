@@ -376,15 +376,13 @@ def analytic_id_jacobians(parts: _Parts, a: Sequence[Any], directions: Sequence[
 
 def _pseudo_qd_terms(parts: _Parts, jacobian: list[list[Any]]) -> None:
     """dtau/dqd of the spherical and planar joints' columns, in place (:func:`analytic_id_jacobians`): plus
-    M_rec[:, r] d qdd'_r / d qd_c over the joint's columns r and c, and the joint's damping on its diagonal.
-    A ball's qdd' = qdd - (w_y w_z, -w_x w_z, w_x w_y), a planar joint's qdd - (w_z v_y, -w_z v_x, 0)."""
+    M_rec[:, r] d qdd'_r / d qd_c over the joint's columns r and c
+    (:func:`~robodyn.recursions.pseudo_joints.rate_slopes`), and the joint's damping on its diagonal."""
     nb, nv, tree = parts.nb, len(parts.v), parts.tree
     M = parts.part("M")
     for k, (damping, armature) in zip(tree.multi, tree.friction, strict=True):
         columns = [nb + col for col in tree.links[k]]
-        x, y, z = (parts.v[c] for c in columns)
-        # d qdd'_r / d qd_c, rows r and columns c over the joint's three
-        rates = ((0, -z, -y), (z, 0, x), (-y, -x, 0) if tree.kinds[k] == "S" else (0, 0, 0))
+        rates = pseudo_joints.rate_slopes(tree.kinds[k], [parts.v[c] for c in columns])  # d qdd'_r / d qd_c
         for i in range(nv):
             for c_index, c in enumerate(columns):
                 terms = []

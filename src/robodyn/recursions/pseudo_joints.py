@@ -180,6 +180,15 @@ def rates(tree: Tree, qd: Sequence[Scalar] | None, qdd: Sequence[Scalar] | None
     return list(qd), out
 
 
+def rate_slopes(kind: str, nu: Sequence[Scalar]) -> tuple[tuple[Scalar, Scalar, Scalar], ...]:
+    """d qdd'_r / d nu_c of :func:`rates`' shifted accelerations over one joint's three columns (rows r, columns c)
+    at its velocities nu = (x, y, z): a spherical joint's qdd' = qdd - (y z, -x z, x y), a planar one's
+    qdd - (z y, -z x, 0) (the chain rule of the analytic derivatives along qd:
+    :func:`robodyn.program.floating.analytic_id_jacobians`)."""
+    x, y, z = nu
+    return (0, -z, -y), (z, 0, x), ((-y, -x, 0) if kind == "S" else (0, 0, 0))
+
+
 def joint_terms(tree: Tree, ops: Any, tau: Sequence[Scalar], qd: Sequence[Scalar] | None,
                 qdd: Sequence[Scalar] | None) -> list[Scalar]:
     """tau plus the spherical and planar joints' damping b nu and armature I_a nu' (model numbers made scalars of
