@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors
     from robodyn.analysis.simulation import simulate
     from robodyn.codegen.casadi import to_casadi
     from robodyn.equations import ConfigSpace, EmdegForm, Equations, FuForm
-    from robodyn.errors import DerivationError, ModelError, ModelWarning
+    from robodyn.errors import BuildNote, DerivationError, ModelError, ModelWarning
     from robodyn.formats.load import load
     from robodyn.formats.pinocchio import from_pinocchio
     from robodyn.formats.toolbox import from_toolbox
@@ -39,7 +39,8 @@ _NAMES = {
     "compile": "robodyn.runtime",
     "ConfigSpace": "robodyn.equations", "EmdegForm": "robodyn.equations", "Equations": "robodyn.equations",
     "FuForm": "robodyn.equations",
-    "DerivationError": "robodyn.errors", "ModelError": "robodyn.errors", "ModelWarning": "robodyn.errors",
+    "BuildNote": "robodyn.errors", "DerivationError": "robodyn.errors", "ModelError": "robodyn.errors",
+    "ModelWarning": "robodyn.errors",
     "derive": "robodyn.formulations",
     "load": "robodyn.formats.load",
     "Link": "robodyn.model", "Manipulator": "robodyn.model", "Payload": "robodyn.model",
@@ -94,6 +95,7 @@ sys.modules[__name__].__class__ = _Face
 _moved.install()  # the modules that moved into rooms, by their old names for one release
 
 __all__ = [
+    "BuildNote",
     "ConfigSpace",
     "DerivationError",
     "EmdegForm",

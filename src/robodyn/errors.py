@@ -150,3 +150,8 @@ def finite_constant(value: object) -> float:
         raise ModelError(f"a constant of the equations is not a finite double ({str(value)[:40]}): the model's "
                          "numbers are too large")
     return number
+
+
+class BuildNote(UserWarning):
+    """robodyn built what a call needed and was not built up front (a compiled routine left out of
+    ``rd.compile``'s outputs): it says what, and how to build it up front."""

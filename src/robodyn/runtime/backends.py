@@ -36,6 +36,7 @@ import numpy as np
 from robodyn.codegen import exec_python, generate, python_file
 from robodyn.codegen.cuda import cuda_file, generate_cuda
 from robodyn.codegen.spec import ModuleSpec
+from robodyn.program.progress import stage
 from robodyn.runtime import cuda
 from robodyn.runtime.compiled import CompiledDynamics, load_library
 from robodyn.runtime.toolchain import compile_library
@@ -75,6 +76,8 @@ def _c_files(name: str) -> list[str]:
 
 def _c_build(work: Path, spec: ModuleSpec, command: list[str]) -> list[str]:
     library = work / f"{spec.name}.so"
+    level = " ".join(flag for flag in command if flag.startswith("-O"))
+    stage(f"{Path(command[0]).name} {level} on {(work / f'{spec.name}.c').stat().st_size // 1024} KB of C")
     compile_library(command, work / f"{spec.name}.c", library)
     return [library.name]
 

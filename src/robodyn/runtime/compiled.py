@@ -21,6 +21,7 @@ import itertools
 import math
 import os
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from robodyn.codegen.spec import KINDS, ModuleSpec
+from robodyn.errors import BuildNote
 from robodyn.model.params import parameter_value
 
 try:  # the one-state caller built with the package (an optional extension: without it, ctypes)
@@ -40,6 +42,8 @@ except ImportError:  # pragma: no cover - where the extension could not be built
 __all__ = ["CompiledDynamics", "load_library"]
 
 ParamValues = Mapping[Any, Any] | Sequence[float] | np.ndarray
+#: A routine's ``--outputs`` key (``center_of_mass`` -> ``com``): what rd.compile builds for it.
+ROUTINE_KEYS = {kind.name: kind.key for kind in KINDS}
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
@@ -98,6 +102,10 @@ class CompiledDynamics:
         self._lock = threading.Lock()
         self._local = threading.local()  # per thread: the one-state calls of the methods (their buffers)
         self._last: tuple[tuple[float, ...], np.ndarray] | None = None
+        #: rd.compile's build of other outputs (and frames) of the same robot, with the same options: a routine or
+        #: frame left out is built on its first call (:meth:`_later`); None: a ValueError names what was built.
+        self._more: Callable[[tuple[str, ...], tuple[str, ...] | None], CompiledDynamics] | None = None
+        self._built_later: dict[tuple[str, str | None], CompiledDynamics] = {}
 
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path else ""
@@ -146,7 +154,7 @@ class CompiledDynamics:
             if fast is not None and (result := fast(*arrays)) is not NotImplemented:
                 return result  # (anything but one state of float64 arrays: the checks and batches below)
         if routine not in self.routines:
-            raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
+            return self._later(routine)._run(routine, arrays, params, out)
         k = self.constants(params)
         given = [np.asarray(a, dtype=float) for a in arrays]
         if self.nq != self.n:
@@ -246,11 +254,30 @@ class CompiledDynamics:
         without its headers) it copies the arrays into work buffers for a ctypes call, 1.3 us, and is not
         thread-safe: call ``one_state`` again per thread."""
         if routine not in self.routines:
-            raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
+            return self._later(routine).one_state(routine, params=params)
         k = self.constants(params)
         if self._one_state is not None:
             return self._one_state(routine, k, self._tail(routine))
         return lambda *arrays: self._run(routine, arrays, params)
+
+    def _later(self, routine: str, frame: str | None = None) -> CompiledDynamics:
+        """The compiled routines that hold ``routine`` (for ``frame``), left out by rd.compile: built on the first
+        call (the :class:`~robodyn.errors.BuildNote` says so once, and which ``outputs`` or ``frames`` build it up
+        front), then kept; a ValueError naming what was built where this object cannot build more (one made by
+        :func:`load_library` or another backend's loader alone)."""
+        found = self._built_later.get((routine, frame))
+        if found is not None:
+            return found
+        if self._more is None or routine not in ROUTINE_KEYS:
+            raise ValueError(f"{routine} was not generated for {self.name!r} (generated: {', '.join(self.routines)})")
+        key = ROUTINE_KEYS[routine]
+        asked = f"frames=[{frame!r}]" if routine in self.routines else f"outputs=[..., {key!r}]"
+        warnings.warn(f"{self.name}: {routine}{f' of frame {frame!r}' if frame is not None else ''} was not compiled "
+                      f"with the rest: building it now (rd.compile(robot, {asked}) builds it up front)", BuildNote,
+                      stacklevel=4)
+        built = self._more((key,), (frame,) if frame is not None else self.frames or None)
+        self._built_later[(routine, frame)] = built
+        return built
 
     def _tail(self, routine: str) -> tuple[int, ...]:
         """The shape of one state's result of ``routine``."""
@@ -324,6 +351,8 @@ class CompiledDynamics:
                out: np.ndarray | None) -> np.ndarray:
         """The result of the frames' routine ``routine`` for ``frame`` (None: the first compiled, "" the tool
         frame): a view of the routine's array, (..., F, rows, columns), at the frame's index."""
+        if self._more is not None and (routine not in self.routines or frame not in (None, *self.frames)):
+            return self._later(routine, frame)._frame(routine, arrays, frame, params, out)
         if frame is None:
             index = 0
         elif frame in self.frames:

@@ -22,6 +22,8 @@ without compiling.
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from typing import Any
 from robodyn.codegen.cuda import PRECISIONS
 from robodyn.codegen.spec import DEFAULT_KEYS, KEYS, KINDS, ModuleSpec, frames_of, module_spec, sanitize
 from robodyn.errors import ModelError
+from robodyn.program.progress import DELAY, on_terminal
 from robodyn.runtime import cache as _cache
 from robodyn.runtime import compiled
 from robodyn.runtime.backends import BACKENDS, RECORDS, cuda_record
@@ -51,6 +54,7 @@ def compile(
     base: bool = False,
     precision: str = "fp64",
     frames: Sequence[str] | None = None,
+    progress: bool = True,
 ) -> CompiledDynamics:
     """Generate, compile (or find in the cache) and load the dynamics routines of ``robot``.
 
@@ -69,7 +73,12 @@ def compile(
     (:func:`robodyn.codegen.module_spec` of the same outputs), to skip generating them again;
     ``frames``: the named frames (:meth:`~robodyn.Manipulator.frame`) of the frames' routines, asked for by the
     outputs ``pose``, ``jacobian``, ``jacobian_world``, ``jacobian_local`` and their ``_dot`` (default the tool
-    frame): ``dyn.frame_pose(q, frame="panda_hand")``.
+    frame): ``dyn.frame_pose(q, frame="panda_hand")``. A routine or frame left out is built on its first call, with
+    the same options (a :class:`~robodyn.errors.BuildNote` says so once): ``dyn.center_of_mass(q)`` works after
+    the default outputs too.
+    ``progress``: a build that takes more than a second shows its stages and the time elapsed on stderr where that
+    is a terminal (nothing elsewhere), then one line with the time of the programs and of the C compiler
+    (:func:`robodyn.program.progress.on_terminal`); False shows nothing.
     Raises :class:`CompileError` without a compiler or if compiling fails."""
     sized = getattr(robot, "nq", None) != getattr(robot, "nv", None)  # a floating base, spherical joints
     if sized and backend == "cuda":  # before the cache is looked up
@@ -110,6 +119,20 @@ def compile(
                         None if base else tuple(s.name for s in robot.parameters()), key, record, named,
                         robot.nq if sized else None)
     entry = _cache._cache_root(cache) / f"{name}-{key}"
+
+    def more(outputs: tuple[str, ...], frames: tuple[str, ...] | None) -> CompiledDynamics:
+        return compile(robot, outputs=outputs, backend=backend, cache=cache, compiler=compiler, base=base,
+                       precision=precision, frames=frames, progress=progress)
+
+    found = _found_or_built(robot, spec, entry, command, expected, base, progress)
+    found._more = more
+    return found
+
+
+def _found_or_built(robot: Any, spec: ModuleSpec | None, entry: Path, command: list[str], expected: Expected,
+                    base: bool, progress: bool) -> CompiledDynamics:
+    """The entry's CompiledDynamics from the cache, else built there (its programs generated unless ``spec``
+    has them), the build's stages shown on a terminal where ``progress``."""
     replace = False
     try:
         found = _cache._load_entry(entry, expected)
@@ -117,7 +140,27 @@ def compile(
         found, replace = None, True
     if found is not None:
         return found
-    spec = spec or module_spec(robot, keys, base=base, frames=named or None)
+    if not progress:
+        return _build_and_load(robot, spec, entry, command, expected, base, replace, {})
+    times: dict[str, float] = {}
+    with on_terminal(f"compiling {robot.name}"):
+        built = _build_and_load(robot, spec, entry, command, expected, base, replace, times)
+    if sum(times.values()) > DELAY and sys.stderr is not None and sys.stderr.isatty():
+        tool = Path(command[0]).name if RECORDS[expected.backend].compiled else expected.backend
+        print(f"robodyn: compiled {len(built.routines)} routines of {robot.name} in {sum(times.values()):.1f} s "
+              f"(programs {times['programs']:.1f} s, {tool} {times['build']:.1f} s), cached in {entry}",
+              file=sys.stderr)
+    return built
+
+
+def _build_and_load(robot: Any, spec: ModuleSpec | None, entry: Path, command: list[str], expected: Expected,
+                    base: bool, replace: bool, times: dict[str, float]) -> CompiledDynamics:
+    """Build the entry (generating its programs unless ``spec`` has them) and load it; ``times`` gets the seconds
+    of the programs and of the build (writing, compiling)."""
+    name, keys = expected.name, tuple(kind.key for kind in KINDS if kind.name in expected.kinds)
+    start = time.perf_counter()
+    spec = spec or module_spec(robot, keys, base=base, frames=expected.frames or None)
+    times["programs"] = time.perf_counter() - start
     if spec.name != name:
         raise ValueError(f"spec is named {spec.name!r}, but the routines of this robot{' (base=True)' if base else ''} "
                          f"are named {name!r}: build it with module_spec(robot, outputs, base={base})")
@@ -125,11 +168,13 @@ def compile(
     if problem:
         raise ValueError(f"spec does not describe {robot.name!r}: {problem}")
     while True:
+        start = time.perf_counter()
         try:
             _cache._build(spec, entry, command, expected, replace=replace)
         except OSError as exc:  # the cache directory cannot be written
             raise CompileError(f"cannot write the compile cache {entry.parent} ({exc.strerror or exc}); set "
                                f"${CACHE_ENV} to a writable directory, or {FALLBACK}") from None
+        times["build"] = times.get("build", 0.0) + time.perf_counter() - start
         try:
             found = _cache._load_entry(entry, expected)
         except _cache._UnloadableError as exc:
@@ -148,7 +193,7 @@ def hot_routines(robot: Any, params: Any) -> dict[str, Callable[..., Any]]:
     NotImplemented to anything else. CompileError without the ``robodyn._fastcall`` extension or a compiler."""
     if compiled.Caller is None:
         raise CompileError("the robodyn._fastcall extension was not built (no Python.h when robodyn was installed)")
-    dyn = compile(robot)
+    dyn = compile(robot, progress=False)  # (built in a thread of the numeric engine, while the user's loop runs)
     assert dyn._fast_call is not None
     values = {str(key): value for key, value in (params or {}).items()} if dyn.parameters else None
     k = dyn.constants(values)
