@@ -80,3 +80,24 @@ def test_a_long_build_tells_its_times_on_a_terminal_and_nothing_on_a_pipe(tmp_pa
     assert "robodyn: compiled 3 routines of puma560 in " in shown, shown
     assert "programs " in shown and " s), cached in " in shown
     assert _stderr_of(code, False, tmp_path / "b") == ""
+
+
+@compiler
+def test_large_c_is_compiled_at_o1_with_the_same_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """C over toolchain.LARGE_C_BYTES (here every C) compiles at -O1, said in the build's stages; the numbers are
+    those of the -O3 library (no fused multiply-adds at either level)."""
+    from robodyn.program.progress import reporting
+    from robodyn.runtime import toolchain
+
+    robot = load_quiet("puma560")
+    fast = rd.compile(robot, cache=tmp_path / "O3", outputs=["tau", "M"])
+    monkeypatch.setattr(toolchain, "LARGE_C_BYTES", 0)
+    stages: list[str] = []
+    with reporting(stages.append):
+        small = rd.compile(robot, cache=tmp_path / "O1", outputs=["tau", "M"])
+    assert any(" -O1 on " in step for step in stages), stages
+    assert toolchain.sized_command(["cc", "-O3", "-fPIC"], 1) == ["cc", "-O1", "-fPIC"]
+    rng = np.random.default_rng(1)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 64, robot.n))
+    assert_close(small.inverse_dynamics(q, qd, qdd), fast.inverse_dynamics(q, qd, qdd), 1e-13)
+    assert_close(small.mass_matrix(q), fast.mass_matrix(q), 1e-13)

@@ -39,7 +39,7 @@ from robodyn.codegen.spec import ModuleSpec
 from robodyn.program.progress import stage
 from robodyn.runtime import cuda
 from robodyn.runtime.compiled import CompiledDynamics, load_library
-from robodyn.runtime.toolchain import compile_library
+from robodyn.runtime.toolchain import compile_library, sized_command
 
 __all__ = ["BACKENDS", "RECORDS", "Backend", "cuda_record"]
 
@@ -75,10 +75,12 @@ def _c_files(name: str) -> list[str]:
 
 
 def _c_build(work: Path, spec: ModuleSpec, command: list[str]) -> list[str]:
-    library = work / f"{spec.name}.so"
+    library, source = work / f"{spec.name}.so", work / f"{spec.name}.c"
+    size = source.stat().st_size
+    command = sized_command(command, size)
     level = " ".join(flag for flag in command if flag.startswith("-O"))
-    stage(f"{Path(command[0]).name} {level} on {(work / f'{spec.name}.c').stat().st_size // 1024} KB of C")
-    compile_library(command, work / f"{spec.name}.c", library)
+    stage(f"{Path(command[0]).name} {level} on {size // 1024} KB of C")
+    compile_library(command, source, library)
     return [library.name]
 
 
