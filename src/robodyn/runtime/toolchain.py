@@ -1,8 +1,8 @@
 """The C toolchain of :func:`robodyn.compile`: which compiler, with which flags, run how.
 
-The C of :mod:`robodyn.codegen.c` is compiled with ``cc -O3 -fPIC -shared -std=c99 -fno-math-errno -ffp-
-contract=off`` (``-O1`` for C of more than :data:`LARGE_C_BYTES`; ``$CC`` if set, with the options it carries, else
-``cc``, else ``gcc``), plus ``-march=native`` on Linux on x86-64 and AArch64 (with ``-mprefer-vector-width=512`` on
+The C of :mod:`robodyn.codegen.c` is compiled with ``cc -O3 -fPIC -shared -std=c99 -fno-math-errno
+-ffp-contract=off`` (``-O1`` for C of more than :data:`LARGE_C_BYTES`; ``$CC`` if set, with the options it carries,
+else ``cc``, else ``gcc``), plus ``-march=native`` on Linux on x86-64 and AArch64 (with ``-mprefer-vector-width=512`` on
 x86-64: AVX-512 where the host has it; both dropped again if the compiler refuses them), into a shared library in
 the compile cache (:mod:`robodyn.runtime.cache`; the compiler command and, with ``-march=native``, the host's
 processor, :func:`host_fingerprint`, are part of its key). ``-O3`` vectorises the batch loops of the generated C
