@@ -61,7 +61,7 @@ def trace_product(A: se.DenseMatrix, J: se.DenseMatrix, B: se.DenseMatrix) -> Se
 class LagrangeEuler:
     """The quantities of Fu section 3.2 for one arm, built once and shared by D, h and c.
 
-    Simplify small and early, but only while it stays small (ARCHITECTURE.md): a 4x4 product
+    Simplify small and early, but only while it stays small: a 4x4 product
     is brought to canonical form (expanded, sin^2 -> 1 - cos^2) when both factors are in that
     form and their largest entries have at most :data:`EXPAND_LIMIT` terms between them;
     otherwise it is kept nested, and always for floating-point data (which never cancel exactly).

@@ -13,7 +13,7 @@ to the tree's:
 G of n x nv (a 1 per independent joint, the ratios at each coupled joint's row in its leaders' columns) and c the
 offsets. The generalised forces are projected with G^T (the principle of virtual work): tau = G^T tau_tree,
 M = G^T M_tree G, h, G(q), damping and load likewise, so that M qdd + bias = tau with the independent q
-(ARCHITECTURE.md, "Couplings and loops"). So does Pinocchio's mimic model (``buildModelFromUrdf(path,
+(docs/guide/trees.md). So does Pinocchio's mimic model (``buildModelFromUrdf(path,
 mimic=True)``); the same numbers, joints matched by name.
 
 :func:`resolve` checks a robot's couplings (one-line ModelErrors) and resolves chains: a joint that follows a
@@ -215,8 +215,8 @@ def coupling_map(n: int, couplings: Sequence[Coupling]) -> tuple[sympy.Matrix, s
 
 @dataclass(frozen=True)
 class ClosureMap:
-    """The map from the robot's independent coordinates to the tree's, in one place (ARCHITECTURE.md, "Couplings
-    and loops"): q_tree = g(q), qd_tree = W(q) qd, qdd_tree = W(q) qdd + b(q, qd) (b = Wdot qd), and every
+    """The map from the robot's independent coordinates to the tree's, in one place (docs/guide/trees.md):
+    q_tree = g(q), qd_tree = W(q) qd, qdd_tree = W(q) qdd + b(q, qd) (b = Wdot qd), and every
     generalised force projected with W^T. Linear couplings (mimic joints, gears, parallelograms) are the linear
     part, g(q) = G q + c, W = G, b = 0; a four-bar's passive joints (:mod:`robodyn.model.fourbars`) its rows in
     closed form of their actuated joint: ``bars``, each (the leader's column in q, the closed form)."""

@@ -1,5 +1,4 @@
-"""Loop closures: a closed kinematic chain is a tree plus closures (data only; ARCHITECTURE.md, "Couplings and
-loops").
+"""Loop closures: a closed kinematic chain is a tree plus closures (data only; docs/guide/trees.md).
 
 A :class:`Loop` closes the tree between two links (or a link and the base): a closing joint whose frame sits at
 ``placements[0]`` in the first link's frame and at ``placements[1]`` in the second's (the two frames coincide,

@@ -1,6 +1,6 @@
 """The manipulator description: frozen ``Link``s, an optional ``Payload``, and ``Manipulator``.
 
-Conventions (ARCHITECTURE.md, "Conventions everyone relies on"):
+Conventions (docs/conventions.md):
 
 - ``standard`` DH (Paul, Fu, ROBMAT): A_i = Rot(z, theta_i) Trans(z, d_i) Trans(x, a_i) Rot(x, alpha_i);
   joint i moves about/along z_{i-1}; link i's frame sits at its distal end.
