@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import symengine as se
 import sympy
-from scipy.integrate import OdeSolver, solve_ivp
+from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau, solve_ivp
 
 from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
@@ -83,7 +83,12 @@ MAX_EVALUATIONS = 500_000
 
 
 class SimulationError(ModelError):
-    """A simulation that cannot run or did not finish (one line, like every ModelError)."""
+    """A simulation that cannot run or did not finish (one line, like every ModelError). One that stopped part of the
+    way (a state that is no longer finite, a singular mass matrix, the evaluation bound, a torque function's bad
+    value) keeps what it integrated: ``result``, the :class:`SimulationResult` up to the last step the integrator
+    took (at the output times up to there, and that step's time); None where it stopped before its first step."""
+
+    result: SimulationResult | None = None
 
 
 class NonFiniteStateError(SimulationError):
@@ -675,21 +680,67 @@ def simulate(
     bound = bind_parameters(robot, params)
     engine_ = dynamics(robot, bound, engine)
     law = torque_law(robot, torque, engine_)
-    rhs = _RightHandSide(engine_, law, limit, str(method if isinstance(method, str) else method.__name__),
-                         coulomb=any(link.has_coulomb for link in robot.links))
-    try:
+    name = str(method if isinstance(method, str) else method.__name__)
+    coulomb = any(link.has_coulomb for link in robot.links)
+    x0 = np.concatenate([q_start, qd_start])
+
+    def integrate(t_end: float, outputs: np.ndarray, reached: list[float] | None = None) -> Any:
+        solver = options["method"] if reached is None else _noting_steps(options["method"], reached)
         with np.errstate(all="ignore"):  # the right-hand side's guards report a diverging state once
-            sol = solve_ivp(rhs, (t0, t1), np.concatenate([q_start, qd_start]), t_eval=times, events=events,
-                            **options)
+            return solve_ivp(_RightHandSide(engine_, law, limit, name, coulomb=coulomb), (t0, t_end), x0,
+                             t_eval=outputs, events=events, **{**options, "method": solver})
+
+    reached = [t0]
+    try:
+        sol = integrate(t1, times, reached)
         if sol.status < 0:
-            raise SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
+            error = SimulationError(f"integration failed at t = {sol.t[-1]:g} s: {sol.message}")
+            error.result = _result(robot, engine_, law, sol, method, bound) if len(sol.t) else None
+            raise error
         return _result(robot, engine_, law, sol, method, bound)
+    except SimulationError as exc:  # stopped part of the way: the trajectory up to its last step kept
+        if exc.result is not None or reached[-1] <= t0:
+            raise
+        raise _keeping(exc, reached[-1], lambda t_end: _result(robot, engine_, law, integrate(
+            t_end, np.append(times[times < t_end], t_end)), method, bound)) from None
     except ModelError:  # ours, with its own message (SimulationError is a ValueError too)
         raise
     except np.linalg.LinAlgError as exc:
         raise SimulationError(f"the mass matrix became singular ({exc})") from None
     except ValueError as exc:  # solve_ivp refusing what is left of its options (t_eval order, events)
         raise SimulationError("solve_ivp: " + " ".join(str(exc).split())) from None
+
+
+#: The integrators by name (solve_ivp's), to note the steps they take (:func:`_noting_steps`).
+_SOLVERS: dict[str, type[OdeSolver]] = {"RK45": RK45, "RK23": RK23, "DOP853": DOP853, "Radau": Radau, "BDF": BDF,
+                                         "LSODA": LSODA}
+
+
+def _noting_steps(method: str | type[OdeSolver], reached: list[float]) -> type[OdeSolver]:
+    """``method``'s solver class, noting the time each step it takes reaches (``reached[-1]``: how far an integration
+    that stopped with an error got)."""
+    base = _SOLVERS[method] if isinstance(method, str) else method
+
+    def step(self: OdeSolver) -> str | None:
+        message = base.step(self)
+        if self.status != "failed":
+            reached.append(float(self.t))
+        return message
+
+    return type(base.__name__, (base,), {"step": step})
+
+
+def _keeping(error: SimulationError, t_last: float, integrate: Callable[[float], SimulationResult]) -> SimulationError:
+    """``error`` with the trajectory up to ``t_last``, the last step taken (integrated again to there: the same steps,
+    the same numbers), as its ``result``; the error as it was where that integration fails too."""
+    try:
+        result = integrate(t_last)
+    except ModelError:
+        return error
+    kept = type(error)(f"{error.problem}; the trajectory up to t = {t_last:.6g} s is kept (the error's result)",
+                       field=error.field)
+    kept.result = result
+    return kept
 
 
 def _time_span(t_span: Any) -> tuple[float, float]:
