@@ -107,7 +107,8 @@ def _against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -> float:
         rne = np.zeros(model.nv)
         mujoco.mj_rne(model, data, 1, rne)
         assert np.allclose(-data.qfrc_damper[dofs], damping * qd, rtol=0, atol=1e-15)  # the sign: robodyn's + b qd
-        assert np.array_equal(data.qfrc_passive, data.qfrc_damper)  # no springs, gravcomp or fluid (refused)
+        assert np.array_equal(data.qfrc_passive[dofs], data.qfrc_damper[dofs])  # no springs, gravcomp or fluid
+        # on the robot (refused; a prop's left out)
         coulomb = friction * np.sign(qd)
         tau_mj = rne[dofs] + armature * qdd - data.qfrc_passive[dofs] + coulomb
         M_mj = np.zeros((model.nv, model.nv))
@@ -145,8 +146,8 @@ def test_ur5e_frictionloss_is_coulomb_friction_or_ignored_or_refused_in_one_line
     robot = rd.load(DATA / "ur5e.xml")  # frictionloss="coulomb", the default
     assert [link.coulomb for link in robot.links] == [(f, -f) for f in model.dof_frictionloss.tolist()]
     assert robot.n == 6 and float(robot.links[0].damping) == 0.001 and float(robot.links[0].coulomb[0]) > 0
-    message = _refused(DATA / "ur5e.xml", "frictionloss", "joint 'shoulder_pan_joint', joint 'shoulder_lift_joint'"
-                       " and 4 more", frictionloss="refuse")
+    message = _refused(DATA / "ur5e.xml", "joint frictionloss 'shoulder_pan_joint', 'shoulder_lift_joint' and 4 more"
+                       " (frictionloss='coulomb')", frictionloss="refuse")
     assert message.count("frictionloss") == 2  # one group, the option that reads it named
     with pytest.warns(rd.ModelWarning, match="frictionloss") as caught:
         ignored = read_mjcf(DATA / "ur5e.xml", frictionloss="ignore")
@@ -351,7 +352,7 @@ def test_what_a_floating_base_cannot_be_is_refused_in_one_line(tmp_path: Path) -
     _refused(_mjcf(tmp_path, free.format("a") + free.format("b"), name="two.xml"), "2 free bodies",
              "root='a'")
     damped = f'<body name="a"><joint name="root" type="free" damping="0.1"/>{LINK}</body>'
-    _refused(_mjcf(tmp_path, damped, name="damped.xml"), "joint 'root'", "damping", "free joint")
+    _refused(_mjcf(tmp_path, damped, name="damped.xml"), "free joint damping 'root'")
     with pytest.raises(rd.ModelError, match="floating must be None, True or False"):
         read_mjcf(_mjcf(tmp_path, arm, name="arm.xml"), floating="yes")  # type: ignore[arg-type]
 
@@ -380,13 +381,13 @@ def test_a_legged_robot_with_a_free_joint_is_its_urdf_on_a_floating_base(relativ
 
 
 def test_ball_joint_spring_and_connect_are_refused(tmp_path: Path) -> None:
-    _refused(_mjcf(tmp_path, f'<body><joint name="b" type="ball" stiffness="1"/>{LINK}</body>'), "joint 'b'",
-             "stiffness")  # (a ball joint reads: tests/numeric/test_spherical.py)
-    _refused(_mjcf(tmp_path, f'<body><joint name="s" stiffness="3"/>{LINK}</body>', name="s.xml"), "joint 's'",
-             "stiffness")
+    _refused(_mjcf(tmp_path, f'<body><joint name="b" type="ball" stiffness="1"/>{LINK}</body>'),
+             "joint stiffness 'b'")  # (a ball joint reads: tests/numeric/test_spherical.py)
+    _refused(_mjcf(tmp_path, f'<body><joint name="s" stiffness="3"/>{LINK}</body>', name="s.xml"),
+             "joint stiffness 's'")
     two = f'<body name="a"><joint name="j1"/>{LINK}<body name="b" pos="1 0 0"><joint name="j2"/>{LINK}</body></body>'
     _refused(_mjcf(tmp_path, two, '<equality><connect name="loop" body1="a" body2="b" anchor="0 0 0"/></equality>',
-                   name="c.xml"), "equality 'loop'", "connect", "not read yet")
+                   name="c.xml"), "connect equality 'loop' (not read yet)")
 
 
 def test_joint_equalities_linear_are_couplings_nonlinear_refused(tmp_path: Path) -> None:

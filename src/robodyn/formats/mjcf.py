@@ -189,8 +189,10 @@ def _scan(path: Path, shown: str) -> None:
 def _scan_file(path: Path, shown: str, directory: Path, factor: int, found: _Scan, depth: int) -> None:
     from xml.etree import ElementTree as ET
 
-    data = read_limited(path, MAX_MJCF_BYTES - found.bytes, shown_path(path))  # a special file: refused, not read
+    data = read_limited(path, MAX_MJCF_BYTES, shown_path(path))  # a special file: refused, not read
     found.bytes += len(data)
+    if found.bytes > MAX_MJCF_BYTES:
+        raise ModelError(f"the file and its includes are larger than {MAX_MJCF_BYTES} bytes together", file=shown)
     if b"<!ENTITY" in data:
         raise ModelError("an entity declaration is not allowed in an MJCF file", file=shown_path(path))
     try:
@@ -298,8 +300,10 @@ def _where_joint(model: Any, j: int) -> str:
     return f"joint '{name}'" if name else f"joint {j} of body '{_name(model, 'body', int(model.jnt_bodyid[j]))}'"
 
 
-def _where_body(model: Any, b: int) -> str:
-    return f"body '{_name(model, 'body', b) or b}'"
+def _quoted(model: Any, kind: str, index: int) -> str:
+    """An element as a refusal lists it: its name quoted, or its number."""
+    name = _name(model, kind, index)
+    return repr(name) if name else f"#{index}"
 
 
 # -- which bodies are the robot -------------------------------------------------------------------------------------
@@ -382,20 +386,30 @@ def _rooted(model: Any, shown: str, root: str) -> _Robot:
 
 # -- what robodyn does not model: every problem gathered, refused in one line ----------------------------------------
 class _Problems:
-    """The refused attributes of a file, grouped by what they are (``"stiffness (joint springs)"``), each with where
-    (``"joint 'hip'"``): :meth:`refuse` raises one line naming every group."""
+    """The refused attributes of a file, grouped by what they are (``"joint stiffness"``) and the option that
+    would read them, each with the names where they are (``"'hip'"``): :meth:`refuse` raises one line naming every
+    group, the first two names of each and how many more."""
 
     def __init__(self) -> None:
-        self.groups: dict[str, list[str]] = {}
+        self.groups: dict[tuple[str, str], list[str]] = {}
 
-    def add(self, what: str, where: str) -> None:
-        self.groups.setdefault(what, []).append(where)
+    def add(self, what: str, where: str, hint: str = "") -> None:
+        self.groups.setdefault((what, hint), []).append(where)
 
     def refuse(self, shown: str) -> None:
         if not self.groups:
             return
-        parts = [_listed(what, where, 2) for what, where in self.groups.items()]
+        parts = []
+        for (what, hint), where in self.groups.items():
+            more = f" and {len(where) - 2} more" if len(where) > 2 else ""
+            parts.append(f"{what} {', '.join(where[:2])}{more}{f' ({hint})' if hint else ''}")
         raise ModelError("not modelled by robodyn: " + "; ".join(parts), file=shown)
+
+
+def _joint(model: Any, j: int) -> str:
+    """A joint as a refusal lists it: its name quoted, or its number and body."""
+    name = _name(model, "joint", j)
+    return repr(name) if name else f"#{j} of body {_quoted(model, 'body', int(model.jnt_bodyid[j]))}"
 
 
 def _joint_kinds(model: Any, robot: _Robot, shown: str, floating: bool | None, problems: _Problems) -> int | None:
@@ -410,13 +424,13 @@ def _joint_kinds(model: Any, robot: _Robot, shown: str, floating: bool | None, p
             if kind == _BALL:
                 for field in ("damping", "armature"):
                     if np.ptp(np.asarray(getattr(model, f"dof_{field}")[start:start + 3])) != 0:
-                        problems.add(f"{field} differing among a ball joint's three dofs", _where_joint(model, j))
+                        problems.add(f"ball joint {field} differing among its dofs", _joint(model, j))
             if kind != _FREE or floating is False:
                 continue
             free = b  # (MuJoCo puts free joints on bodies of the world only: the robot's top)
             for field in ("damping", "armature"):
                 if np.any(np.asarray(getattr(model, f"dof_{field}")[start:start + 6]) != 0):
-                    problems.add(f"{field} on a free joint", _where_joint(model, j))
+                    problems.add(f"free joint {field}", _joint(model, j))
     if floating and free is None:
         raise ModelError("floating=True, but the file has no free joint: add <freejoint/> to the root body",
                          file=shown)
@@ -428,24 +442,24 @@ def _check_passive(model: Any, robot: _Robot, problems: _Problems, frictionloss:
     ``frictionloss`` is dropped (``frictionloss="ignore"``, or a free joint's)."""
     for b in robot.bodies:
         if float(getattr(model, "body_gravcomp", np.zeros(model.nbody))[b]) != 0:
-            problems.add("gravcomp (gravity compensation)", _where_body(model, b))
+            problems.add("body gravcomp", _quoted(model, "body", b))
     for field in ("tendon_stiffness", "tendon_damping", "tendon_frictionloss") if model.ntendon else ():
         values = np.asarray(getattr(model, field)).reshape(model.ntendon, -1)
         for t in np.flatnonzero(np.any(values != 0, axis=1)):
-            problems.add(f"tendon {field.split('_', 1)[1]}", f"tendon '{_name(model, 'tendon', int(t))}'")
+            problems.add(f"tendon {field.split('_', 1)[1]}", _quoted(model, "tendon", int(t)))
     dropped = []
     for j in _moving(model, list(robot.bodies)) + _free_joints(model, robot):
         if np.any(np.asarray(model.jnt_stiffness[j]) != 0):
-            problems.add("stiffness (joint springs)", _where_joint(model, j))
+            problems.add("joint stiffness", _joint(model, j))
         start, kind = int(model.jnt_dofadr[j]), int(model.jnt_type[j])
         if not np.any(np.asarray(model.dof_frictionloss[start:start + _DOFS[kind]]) != 0):
             continue
         if frictionloss == "refuse":
-            problems.add("frictionloss (dry friction; frictionloss='coulomb' reads it)", _where_joint(model, j))
+            problems.add("joint frictionloss", _joint(model, j), "frictionloss='coulomb'")
         elif frictionloss == "coulomb" and kind == _BALL:
-            problems.add("frictionloss on a ball joint (frictionloss='ignore' drops it)", _where_joint(model, j))
+            problems.add("ball joint frictionloss", _joint(model, j), "frictionloss='ignore'")
         elif frictionloss == "ignore" or kind == _FREE:
-            dropped.append(_where_joint(model, j))
+            dropped.append(_joint(model, j))
     return dropped
 
 
@@ -464,17 +478,17 @@ def _check_fluid(model: Any, robot: _Robot, problems: _Problems, fluid: str) -> 
     density, viscosity = float(model.opt.density), float(model.opt.viscosity)
     if density == 0 and viscosity == 0:
         return None
-    medium = f"<option density={density:g} viscosity={viscosity:g}>"
+    medium = f"density {density:g}, viscosity {viscosity:g}"
     if fluid == "refuse" or (fluid == "auto" and (density > AIR_DENSITY or viscosity > AIR_VISCOSITY)):
-        problems.add("fluid forces (fluid='drop' drops them)", medium)
+        problems.add("fluid forces of", medium, "fluid='drop'")
         return None
     if fluid == "auto":
         kept = set(robot.bodies)
         shaped = sorted({int(model.geom_bodyid[g]) for g in np.flatnonzero(np.asarray(model.geom_fluid)[:, 0])
                          if int(model.geom_bodyid[g]) in kept})
         for b in shaped:
-            problems.add("fluidshape='ellipsoid' (fluid='drop' drops it)", _where_body(model, b))
-    return f"fluid forces of {medium} dropped (an air-like medium)"
+            problems.add("body fluidshape='ellipsoid'", _quoted(model, "body", b), "fluid='drop'")
+    return f"fluid forces (<option> {medium}) dropped: an air-like medium"
 
 
 def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, frictionloss: str = "coulomb",
@@ -507,7 +521,7 @@ def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, fric
     couplings = _couplings(model, index, robot, problems)
     problems.refuse(shown)
     if dropped:
-        warnings.warn(f"{shown}: {_listed('dry friction (frictionloss) dropped', dropped)}", ModelWarning,
+        warnings.warn(f"{shown}: {_listed('frictionloss (dry friction) dropped at joints', dropped)}", ModelWarning,
                       stacklevel=2)
     if note:
         warnings.warn(f"{shown}: {note}", ModelWarning, stacklevel=2)
@@ -608,12 +622,11 @@ def _couplings(model: Any, index: dict[int, int], robot: _Robot, problems: _Prob
         if not model.eq_active0[e]:
             continue
         kind = _EQUALITY.get(int(model.eq_type[e]), str(int(model.eq_type[e])))
-        label = _name(model, "equality", e)
-        where = f"equality '{label}'" if label else f"equality {e}"
+        where = _quoted(model, "equality", e)
         if kind != "joint":
             if kind in ("connect", "weld") and not kept & set(_equality_bodies(model, e)):
                 continue
-            problems.add(f"{kind} equalities (closed chains, constraints: not read yet)", where)
+            problems.add(f"{kind} equality", where, "not read yet")
             continue
         j1, j2 = int(model.eq_obj1id[e]), int(model.eq_obj2id[e])
         inside = [j in index for j in (j1, j2) if j >= 0]
@@ -621,11 +634,11 @@ def _couplings(model: Any, index: dict[int, int], robot: _Robot, problems: _Prob
             continue
         poly = [float(c) for c in model.eq_data[e][:5]]
         if j2 < 0:
-            problems.add("joint equalities without joint2 (they fix the joint: lock it in the file)", where)
+            problems.add("joint equality without joint2", where, "lock the joint in the file")
         elif not all(inside):
-            problems.add("joint equalities of a joint outside the robot or free", where)
+            problems.add("joint equality of a joint outside the robot", where)
         elif any(c != 0 for c in poly[2:]) or poly[1] == 0:
-            problems.add("polycoef other than c0 c1 0 0 0, c1 != 0 (a coupling is linear)", where)
+            problems.add("joint equality", where, "polycoef beyond c0 c1 0 0 0: a coupling is linear")
         else:
             r1, r2 = (float(model.qpos0[model.jnt_qposadr[j]]) for j in (j1, j2))
             ratio, offset = poly[1], r1 + poly[0] - poly[1] * r2
