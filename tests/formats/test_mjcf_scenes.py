@@ -250,7 +250,7 @@ def test_special_files_are_refused_before_anything_is_opened(tmp_path: Path) -> 
     lines = _in_subprocess(REFUSE.format(paths=["model.xml", "includes.xml", "meshes.xml", "zero.xml"]),
                            tmp_path).splitlines()
     assert lines[0] == "model.xml: is a FIFO, not a regular file"
-    assert lines[1] == "part.xml: is a FIFO, not a regular file"
+    assert lines[1] == "includes.xml: <include file='part.xml'> is a FIFO, not a regular file (not opened)"
     assert lines[2] == "meshes.xml: <mesh file='shape.stl'> is a FIFO, not a regular file (not opened)"
     assert lines[3] == "zero.xml: is a character device, not a regular file"
     load = "import robodyn as rd\ntry:\n    rd.load('model.xml')\nexcept rd.ModelError as e:\n    print(e)\n"

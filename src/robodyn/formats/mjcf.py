@@ -177,13 +177,19 @@ def _scan(path: Path, shown: str) -> None:
         raise ModelError(_listed("numbers that are not finite", found.non_finite), file=shown)
     for element, value, directory in found.files:
         for candidate in _candidates(value, directory, found.main, found.directories):
-            try:
-                info = os.stat(candidate)
-            except (OSError, ValueError):
-                continue  # missing or not looked up: MuJoCo's message says so
-            kind = file_kind(info.st_mode)
-            if kind is not None:
-                raise ModelError(f"<{element} file='{value}'> is {kind}, not a regular file (not opened)", file=shown)
+            _special(candidate, f"<{element} file='{value}'>", shown)
+
+
+def _special(path: Path, what: str, shown: str) -> None:
+    """Refuse ``path`` if it is a FIFO, a device, a directory or another special file (stat, never open); a
+    missing one is left to MuJoCo, whose message names it."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return
+    kind = file_kind(info.st_mode)
+    if kind is not None:
+        raise ModelError(f"{what} is {kind}, not a regular file (not opened)", file=shown)
 
 
 def _scan_file(path: Path, shown: str, directory: Path, factor: int, found: _Scan, depth: int) -> None:
@@ -222,8 +228,10 @@ def _scan_element(element: Any, shown: str, directory: Path, factor: int, found:
     if tag == "include" and element.get("file"):
         if depth >= MAX_INCLUDE_DEPTH:
             raise ModelError(f"includes nested more than {MAX_INCLUDE_DEPTH} deep (an include of itself?)", file=shown)
-        for target in dict.fromkeys(_candidates(str(element.get("file")), directory, found.main, [])):
+        value = str(element.get("file"))
+        for target in dict.fromkeys(_candidates(value, directory, found.main, [])):
             if path_exists(target):  # (a missing include: MuJoCo's message names it)
+                _special(target, f"<include file='{value}'>", shown)
                 _scan_file(target, shown, target.parent, factor, found, depth + 1)
                 break
     for child in element:
