@@ -294,3 +294,22 @@ def test_mujoco_leaves_no_log_file_and_its_warnings_are_one_note(tmp_path: Path)
     assert "numbers that are not finite" in lines[0] and "MuJoCo cannot compile it" in lines[1]
     assert lines[2] == "[\"nan.xml: MuJoCo warns: XML contains a 'NaN'. Please check it carefully.\"]"
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+def test_coulomb_friction_is_mujocos_frictionloss_constraint_away_from_rest(tmp_path: Path) -> None:
+    """MuJoCo's frictionloss, solved as a constraint (contacts off, the constraint on), saturates at f opposing the
+    motion once a joint moves faster than its softness allows (here about 0.015 rad/s): there robodyn's forward
+    dynamics with the Coulomb friction read from it is MuJoCo's mj_forward, to 1e-9."""
+    path = _mjcf(tmp_path, ARM)
+    robot = read_mjcf(path)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, tau = rng.uniform(-1, 1, (2, robot.n))
+        qd = rng.choice([-1, 1], robot.n) * rng.uniform(0.5, 1, robot.n)
+        data.qpos[:], data.qvel[:], data.qfrc_applied[:] = q, qd, tau
+        mujoco.mj_forward(model, data)
+        assert np.allclose(data.qfrc_constraint, -model.dof_frictionloss * np.sign(qd), rtol=0, atol=1e-12)
+        assert _relative(numeric.forward_dynamics(robot, q, qd, tau), data.qacc) < TOL

@@ -28,9 +28,20 @@ The robot is built by the shared frames builder (:mod:`robodyn.formats.frames`, 
   welded to the world are the base and carry no dynamics).
 - ``armature`` goes to each link's armature (MuJoCo, too, adds it to M's diagonal), ``damping`` to its viscous
   damping: robodyn's tau contains + damping qd, MuJoCo's passive force is - damping qd.
-- ``frictionloss`` (dry friction, which MuJoCo solves as a constraint, not as a force of the state) has no
-  robodyn counterpart: a joint with one is refused in one line, unless ``frictionloss="ignore"`` (then it is
-  dropped with a :class:`~robodyn.errors.ModelWarning`; the dynamics are then MuJoCo's with constraints off).
+- ``frictionloss`` f of a hinge or slide joint is its Coulomb friction ``coulomb`` = [f, -f] (``frictionloss=
+  "coulomb"``, the default): robodyn's tau contains + f sign(qd), f for qd > 0, -f for qd < 0 and nothing at rest.
+  MuJoCo solves frictionloss as a dry-friction *constraint*: a force up to f that holds the joint at rest and opposes
+  its motion, found with the contacts and softened by ``solreffriction``/``solimpfriction``; away from rest, where it
+  saturates, it is - f sign(qd) to the softness, so robodyn's ID, M and FD are MuJoCo's with constraints off plus
+  f sign(qd) as a force; near rest (stiction) robodyn's simulation slides where MuJoCo's holds.
+  ``frictionloss="ignore"`` drops it (one :class:`~robodyn.errors.ModelWarning` naming the joints), ``"refuse"``
+  refuses it. A ball joint's frictionloss is refused unless ignored (robodyn's spherical joint has no Coulomb
+  friction); a free joint's is dropped with the note.
+- Fluid forces: MuJoCo applies them where ``<option density>`` or ``<option viscosity>`` is nonzero (to each
+  body's equivalent inertia box, or by its geoms with ``fluidshape="ellipsoid"``). ``fluid="auto"`` (the default)
+  drops an air-like medium (density at most :data:`AIR_DENSITY`, viscosity at most :data:`AIR_VISCOSITY`: its forces
+  are below the uncertainty of a link's numbers) with one note, and refuses a denser one (water) and every robot
+  body with an ellipsoid fluid shape; ``fluid="drop"`` drops all with the note; ``fluid="refuse"`` refuses any.
 - ``<equality><joint joint1 joint2 polycoef="c0 c1 0 0 0">`` (q1 - q1_ref = c0 + c1 (q2 - q2_ref)) is a
   :class:`~robodyn.model.couplings.Coupling` of joint1 to joint2 (ratio c1), as a URDF mimic joint is; MuJoCo's
   URDF compiler writes a mimic joint so. A polynomial of higher degree, a joint equality without joint2, and
@@ -39,23 +50,47 @@ The robot is built by the shared frames builder (:mod:`robodyn.formats.frames`, 
 - Contacts, actuators, sensors, sites, cameras, lights and geometry beyond its inertia are not dynamics of the
   tree and are not read.
 
+The robot is chosen among the bodies of the file (a scene): ``root="name"`` reads the subtree of that body, placed
+where the file puts it at ``qpos0`` (the joints above it, and everything outside it, left out). Without ``root``,
+the robot is the subtrees of the world holding hinge, slide or ball joints (MuJoCo fuses a fixed base with the
+world, so that a fixed robot's legs or arms are several such subtrees: one tree on the world), or the one floating
+robot (a free joint with such joints below it). The free bodies beside it (props, targets, objects: a free joint
+and no other moving joint below) are left out, named in one :class:`~robodyn.errors.ModelWarning`, their
+attributes (damping, frictionloss, gravcomp...) not refused; equalities between bodies left out (a prop and the
+world) are theirs. Several robots (two floating ones, or one beside joints fixed to the world) are refused in one
+line suggesting ``root=``; a file of one free body and no moving joint is that body on a floating base.
+
 A ``free`` joint is a floating base (:mod:`robodyn.model.joints`: Pinocchio's ``JointModelFreeFlyer``): its body
-is the robot's base, carrying its own inertia and that of the bodies welded to it, and every hinge and slide joint
-of the file must lie in its subtree (one tree). The coordinates differ from MuJoCo's in two ways, and
+is the robot's base, carrying its own inertia and that of the bodies welded to it. The coordinates differ from
+MuJoCo's in two ways, and
 :func:`from_mujoco` / :func:`to_mujoco` convert: MuJoCo's ``qpos`` holds the base's quaternion w first (robodyn:
 x, y, z, w), and its free joint's ``qvel`` holds the linear velocity of the body's origin in the *world* frame
 (robodyn: in the body frame, as the angular velocity in both), so that v_mj = T v with T = diag(R, I, I) (R the
 base's orientation), M = T^T M_mj T, tau = T^T tau_mj, and the accelerations differ by the derivative of T:
 qacc_mj = T a + (R (omega x v_lin), 0). ``floating``: None (the default) follows the file (a free joint makes a
 floating base), True requires a free joint, False drops free joints and fixes each free body where the file
-places it (at its ``qpos0``). Damping or armature on a free joint's degrees of freedom has no robodyn counterpart
-and is refused.
+places it (at its ``qpos0``: the robot's joints then keep their MuJoCo rows, the free body held at rest there;
+its props are left out all the same). Damping or armature on a free joint's degrees of freedom has no robodyn
+counterpart and is refused.
 
-Refused in one line naming the file, the body or joint and the field: a ball joint whose three dofs differ in
-damping or armature; a second free joint, or a hinge, slide or ball joint outside the free body's subtree; joint
-springs (``stiffness``), gravity compensation (``gravcomp``), tendon springs, damping or friction, and fluid forces
-(``<option density viscosity>``), which are passive forces robodyn does not model. A file MuJoCo does not compile
-is refused with MuJoCo's message on one line.
+Refused, all at once in one line naming the file and per refused attribute the joints or bodies that have it (the
+first two of each and how many more: ``not modelled by robodyn: joint stiffness 'hip', 'knee' and 19 more; body
+gravcomp 'hand'``): a ball joint whose three dofs differ in damping or armature; damping or armature on a free
+joint; joint springs (``stiffness``), gravity compensation (``gravcomp``), tendon springs, damping or friction,
+which are passive forces robodyn does not model yet; fluid forces and frictionloss as their options say;
+``connect``, ``weld``, ``tendon`` and ``flex`` equalities and joint equalities that are not couplings. A file
+MuJoCo does not compile is refused with MuJoCo's message on one line; MuJoCo's warnings while it compiles become
+one :class:`~robodyn.errors.ModelWarning` (its own handler would write ``MUJOCO_LOG.TXT`` into the working
+directory, which it never does here).
+
+Before MuJoCo opens anything, the file and its includes are read by robodyn (:func:`_scan`) and refused in one line
+where they would hang, exhaust memory or be read wrong: a FIFO, a device, a directory or another special file as
+the model, an ``<include>`` or an asset (a mesh, a texture: checked with ``stat``, never opened); a file over
+:data:`MAX_MJCF_BYTES` bytes, or a file and its includes together over it; more than :data:`MAX_MJCF_BODIES`
+bodies (``<replicate>`` and ``<composite>`` counts multiplied out: a replicate of a million bodies takes MuJoCo
+minutes and gigabytes); includes nested deeper than :data:`MAX_INCLUDE_DEPTH`; an entity declaration; and numbers
+that are not finite (``nan``, ``inf``, ``1e999``) in any attribute, every such element and attribute named (MuJoCo
+would compile them, with a warning).
 
 :func:`to_mjcf` writes a robot (numeric, or with ``params``): per link a body at the numeric engine's joint frame
 (z along the joint axis) with a ``hinge`` or ``slide`` joint about z, its inertia as ``fullinertia`` about its
