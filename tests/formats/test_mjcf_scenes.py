@@ -134,6 +134,9 @@ def test_an_air_like_medium_is_dropped_with_one_note_water_refused(tmp_path: Pat
     with pytest.warns(rd.ModelWarning, match="density 1000"):
         assert read_mjcf(water, fluid="drop").n == 3
     _refused(_mjcf(tmp_path, ARM, AIR, name="air2.xml"), "fluid forces of density 1.2", fluid="refuse")
+    with pytest.warns(rd.ModelWarning, match="density 0, viscosity 0.001"):  # water's viscosity alone: 1e-3 N
+        assert read_mjcf(_mjcf(tmp_path, ARM, '<option viscosity="0.001"/>', name="viscous.xml")).n == 3
+    _refused(_mjcf(tmp_path, ARM, '<option viscosity="0.1"/>', name="syrup.xml"), "viscosity 0.1 (fluid='drop')")
     with pytest.raises(rd.ModelError, match="fluid='none': expected 'auto', 'drop', 'refuse'"):
         read_mjcf(water, fluid="none")
 
@@ -155,6 +158,23 @@ def test_props_beside_a_fixed_robot_are_left_out_and_named(tmp_path: Path) -> No
         robot = read_mjcf(path)  # the cube's damping, frictionloss and gravcomp: not refused
     assert robot.joint_names == ("shoulder", "slide", "wrist") and not robot.floating
     assert _against_mujoco(robot, path) < TOL  # the robot's rows and columns of MuJoCo's scene
+
+
+def test_a_weld_to_a_mocap_body_is_left_out_with_a_note_other_welds_refused(tmp_path: Path) -> None:
+    """A mocap body (moved by the user, welded to the hand: a fetch-style scene) drives the robot as an actuator."""
+    mocap = '<body name="handle" mocap="true" pos="0.7 0 0.5"><geom type="sphere" size="0.01" contype="0"/></body>'
+    weld = '<equality><weld name="grab" body1="handle" body2="hand"/></equality>'
+    path = _mjcf(tmp_path, ARM + mocap + PROPS, weld)
+    with pytest.warns(rd.ModelWarning) as caught:
+        robot = read_mjcf(path)
+    assert {str(w.message).split(": ", 1)[1] for w in caught} == {
+        "equalities to mocap bodies left out (they drive the robot): weld 'grab'",
+        "2 free bodies beside the robot left out (props): 'cube', 'target'"}
+    assert _against_mujoco(robot, path) < TOL  # (the weld is a constraint: off there)
+    to_prop = '<equality><weld name="glue" body1="cube" body2="hand"/></equality>'
+    _refused(_mjcf(tmp_path, ARM + PROPS, to_prop, name="glued.xml"), "weld equality 'glue' (not read yet)")
+    between_props = '<equality><weld name="stack" body1="cube" body2="target"/></equality>'
+    assert _quiet(_mjcf(tmp_path, ARM + PROPS, between_props, name="stack.xml")).n == 3  # the props' business
 
 
 def test_props_beside_a_floating_robot_are_left_out(tmp_path: Path) -> None:

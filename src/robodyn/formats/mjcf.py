@@ -39,9 +39,10 @@ The robot is built by the shared frames builder (:mod:`robodyn.formats.frames`, 
   friction); a free joint's is dropped with the note.
 - Fluid forces: MuJoCo applies them where ``<option density>`` or ``<option viscosity>`` is nonzero (to each
   body's equivalent inertia box, or by its geoms with ``fluidshape="ellipsoid"``). ``fluid="auto"`` (the default)
-  drops an air-like medium (density at most :data:`AIR_DENSITY`, viscosity at most :data:`AIR_VISCOSITY`: its forces
-  are below the uncertainty of a link's numbers) with one note, and refuses a denser one (water) and every robot
-  body with an ellipsoid fluid shape; ``fluid="drop"`` drops all with the note; ``fluid="refuse"`` refuses any.
+  drops a thin medium such as air (density at most :data:`THIN_DENSITY`, viscosity at most
+  :data:`THIN_VISCOSITY`: its forces are below the uncertainty of a link's numbers) with one note, and refuses a
+  denser one (water) and every robot body with an ellipsoid fluid shape; ``fluid="drop"`` drops all with the
+  note; ``fluid="refuse"`` refuses any.
 - ``<equality><joint joint1 joint2 polycoef="c0 c1 0 0 0">`` (q1 - q1_ref = c0 + c1 (q2 - q2_ref)) is a
   :class:`~robodyn.model.couplings.Coupling` of joint1 to joint2 (ratio c1), as a URDF mimic joint is; MuJoCo's
   URDF compiler writes a mimic joint so. A polynomial of higher degree, a joint equality without joint2, and
@@ -78,7 +79,9 @@ first two of each and how many more: ``not modelled by robodyn: joint stiffness 
 gravcomp 'hand'``): a ball joint whose three dofs differ in damping or armature; damping or armature on a free
 joint; joint springs (``stiffness``), gravity compensation (``gravcomp``), tendon springs, damping or friction,
 which are passive forces robodyn does not model yet; fluid forces and frictionloss as their options say;
-``connect``, ``weld``, ``tendon`` and ``flex`` equalities and joint equalities that are not couplings. A file
+``connect``, ``weld``, ``tendon`` and ``flex`` equalities and joint equalities that are not couplings (a
+``connect`` or ``weld`` to a mocap body, a handle MuJoCo moves from outside to drag the robot, is a controller, as
+an actuator: left out with one note). A file
 MuJoCo does not compile is refused with MuJoCo's message on one line; MuJoCo's warnings while it compiles become
 one :class:`~robodyn.errors.ModelWarning` (its own handler would write ``MUJOCO_LOG.TXT`` into the working
 directory, which it never does here).
@@ -148,13 +151,13 @@ MAX_INCLUDE_DEPTH = 16
 #: The values of ``frictionloss=`` and ``fluid=`` (the first the default).
 FRICTIONLOSS = ("coulomb", "ignore", "refuse")
 FLUID = ("auto", "drop", "refuse")
-#: An air-like medium, whose fluid forces ``fluid="auto"`` drops: density at most 2 kg/m^3 and viscosity at most
-#: 1e-4 Pa s (air: 1.2 kg/m^3 and 1.8e-5 Pa s at sea level). Air's drag on a robot link, 0.5 rho v^2 Cd A, is about
-#: 0.1 N for a link of 0.1 m^2 at 1 m/s, below the uncertainty of its weight's numbers (a link of a kilogram known
-#: to 1%); its viscous force (Stokes' 3 pi mu d v, some 1e-5 N) is smaller still. Water (1000 kg/m^3, 1e-3 Pa s) is
-#: not a detail of the dynamics.
-AIR_DENSITY = 2.0
-AIR_VISCOSITY = 1e-4
+#: A thin medium, whose fluid forces ``fluid="auto"`` drops: on a reference link (0.1 m across, 0.01 m^2 of cross
+#: section, moving at 1 m/s) its quadratic drag 0.5 rho v^2 A and its viscous drag 3 pi mu d v (MuJoCo's inertia-box
+#: model) are each at most 0.01 N, a thousandth of a 1 kg link's weight, below the uncertainty of the link's own
+#: numbers: density at most 2 kg/m^3 (air: 1.2) and viscosity at most 0.01 Pa s (air: 1.8e-5; water's 1e-3, given
+#: without its density, too). Water's density (1000 kg/m^3: 5 N there) is not a detail of the dynamics.
+THIN_DENSITY = 2.0
+THIN_VISCOSITY = 0.01
 #: Attributes holding names or paths, not numbers (a body named "inf" is not a number that is not finite).
 _TEXT_ATTRIBUTE = re.compile(r"(name|class|childclass|prefix|type|mode|content_type|model|key|.*file.*|.*dir|"
                              r"(joint|body|site|geom|tendon|flex|actuator|camera|light)\d?|mesh|material|texture|"
@@ -351,11 +354,13 @@ def _quoted(model: Any, kind: str, index: int) -> str:
 
 # -- which bodies are the robot -------------------------------------------------------------------------------------
 class _Robot(NamedTuple):
-    """The bodies read as the robot (``bodies``, parents before children) and the frame of the body above the
-    first of them in the world at ``qpos0`` (``above``: the world's, the identity, without ``root=``)."""
+    """The bodies read as the robot (``bodies``, parents before children), the frame of the body above the first
+    of them in the world at ``qpos0`` (``above``: the world's, the identity, without ``root=``) and the props left
+    out (their names, quoted)."""
 
     bodies: tuple[int, ...]
     above: np.ndarray
+    props: tuple[str, ...] = ()
 
 
 def _subtree(model: Any, top: int) -> list[int]:
@@ -377,8 +382,8 @@ def _select(model: Any, shown: str, root: str | None, floating: bool | None) -> 
     """The robot's bodies: the subtree of body ``root``; without it, the subtrees of the world holding moving joints
     (a tree on the world, as MuJoCo makes of a fixed base, whose bodies it fuses with the world) or the one floating
     robot (a free joint with moving joints below it), the free bodies beside it (props, targets: a free joint and
-    no other moving joint below it) left out with one :class:`ModelWarning` naming them. Several robots (two
-    floating ones, or one beside moving joints fixed to the world) are refused: ``root=`` picks one (with
+    no other moving joint below it) left out (:func:`read_mjcf` names them in one :class:`ModelWarning`). Several
+    robots (two floating ones, or one beside moving joints fixed to the world) are refused: ``root=`` picks one (with
     ``floating=False`` every free joint is fixed, and all is one tree on the world). With no moving joint, a lone
     free body is the robot."""
     if root is not None:
@@ -402,10 +407,8 @@ def _select(model: Any, shown: str, root: str | None, floating: bool | None) -> 
                          + f": pick one with root={names[props[0]]}", file=shown)
     if not kept:
         kept, props = props, []
-    if props:
-        left = _listed(f"{len(props)} free bodies beside the robot left out (props)", [names[top] for top in props])
-        warnings.warn(f"{shown}: {left}", ModelWarning, stacklevel=4)
-    return _Robot(tuple(sorted(b for top in kept for b in subtrees[top])), np.eye(4))
+    return _Robot(tuple(sorted(b for top in kept for b in subtrees[top])), np.eye(4),
+                  tuple(names[top] for top in props))
 
 
 def _rooted(model: Any, shown: str, root: str) -> _Robot:
@@ -515,14 +518,14 @@ def _check_fluid(model: Any, robot: _Robot, problems: _Problems, fluid: str) -> 
     """Gather the fluid forces refused by ``fluid``; the note on those dropped (None where there are none).
 
     MuJoCo applies fluid forces where ``<option density>`` or ``<option viscosity>`` is nonzero: on each body by its
-    inertia box, or by its geoms with ``fluidshape="ellipsoid"``. ``"auto"`` drops an air-like medium (at most
-    :data:`AIR_DENSITY` and :data:`AIR_VISCOSITY`) and refuses a denser one and every ellipsoid fluid shape;
+    inertia box, or by its geoms with ``fluidshape="ellipsoid"``. ``"auto"`` drops a thin medium (at most
+    :data:`THIN_DENSITY` and :data:`THIN_VISCOSITY`) and refuses a denser one and every ellipsoid fluid shape;
     ``"drop"`` drops all; ``"refuse"`` refuses any."""
     density, viscosity = float(model.opt.density), float(model.opt.viscosity)
     if density == 0 and viscosity == 0:
         return None
     medium = f"density {density:g}, viscosity {viscosity:g}"
-    if fluid == "refuse" or (fluid == "auto" and (density > AIR_DENSITY or viscosity > AIR_VISCOSITY)):
+    if fluid == "refuse" or (fluid == "auto" and (density > THIN_DENSITY or viscosity > THIN_VISCOSITY)):
         problems.add("fluid forces of", medium, "fluid='drop'")
         return None
     if fluid == "auto":
@@ -531,18 +534,18 @@ def _check_fluid(model: Any, robot: _Robot, problems: _Problems, fluid: str) -> 
                          if int(model.geom_bodyid[g]) in kept})
         for b in shaped:
             problems.add("body fluidshape='ellipsoid'", _quoted(model, "body", b), "fluid='drop'")
-    return f"fluid forces (<option> {medium}) dropped: an air-like medium"
+    return f"fluid forces (<option> {medium}) dropped: a thin medium, such as air"
 
 
 def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, frictionloss: str = "coulomb",
               fluid: str = "auto", floating: bool | None = None, root: str | None = None) -> Manipulator:
     """A manipulator (a chain or a tree, on a fixed or a floating base) from an MJCF file, through MuJoCo's compiler
     (see the module docstring). ``frictionloss``: ``"coulomb"`` (the default: the joint's Coulomb friction),
-    ``"ignore"`` (dropped, with a note) or ``"refuse"``; ``fluid``: ``"auto"`` (the default: an air-like medium
+    ``"ignore"`` (dropped, with a note) or ``"refuse"``; ``fluid``: ``"auto"`` (the default: a thin medium such as air
     dropped with a note, a denser one or an ellipsoid fluid shape refused), ``"drop"`` or ``"refuse"``;
     ``floating``: None (the default: a free joint makes a floating base), True (a free joint required) or False
     (free joints dropped, their bodies fixed where the file places them); ``root``: the name of the body whose
-    subtree is the robot (None: the file's one subtree with moving joints, free bodies beside it left out);
+    subtree is the robot (None: the file's fixed tree or its one floating robot, free bodies beside it left out);
     ``snap`` and ``strict`` as :func:`robodyn.formats.urdf.read_urdf`."""
     path = Path(path)
     shown = shown_path(path)
@@ -561,15 +564,15 @@ def read_mjcf(path: str | Path, *, strict: bool = False, snap: bool = True, fric
     dropped = _check_passive(model, robot, problems, frictionloss)
     note = _check_fluid(model, robot, problems, fluid)
     frames, index, base = _frames(model, snap, free, robot)
-    couplings = _couplings(model, index, robot, problems)
+    couplings, driven = _couplings(model, index, robot, problems)
     problems.refuse(shown)
-    if dropped:
-        warnings.warn(f"{shown}: {_listed('frictionloss (dry friction) dropped at joints', dropped)}", ModelWarning,
-                      stacklevel=2)
-    if note:
-        warnings.warn(f"{shown}: {note}", ModelWarning, stacklevel=2)
     if not frames and free is None:
         raise ModelError("an MJCF model with no moving joint (hinge, slide or ball)", file=shown)
+    notes = {f"{len(robot.props)} free bodies beside the robot left out (props)": list(robot.props),
+             "frictionloss (dry friction) dropped at joints": dropped,
+             "equalities to mocap bodies left out (they drive the robot)": driven}
+    for text in [_listed(what, items) for what, items in notes.items() if items] + ([note] if note else []):
+        warnings.warn(f"{shown}: {text}", ModelWarning, stacklevel=2)
     gravity = [0.0, 0.0, 0.0] if model.opt.disableflags & _mujoco().mjtDisableBit.mjDSBL_GRAVITY else \
         [float(g) for g in model.opt.gravity]
     name = str(model.names[:model.names.index(b"\0")].decode()) if model.names else ""
@@ -656,10 +659,13 @@ def _body_inertia(model: Any, b: int, snap: bool) -> Body:
     return Body.from_com(float(model.body_mass[b]), np.array(model.body_ipos[b], dtype=float), inertia)
 
 
-def _couplings(model: Any, index: dict[int, int], robot: _Robot, problems: _Problems) -> tuple[Coupling, ...]:
-    """The active joint equalities of the robot's joints as couplings; any other active equality touching the
-    robot gathered as a problem (those of bodies left out, between props or a prop and the world, are theirs)."""
-    out = []
+def _couplings(model: Any, index: dict[int, int], robot: _Robot,
+               problems: _Problems) -> tuple[tuple[Coupling, ...], list[str]]:
+    """The active joint equalities of the robot's joints as couplings, and the connect and weld equalities to a
+    mocap body (a handle MuJoCo moves from outside, dragging the robot: a controller, as an actuator, left out);
+    any other active equality touching the robot gathered as a problem (those of bodies left out, between props or
+    a prop and the world, are theirs)."""
+    out, driven = [], []
     kept = set(robot.bodies)
     for e in range(model.neq):
         if not model.eq_active0[e]:
@@ -667,7 +673,11 @@ def _couplings(model: Any, index: dict[int, int], robot: _Robot, problems: _Prob
         kind = _EQUALITY.get(int(model.eq_type[e]), str(int(model.eq_type[e])))
         where = _quoted(model, "equality", e)
         if kind != "joint":
-            if kind in ("connect", "weld") and not kept & set(_equality_bodies(model, e)):
+            bodies = _equality_bodies(model, e) if kind in ("connect", "weld") else []
+            if bodies and not kept & set(bodies):
+                continue
+            if any(int(model.body_mocapid[b]) >= 0 for b in bodies):
+                driven.append(f"{kind} {where}")
                 continue
             problems.add(f"{kind} equality", where, "not read yet")
             continue
@@ -686,7 +696,7 @@ def _couplings(model: Any, index: dict[int, int], robot: _Robot, problems: _Prob
             r1, r2 = (float(model.qpos0[model.jnt_qposadr[j]]) for j in (j1, j2))
             ratio, offset = poly[1], r1 + poly[0] - poly[1] * r2
             out.append(Coupling(index[j1], index[j2], _exact(ratio), _exact(offset)))
-    return tuple(out)
+    return tuple(out), driven
 
 
 def _equality_bodies(model: Any, e: int) -> list[int]:
