@@ -162,6 +162,8 @@ THIN_VISCOSITY = 0.01
 _TEXT_ATTRIBUTE = re.compile(r"(name|class|childclass|prefix|type|mode|content_type|model|key|.*file.*|.*dir|"
                              r"(joint|body|site|geom|tendon|flex|actuator|camera|light)\d?|mesh|material|texture|"
                              r"hfield|skin|target|objname|plugin|instance|refname)$")
+#: An exponent of 3 digits (1e999), which may overflow to inf.
+_BIG_EXPONENT = re.compile(r"e\+?\d{3}")
 #: The first element of an XML text: after the declaration, comments, processing instructions and a DOCTYPE.
 _FIRST_ELEMENT = re.compile(r"\A(?:\s|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)*<([A-Za-z_][\w.:-]*)", re.S)
 
@@ -249,7 +251,8 @@ def _scan_file(path: Path, shown: str, directory: Path, factor: int, found: _Sca
 def _scan_element(element: Any, shown: str, directory: Path, factor: int, found: _Scan, depth: int) -> None:
     tag = str(element.tag)
     for attribute, value in element.attrib.items():
-        if not _TEXT_ATTRIBUTE.match(attribute) and any(_non_finite(token) for token in value.split()):
+        if _maybe_not_finite(value) and not _TEXT_ATTRIBUTE.match(attribute) and any(
+                _non_finite(token) for token in value.split()):
             name = element.get("name")
             found.non_finite.append(f"<{tag}{f' name={name!r}' if name else ''}> {attribute}={value!r}")
         if attribute.startswith("file") and tag != "include":
@@ -282,6 +285,13 @@ def _count(text: str | None) -> int:
         return max(1, math.prod(int(token) for token in (text or "1").split()))
     except ValueError:
         return 1
+
+
+def _maybe_not_finite(value: str) -> bool:
+    """Whether ``value`` may hold a number that is not finite (nan, inf, 1e999): the others (a mesh's megabytes of
+    vertices) are not split into numbers."""
+    lowered = value.lower()
+    return "nan" in lowered or "inf" in lowered or ("e" in lowered and _BIG_EXPONENT.search(lowered) is not None)
 
 
 def _non_finite(token: str) -> bool:
