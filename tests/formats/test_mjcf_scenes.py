@@ -333,3 +333,12 @@ def test_coulomb_friction_is_mujocos_frictionloss_constraint_away_from_rest(tmp_
         mujoco.mj_forward(model, data)
         assert np.allclose(data.qfrc_constraint, -model.dof_frictionloss * np.sign(qd), rtol=0, atol=1e-12)
         assert _relative(numeric.forward_dynamics(robot, q, qd, tau), data.qacc) < TOL
+
+
+def test_deep_nesting_is_refused_in_one_line_not_a_recursion_error(tmp_path: Path) -> None:
+    deep = "<body>" * 5000 + "</body>" * 5000
+    _refused(_mjcf(tmp_path, deep), f"elements nested more than {mjcf.MAX_MJCF_NESTING} deep")
+    part = tmp_path / "part.xml"  # nesting counted across includes: each file below the bound, together above
+    part.write_text("<mujoco>" + "<default>" * 300 + '<include file="part.xml"/>' + "</default>" * 300 + "</mujoco>")
+    _refused(_mjcf(tmp_path, "", '<include file="part.xml"/>', name="nested.xml"),
+             f"elements nested more than {mjcf.MAX_MJCF_NESTING} deep")

@@ -998,6 +998,7 @@ def _mjcf_entries() -> None:
     mjcf("replicate_billion", text(f'<replicate count="1000000000" offset="1 0 0">{geom}</replicate>'
                                    f'<replicate count="1000000000" offset="1 0 0"><body>{geom}</body></replicate>'),
          mentions=("bodies",))
+    mjcf("nested_deep", text("<body>" * 5000 + "</body>" * 5000), mentions=("nested more than",))
     mjcf("entity", '<!DOCTYPE m [<!ENTITY a "aaaaaaaaaa">]>\n' + text(), mentions=("entity",))
     for key, (old, new) in {"damping_nan": ('damping="0.1"', 'damping="nan"'),
                             "pos_inf": ('pos="0 0 0.5"', 'pos="0 inf 0.5"'),

@@ -91,7 +91,8 @@ where they would hang, exhaust memory or be read wrong: a FIFO, a device, a dire
 the model, an ``<include>`` or an asset (a mesh, a texture: checked with ``stat``, never opened); a file over
 :data:`MAX_MJCF_BYTES` bytes, or a file and its includes together over it; more than :data:`MAX_MJCF_BODIES`
 bodies (``<replicate>`` and ``<composite>`` counts multiplied out: a replicate of a million bodies takes MuJoCo
-minutes and gigabytes); includes nested deeper than :data:`MAX_INCLUDE_DEPTH`; an entity declaration; and numbers
+minutes and gigabytes); includes nested deeper than :data:`MAX_INCLUDE_DEPTH`, elements deeper than
+:data:`MAX_MJCF_NESTING`; an entity declaration; and numbers
 that are not finite (``nan``, ``inf``, ``1e999``) in any attribute, every such element and attribute named (MuJoCo
 would compile them, with a warning).
 
@@ -120,7 +121,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from robodyn.errors import ModelError, ModelWarning, printable
+from robodyn.errors import ModelError, ModelWarning, clip, printable
 from robodyn.formats.frames import Body, JointFrame, manipulator_from_frames
 from robodyn.model.couplings import Coupling
 from robodyn.model.files import atomic_write, check_file_size, file_kind, path_exists, read_limited, shown_path
@@ -148,6 +149,9 @@ MAX_MJCF_BYTES = 10_000_000
 MAX_MJCF_BODIES = 10_000
 #: The deepest nesting of ``<include>`` read (a file including itself stops there).
 MAX_INCLUDE_DEPTH = 16
+#: The deepest nesting of elements in a file (a chain of :data:`robodyn.model.manipulator.MAX_LINKS` bodies written
+#: as nested bodies is some 200 deep; robodyn's scan walks them recursively).
+MAX_MJCF_NESTING = 400
 #: The values of ``frictionloss=`` and ``fluid=`` (the first the default).
 FRICTIONLOSS = ("coulomb", "ignore", "refuse")
 FLUID = ("auto", "drop", "refuse")
@@ -209,10 +213,10 @@ def _scan(path: Path, shown: str) -> None:
     """Refuse, before MuJoCo opens anything, what would hang, exhaust memory or be read wrong (one line each): a
     FIFO, a device or another special file as the model, an include or an asset (a mesh, a texture...); a file,
     or the file and its includes together, over :data:`MAX_MJCF_BYTES`; more than :data:`MAX_MJCF_BODIES`
-    bodies; includes nested deeper than :data:`MAX_INCLUDE_DEPTH`; an entity declaration; a number that is not
-    finite (nan, inf) in any attribute, all such attributes named."""
+    bodies; includes nested deeper than :data:`MAX_INCLUDE_DEPTH`, elements deeper than :data:`MAX_MJCF_NESTING`;
+    an entity declaration; a number that is not finite (nan, inf) in any attribute, all such attributes named."""
     found = _Scan(path.parent)
-    _scan_file(path, shown, path.parent, 1, found, 0)
+    _scan_file(path, shown, path.parent, 1, found, 0, 0)
     if found.non_finite:
         raise ModelError(_listed("numbers that are not finite", found.non_finite), file=shown)
     for element, value, directory in found.files:
@@ -232,7 +236,7 @@ def _special(path: Path, what: str, shown: str) -> None:
         raise ModelError(f"{what} is {kind}, not a regular file (not opened)", file=shown)
 
 
-def _scan_file(path: Path, shown: str, directory: Path, factor: int, found: _Scan, depth: int) -> None:
+def _scan_file(path: Path, shown: str, directory: Path, factor: int, found: _Scan, depth: int, level: int) -> None:
     from xml.etree import ElementTree as ET
 
     data = read_limited(path, MAX_MJCF_BYTES, shown_path(path))  # a special file: refused, not read
@@ -245,16 +249,22 @@ def _scan_file(path: Path, shown: str, directory: Path, factor: int, found: _Sca
         root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise ModelError(f"not valid XML ({printable(str(exc))})", file=shown_path(path)) from None
-    _scan_element(root, shown, directory, factor, found, depth)
+    _scan_element(root, shown, directory, factor, found, depth, level)
 
 
-def _scan_element(element: Any, shown: str, directory: Path, factor: int, found: _Scan, depth: int) -> None:
+def _scan_element(element: Any, shown: str, directory: Path, factor: int, found: _Scan, depth: int,
+                  level: int) -> None:
+    """Gather what :func:`_scan` checks from ``element`` (``level`` deep, the elements of the files including it
+    counted) and its children, the files it includes read in turn (``depth`` deep); ``factor``: the bodies each body
+    stands for."""
+    if level > MAX_MJCF_NESTING:
+        raise ModelError(f"elements nested more than {MAX_MJCF_NESTING} deep", file=shown)
     tag = str(element.tag)
     for attribute, value in element.attrib.items():
         if _maybe_not_finite(value) and not _TEXT_ATTRIBUTE.match(attribute) and any(
                 _non_finite(token) for token in value.split()):
             name = element.get("name")
-            found.non_finite.append(f"<{tag}{f' name={name!r}' if name else ''}> {attribute}={value!r}")
+            found.non_finite.append(f"<{tag}{f' name={clip(name)!r}' if name else ''}> {attribute}={clip(value)!r}")
         if attribute.startswith("file") and tag != "include":
             found.files.append((tag, value, directory))
     if tag == "compiler":
@@ -273,10 +283,11 @@ def _scan_element(element: Any, shown: str, directory: Path, factor: int, found:
         for target in dict.fromkeys(_candidates(value, directory, found.main, [])):
             if path_exists(target):  # (a missing include: MuJoCo's message names it)
                 _special(target, f"<include file='{value}'>", shown)
-                _scan_file(target, shown, target.parent, factor, found, depth + 1)
+                _scan_file(target, shown, target.parent, factor, found, depth + 1, level)  # (its root stands in
+                # for this element)
                 break
     for child in element:
-        _scan_element(child, shown, directory, factor, found, depth)
+        _scan_element(child, shown, directory, factor, found, depth, level + 1)
 
 
 def _count(text: str | None) -> int:
