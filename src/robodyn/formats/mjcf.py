@@ -410,12 +410,14 @@ def _select(model: Any, shown: str, root: str | None, floating: bool | None) -> 
     if root is not None:
         return _rooted(model, shown, root)
     tops = [b for b in range(1, model.nbody) if int(model.body_parentid[b]) == 0]
-    subtrees = {top: _subtree(model, top) for top in tops}
+    subtrees: dict[int, list[int]] = {top: [] for top in tops}
+    for b in range(1, model.nbody):  # (each body under its top: MuJoCo's body_rootid)
+        subtrees[int(model.body_rootid[b])].append(b)
     moving = {top for top in tops if _moving(model, subtrees[top])}
     free = {top for top in tops if _FREE in model.jnt_type[model.body_jntadr[top]:model.body_jntadr[top]
                                                           + model.body_jntnum[top]]}
     props = [top for top in tops if top in free and top not in moving]
-    names = {top: repr(_name(model, "body", top)) for top in tops}
+    names = {top: _quoted(model, "body", top) for top in tops}
     robots = [top for top in tops if top in moving and top in free and floating is not False]
     fixed = [top for top in tops if top in moving and top not in robots]
     if len(robots) + bool(fixed) > 1:
