@@ -158,6 +158,7 @@ def test_props_beside_a_fixed_robot_are_left_out_and_named(tmp_path: Path) -> No
         robot = read_mjcf(path)  # the cube's damping, frictionloss and gravcomp: not refused
     assert robot.joint_names == ("shoulder", "slide", "wrist") and not robot.floating
     assert _against_mujoco(robot, path) < TOL  # the robot's rows and columns of MuJoCo's scene
+    _refused(path, "floating=True, but the robot has no free joint", floating=True)  # (the props' are left out)
 
 
 def test_a_weld_to_a_mocap_body_is_left_out_with_a_note_other_welds_refused(tmp_path: Path) -> None:
@@ -194,6 +195,10 @@ def test_several_robots_are_refused_and_root_picks_one(tmp_path: Path) -> None:
              "root='torso'")
     picked = read_mjcf(path, root="b_torso")
     assert picked.floating and picked.joint_names == ("b_j1", "b_j2", "b_j3")
+    tendon = '<tendon><fixed name="t" damping="2"><joint joint="b_j1" coef="1"/></fixed></tendon>'
+    damped = _mjcf(tmp_path, FLOATING + second, tendon, name="tendon.xml")  # the other robot's tendon: not refused
+    assert read_mjcf(damped, root="torso").joint_names == ("j1", "j2", "j3")
+    _refused(damped, "tendon damping 't'", root="b_torso")
     _refused(path, "field 'root'", "no body named 'torsoo'; did you mean 'torso', 'b_torso'?", root="torsoo")
     welded = _quiet(_mjcf(tmp_path, FLOATING + ARM, name="welded.xml"), floating=False)  # one tree on the world
     assert welded.joint_names == ("j1", "j2", "j3", "shoulder", "slide", "wrist") and not welded.floating

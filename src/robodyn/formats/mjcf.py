@@ -135,6 +135,8 @@ MISSING = "reading MJCF needs the 'mujoco' package: pip install 'robodyn[mjcf]'"
 INERTIA_NOISE = 1e-14
 #: MuJoCo's joint types (mjtJoint) by value.
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
+#: MuJoCo's tendon wrapping objects (mjtWrap) that belong to a body, by value.
+_WRAP_JOINT, _WRAP_SITE, _WRAP_SPHERE, _WRAP_CYLINDER = 1, 3, 4, 5
 #: The degrees of freedom of each joint type.
 _DOFS = {_FREE: 6, _BALL: 3, _SLIDE: 1, _HINGE: 1}
 #: MuJoCo's equality types (mjtEq) by value, named as MJCF's elements.
@@ -501,7 +503,7 @@ def _joint_kinds(model: Any, robot: _Robot, shown: str, floating: bool | None, p
                 if np.any(np.asarray(getattr(model, f"dof_{field}")[start:start + 6]) != 0):
                     problems.add(f"free joint {field}", _joint(model, j))
     if floating and free is None:
-        raise ModelError("floating=True, but the file has no free joint: add <freejoint/> to the root body",
+        raise ModelError("floating=True, but the robot has no free joint: add <freejoint/> to its root body",
                          file=shown)
     return free
 
@@ -512,10 +514,12 @@ def _check_passive(model: Any, robot: _Robot, problems: _Problems, frictionloss:
     for b in robot.bodies:
         if float(getattr(model, "body_gravcomp", np.zeros(model.nbody))[b]) != 0:
             problems.add("body gravcomp", _quoted(model, "body", b))
+    kept = set(robot.bodies)
     for field in ("tendon_stiffness", "tendon_damping", "tendon_frictionloss") if model.ntendon else ():
         values = np.asarray(getattr(model, field)).reshape(model.ntendon, -1)
         for t in np.flatnonzero(np.any(values != 0, axis=1)):
-            problems.add(f"tendon {field.split('_', 1)[1]}", _quoted(model, "tendon", int(t)))
+            if kept & _tendon_bodies(model, int(t)):  # (a tendon of bodies left out is theirs)
+                problems.add(f"tendon {field.split('_', 1)[1]}", _quoted(model, "tendon", int(t)))
     dropped = []
     for j in _moving(model, list(robot.bodies)) + _free_joints(model, robot):
         if np.any(np.asarray(model.jnt_stiffness[j]) != 0):
@@ -530,6 +534,16 @@ def _check_passive(model: Any, robot: _Robot, problems: _Problems, frictionloss:
         elif frictionloss == "ignore" or kind == _FREE:
             dropped.append(_joint(model, j))
     return dropped
+
+
+def _tendon_bodies(model: Any, t: int) -> set[int]:
+    """The bodies tendon t passes: those of its joints (a fixed tendon), sites and wrapping geoms."""
+    owner = {_WRAP_JOINT: model.jnt_bodyid, _WRAP_SITE: model.site_bodyid, _WRAP_SPHERE: model.geom_bodyid,
+             _WRAP_CYLINDER: model.geom_bodyid}
+    start = int(model.tendon_adr[t])
+    return {int(owner[int(kind)][int(obj)]) for kind, obj in zip(model.wrap_type[start:start + model.tendon_num[t]],
+                                                                 model.wrap_objid[start:start + model.tendon_num[t]],
+                                                                 strict=True) if int(kind) in owner}
 
 
 def _free_joints(model: Any, robot: _Robot) -> list[int]:
