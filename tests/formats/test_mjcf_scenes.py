@@ -347,3 +347,19 @@ def test_deep_nesting_is_refused_in_one_line_not_a_recursion_error(tmp_path: Pat
     part.write_text("<mujoco>" + "<default>" * 300 + '<include file="part.xml"/>' + "</default>" * 300 + "</mujoco>")
     _refused(_mjcf(tmp_path, "", '<include file="part.xml"/>', name="nested.xml"),
              f"elements nested more than {mjcf.MAX_MJCF_NESTING} deep")
+
+
+def test_to_mjcf_writes_an_asymmetric_coulomb_frictions_odd_part_and_says_so(tmp_path: Path) -> None:
+    import dataclasses
+
+    robot = _quiet(_mjcf(tmp_path, ARM))
+    links = list(robot.links)
+    links[2] = dataclasses.replace(links[2], coulomb=(0.5, -0.3))
+    asymmetric = robot.replace(links=tuple(links))
+    with pytest.warns(rd.ModelWarning, match=r"link 3: Coulomb friction \[0.5, -0.3\] is not symmetric: MJCF's "
+                                             r"frictionloss is its odd part 0.4; the even part 0.1 is not written"):
+        back = read_mjcf(mjcf.write_mjcf(asymmetric, tmp_path / "out.xml"))
+    assert [tuple(map(float, link.coulomb)) for link in back.links] == [(0.3, -0.3), (0.7, -0.7), (0.4, -0.4)]
+    q, qd = np.array([0.1, 0.2, 0.3]), np.array([0.5, -0.4, -0.3])
+    difference = numeric.inverse_dynamics(asymmetric, q, qd, q) - numeric.inverse_dynamics(back, q, qd, q)
+    assert np.allclose(difference, [0, 0, 0.1], rtol=0, atol=1e-12)  # the even part, in either direction

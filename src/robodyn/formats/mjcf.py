@@ -96,16 +96,17 @@ minutes and gigabytes); includes nested deeper than :data:`MAX_INCLUDE_DEPTH`, e
 that are not finite (``nan``, ``inf``, ``1e999``) in any attribute, every such element and attribute named (MuJoCo
 would compile them, with a warning).
 
-:func:`to_mjcf` writes a robot (numeric, or with ``params``): per link a body at the numeric engine's joint frame
-(z along the joint axis) with a ``hinge`` or ``slide`` joint about z, its inertia as ``fullinertia`` about its
-centre of mass, its ``armature`` and ``damping``; each coupling a joint equality (``polycoef="offset ratio 0 0
-0"``); the gravity in ``<option>``. A massless link with one child (a body with several joints, read back) puts its
-joint into its child's body, before the child's own (MuJoCo refuses a massless moving body). Every number is
-written in full (``repr``) and the text is checked by MuJoCo's compiler: MuJoCo's own writers (``MjSpec.to_xml``,
-``mj_saveLastXML``) write 6 significant digits, too few for a round trip. :func:`read_mjcf` of the file gives back
-the same dynamics (to rounding) and joint names. The tip load and the tool have no place in MJCF and are left out
-(a warning says so for a nonzero tip load). A floating robot is written with a ``<freejoint/>`` in its base's body,
-which carries the base's inertia.
+:func:`to_mjcf` writes a robot (numeric, or with ``params``): per link a body at the numeric engine's joint frame (z
+along the joint axis) with a ``hinge`` or ``slide`` joint about z, its inertia as ``fullinertia`` about its centre
+of mass, its ``armature``, ``damping`` and Coulomb friction (``frictionloss``, its odd part (Tc+ - Tc-) / 2: an
+asymmetric pair's even part is not written, and a warning says so); each coupling a joint equality
+(``polycoef="offset ratio 0 0 0"``); the gravity in ``<option>``. A massless link with one child (a body with
+several joints, read back) puts its joint into its child's body, before the child's own (MuJoCo refuses a massless
+moving body). Every number is written in full (``repr``) and the text is checked by MuJoCo's compiler: MuJoCo's own
+writers (``MjSpec.to_xml``, ``mj_saveLastXML``) write 6 significant digits, too few for a round trip.
+:func:`read_mjcf` of the file gives back the same dynamics (to rounding) and joint names. The tip load and the tool
+have no place in MJCF and are left out (a warning says so for a nonzero tip load). A floating robot is written with
+a ``<freejoint/>`` in its base's body, which carries the base's inertia.
 """
 
 from __future__ import annotations
@@ -943,15 +944,15 @@ def _body(ET: Any, parent: Any, name: str, joints: list[tuple[int, np.ndarray]],
 
 
 def _frictionloss(link: Any, floats: Any, k: int) -> dict[str, str]:
-    """A link's Coulomb friction [f, -f] as MJCF's ``frictionloss`` f (read back as such, the default of
-    :func:`read_mjcf`); an asymmetric pair has no MJCF counterpart and is refused."""
+    """A link's Coulomb friction [Tc+, Tc-] as MJCF's ``frictionloss``, its odd part (Tc+ - Tc-) / 2 (read back as
+    [f, -f], :func:`read_mjcf`'s default); an even part (Tc+ + Tc-) / 2, a force while moving in either direction,
+    has no MJCF counterpart: a warning says it is not written."""
     plus, minus = (floats.scalar(x) for x in link.coulomb)
-    if plus == 0 and minus == 0:
-        return {}
-    if plus != -minus:
-        raise ModelError(f"Coulomb friction [{plus:g}, {minus:g}] is not symmetric: MJCF's frictionloss is one "
-                         "value", link=k + 1, field="coulomb")
-    return {"frictionloss": repr(plus)}
+    if plus + minus != 0:
+        warnings.warn(f"link {k + 1}: Coulomb friction [{plus:g}, {minus:g}] is not symmetric: MJCF's frictionloss "
+                      f"is its odd part {(plus - minus) / 2:g}; the even part {(plus + minus) / 2:g} is not written",
+                      ModelWarning, stacklevel=4)
+    return {"frictionloss": repr((plus - minus) / 2)} if plus != minus else {}
 
 
 def write_mjcf(robot: Manipulator, path: str | Path, params: Mapping[Any, Any] | None = None) -> Path:
