@@ -960,4 +960,5 @@ def write_mjcf(robot: Manipulator, path: str | Path, params: Mapping[Any, Any] |
     return atomic_write(path, to_mjcf(robot, params))
 
 
-__all__ = ["MISSING", "State", "from_mujoco", "read_mjcf", "root_element", "to_mjcf", "to_mujoco", "write_mjcf"]
+__all__ = ["FLUID", "FRICTIONLOSS", "MISSING", "State", "from_mujoco", "read_mjcf", "root_element", "to_mjcf",
+           "to_mujoco", "write_mjcf"]
