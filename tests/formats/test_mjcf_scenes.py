@@ -211,6 +211,10 @@ def test_root_reads_a_subtree_placed_where_the_file_has_it_at_qpos0(tmp_path: Pa
     assert fore.joint_names == ("slide", "wrist") and not fore.floating
     assert _rows_at_rest(fore, path) < TOL  # the shoulder held at its qpos0, the props apart
     assert [float(g) for g in fore.gravity] == [0.0, 0.0, -9.81]
+    floating = _mjcf(tmp_path, FLOATING, '<option gravity="0.3 -0.2 -9.81"/>', name="floating.xml")
+    arm = read_mjcf(floating, root="arm")  # below the free joint: the torso held where qpos0 puts it
+    assert not arm.floating and arm.joint_names == ("j1", "j2")
+    assert _rows_at_rest(arm, floating) < TOL
     target = read_mjcf(path, root="target")  # a lone free body: a floating base without joints
     assert target.floating and target.n == 0 and float(target.base.mass) == pytest.approx(0.01)
     _refused(path, "free joint damping 'cube_free'; body gravcomp 'box'", root="box")  # the prop read: refused
