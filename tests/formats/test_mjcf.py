@@ -28,7 +28,7 @@ from robodyn.model.couplings import Coupling  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "mjcf"
 ROOT = Path(__file__).resolve().parents[2]
-VENDORED = {"reacher.xml": {}, "pusher.xml": {}, "ur5e.xml": {"frictionloss": "ignore"}}
+VENDORED = {"reacher.xml": {}, "pusher.xml": {}, "ur5e.xml": {}}
 #: example-robot-data URDFs that MuJoCo compiles with a fixed base (chains, trees, a mimic joint, dry friction).
 URDFS = ("ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf",
          "double_pendulum_description/urdf/double_pendulum.urdf", "kinova_description/robots/kinova.urdf",
@@ -77,33 +77,47 @@ def _relative(a: np.ndarray, b: np.ndarray) -> float:
 
 def _against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -> float:
     """The largest relative difference of ID, M and FD between the robot (its tree, couplings off) and MuJoCo's
-    model of ``path`` at 3 random states."""
+    model of ``path`` at 3 random states: the rows and columns of the robot's joints (matched by name: a scene's
+    props are MuJoCo's too, and apart from the robot with constraints off), robodyn's Coulomb friction MuJoCo's
+    frictionloss as a force, f sign(qd) (MuJoCo's constraint is off)."""
     model = mujoco.MjModel.from_xml_path(str(path))
     model.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_CONTACT
                                | mujoco.mjtDisableBit.mjDSBL_ACTUATION)
     data = mujoco.MjData(model)
     tree = robot.replace(couplings=()) if robot.couplings else robot
-    armature, damping = model.dof_armature, model.dof_damping
-    assert model.nv == tree.n and model.nq == tree.n
+    joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in tree.joint_names]
+    dofs, at = (np.array([getattr(model, field)[j] for j in joints], dtype=int)
+                for field in ("jnt_dofadr", "jnt_qposadr"))
+    armature, damping = model.dof_armature[dofs], model.dof_damping[dofs]
+    friction = np.array([float(link.coulomb[0]) for link in tree.links])
+    assert np.array_equal(friction, np.where(friction != 0, model.dof_frictionloss[dofs], 0))  # read, or dropped
+    assert len(set(dofs)) == tree.n and tree.nq == tree.n
     rng = np.random.default_rng(seed)
     worst = 0.0
     for _ in range(3):
-        q, qd, qdd, tau = rng.uniform(-1, 1, (4, tree.n))
-        data.qpos[:], data.qvel[:], data.qfrc_applied[:] = q, qd, 0.0
+        qpos = rng.uniform(-1, 1, model.nq)
+        for j in np.flatnonzero(model.jnt_type == mujoco.mjtJoint.mjJNT_FREE):  # a prop's quaternion: unit
+            qpos[model.jnt_qposadr[j] + 3:model.jnt_qposadr[j] + 7] /= np.linalg.norm(
+                qpos[model.jnt_qposadr[j] + 3:model.jnt_qposadr[j] + 7])
+        qvel, qacc, qfrc = rng.uniform(-1, 1, (3, model.nv))
+        q, qd, qdd, tau = qpos[at], qvel[dofs], qacc[dofs], qfrc[dofs]
+        data.qpos[:], data.qvel[:], data.qfrc_applied[:] = qpos, qvel, 0.0
         mujoco.mj_forward(model, data)
-        data.qacc[:] = qdd
+        data.qacc[:] = qacc
         rne = np.zeros(model.nv)
         mujoco.mj_rne(model, data, 1, rne)
-        assert np.allclose(-data.qfrc_damper, damping * qd, rtol=0, atol=1e-15)  # the sign: robodyn's + b qd
-        assert np.array_equal(data.qfrc_passive, data.qfrc_damper)  # no springs, gravcomp or fluid (refused)
-        tau_mj = rne + armature * qdd - data.qfrc_passive
+        assert np.allclose(-data.qfrc_damper[dofs], damping * qd, rtol=0, atol=1e-15)  # the sign: robodyn's + b qd
+        assert np.array_equal(data.qfrc_passive[dofs], data.qfrc_damper[dofs])  # no springs, gravcomp or fluid
+        # on the robot (refused; a prop's left out)
+        coulomb = friction * np.sign(qd)
+        tau_mj = rne[dofs] + armature * qdd - data.qfrc_passive[dofs] + coulomb
         M_mj = np.zeros((model.nv, model.nv))
         mujoco.mj_fullM(model, data, M_mj)  # MuJoCo 4: (m, d, dst); armature on the diagonal
-        data.qfrc_applied[:] = tau
+        data.qfrc_applied[dofs] = tau - coulomb
         mujoco.mj_forward(model, data)
         worst = max(worst, _relative(numeric.inverse_dynamics(tree, q, qd, qdd), tau_mj),
-                    _relative(numeric.mass_matrix(tree, q), M_mj),
-                    _relative(numeric.forward_dynamics(tree, q, qd, tau), data.qacc.copy()))
+                    _relative(numeric.mass_matrix(tree, q), M_mj[np.ix_(dofs, dofs)]),
+                    _relative(numeric.forward_dynamics(tree, q, qd, tau), data.qacc[dofs]))
     return worst
 
 
@@ -127,15 +141,20 @@ def test_reacher_reads_refs_multi_joint_bodies_armature_and_damping() -> None:
     assert model.qpos0.tolist() == [0.0, 0.0, 0.1, -0.1]  # ref: robodyn's q is qpos, at the modelled pose here
 
 
-def test_ur5e_frictionloss_is_refused_unless_ignored() -> None:
-    with pytest.raises(rd.ModelError) as info:
-        rd.load(DATA / "ur5e.xml")
-    message = str(info.value)
-    assert "\n" not in message and "shoulder_pan_joint" in message and "frictionloss" in message
-    assert "frictionloss='ignore'" in message
-    with pytest.warns(rd.ModelWarning, match="frictionloss"):
-        robot = read_mjcf(DATA / "ur5e.xml", frictionloss="ignore")
-    assert robot.n == 6 and float(robot.links[0].damping) == 0.001
+def test_ur5e_frictionloss_is_coulomb_friction_or_ignored_or_refused_in_one_line() -> None:
+    model = mujoco.MjModel.from_xml_path(str(DATA / "ur5e.xml"))
+    robot = rd.load(DATA / "ur5e.xml")  # frictionloss="coulomb", the default
+    assert [link.coulomb for link in robot.links] == [(f, -f) for f in model.dof_frictionloss.tolist()]
+    assert robot.n == 6 and float(robot.links[0].damping) == 0.001 and float(robot.links[0].coulomb[0]) > 0
+    message = _refused(DATA / "ur5e.xml", "joint frictionloss 'shoulder_pan_joint', 'shoulder_lift_joint' and 4 more"
+                       " (frictionloss='coulomb')", frictionloss="refuse")
+    assert message.count("frictionloss") == 2  # one group, the option that reads it named
+    with pytest.warns(rd.ModelWarning, match="frictionloss") as caught:
+        ignored = read_mjcf(DATA / "ur5e.xml", frictionloss="ignore")
+    assert len(caught) == 1 and "shoulder_pan_joint" in str(caught[0].message)
+    assert all(not link.has_coulomb for link in ignored.links)
+    with pytest.raises(rd.ModelError, match="frictionloss='drop': expected 'coulomb', 'ignore', 'refuse'"):
+        read_mjcf(DATA / "ur5e.xml", frictionloss="drop")
 
 
 # -- example-robot-data through MuJoCo ------------------------------------------------------------------------------
@@ -330,11 +349,10 @@ def test_what_a_floating_base_cannot_be_is_refused_in_one_line(tmp_path: Path) -
     arm = f'<body name="arm" pos="0 0 1"><joint name="j1"/>{LINK}</body>'
     _refused(_mjcf(tmp_path, arm, name="fixed.xml"), "floating=True", "no free joint", floating=True)
     free = f'<body name="{{0}}"><freejoint name="{{0}}_root"/>{LINK}</body>'
-    _refused(_mjcf(tmp_path, free.format("a") + free.format("b"), name="two.xml"), "joint 'b_root'",
-             "second free joint", "body 'a'")
-    _refused(_mjcf(tmp_path, free.format("a") + arm, name="apart.xml"), "joint 'j1'", "subtree", "body 'a'")
+    _refused(_mjcf(tmp_path, free.format("a") + free.format("b"), name="two.xml"), "2 free bodies",
+             "root='a'")
     damped = f'<body name="a"><joint name="root" type="free" damping="0.1"/>{LINK}</body>'
-    _refused(_mjcf(tmp_path, damped, name="damped.xml"), "joint 'root'", "damping", "free joint")
+    _refused(_mjcf(tmp_path, damped, name="damped.xml"), "free joint damping 'root'")
     with pytest.raises(rd.ModelError, match="floating must be None, True or False"):
         read_mjcf(_mjcf(tmp_path, arm, name="arm.xml"), floating="yes")  # type: ignore[arg-type]
 
@@ -363,13 +381,13 @@ def test_a_legged_robot_with_a_free_joint_is_its_urdf_on_a_floating_base(relativ
 
 
 def test_ball_joint_spring_and_connect_are_refused(tmp_path: Path) -> None:
-    _refused(_mjcf(tmp_path, f'<body><joint name="b" type="ball" stiffness="1"/>{LINK}</body>'), "joint 'b'",
-             "stiffness")  # (a ball joint reads: tests/numeric/test_spherical.py)
-    _refused(_mjcf(tmp_path, f'<body><joint name="s" stiffness="3"/>{LINK}</body>', name="s.xml"), "joint 's'",
-             "stiffness")
+    _refused(_mjcf(tmp_path, f'<body><joint name="b" type="ball" stiffness="1"/>{LINK}</body>'),
+             "joint stiffness 'b'")  # (a ball joint reads: tests/numeric/test_spherical.py)
+    _refused(_mjcf(tmp_path, f'<body><joint name="s" stiffness="3"/>{LINK}</body>', name="s.xml"),
+             "joint stiffness 's'")
     two = f'<body name="a"><joint name="j1"/>{LINK}<body name="b" pos="1 0 0"><joint name="j2"/>{LINK}</body></body>'
     _refused(_mjcf(tmp_path, two, '<equality><connect name="loop" body1="a" body2="b" anchor="0 0 0"/></equality>',
-                   name="c.xml"), "equality 'loop'", "connect", "not supported yet")
+                   name="c.xml"), "connect equality 'loop' (not read yet)")
 
 
 def test_joint_equalities_linear_are_couplings_nonlinear_refused(tmp_path: Path) -> None:
@@ -389,7 +407,7 @@ def test_joint_equalities_linear_are_couplings_nonlinear_refused(tmp_path: Path)
 def test_malformed_unknown_and_missing_files_are_one_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.xml"
     broken.write_text('<mujoco model="m"><worldbody><body></worldbody></mujoco>', encoding="utf-8")
-    _refused(broken, "MuJoCo cannot compile it")
+    _refused(broken, "not valid XML", "mismatched tag")
     other = tmp_path / "other.xml"
     other.write_text('<?xml version="1.0"?>\n<!-- c -->\n<robot name="r"/>', encoding="utf-8")
     _refused(other, "not MJCF", "<robot>", ".urdf")

@@ -958,6 +958,69 @@ urdf("loop_joint_many", robot(FOURBAR_URDF.replace("{loop}", "".join(
     LOOP_DRAKE.replace('name="bar"', f'name="bar{k}"') for k in range(300)))), mentions=("loops",))
 
 
+# -- issue 43: hostile MJCF (special files as the model, an include or a mesh; size bombs; numbers not finite;
+# passive elements and scenes) --------------------------------------------------------------------------------------
+def _mjcf_entries() -> None:
+    """MJCF files, each refused in one line naming the file (or the include) and the problem, or read: made
+    at run time where a FIFO, a device or a sparse file is the point, else corpus files under ``mjcf/``."""
+    geom = '<geom type="sphere" size="0.1" mass="1"/>'
+    arm = f'<body name="upper" pos="0 0 0.5"><joint name="j1" axis="0 1 0" damping="0.1"/>{geom}</body>'
+
+    def text(body: str = arm, head: str = "") -> str:
+        return f'<mujoco model="fuzz">{head}<worldbody>{body}</worldbody></mujoco>\n'
+
+    def mjcf(name: str, content: str, expect: str = "refuse", *, mentions: tuple[str, ...] = (),
+             command: tuple[str, ...] = ("show",), **setup: Any) -> None:
+        rel = write(f"mjcf/{name}.xml", content)
+        add(f"mjcf/{name}", [command[0], f"{name}.xml", *command[1:]], expect,
+            mentions=((f"{name}.xml",) if expect == "refuse" else ()) + mentions, copy=((rel, f"{name}.xml"),),
+            **setup)
+
+    special("fifo_mjcf", ["show", "arm.xml"], mentions=("arm.xml", "FIFO"), fifo=["arm.xml"])
+    special("dev_zero_link_mjcf", ["show", "zero.xml"], mentions=("zero.xml", "character device"),
+            symlink=[["/dev/zero", "zero.xml"]])
+    special("sparse_30mb_mjcf", ["show", "big.xml"], mentions=("big.xml", "larger than"),
+            sparse=[["big.xml", 30 * 2**20]])
+    mjcf("include_fifo", text(head='<include file="part.xml"/>'), mentions=("part.xml", "FIFO"), fifo=["part.xml"])
+    mjcf("include_dev_zero", text(head='<include file="zero.xml"/>'), mentions=("zero.xml", "character device"),
+         symlink=[["/dev/zero", "zero.xml"]])
+    mjcf("include_directory", text(head='<include file="part.xml"/>'), mentions=("part.xml", "directory"),
+         mkdir=["part.xml"])
+    mjcf("include_itself", text(head='<include file="include_itself.xml"/>'), mentions=("nested",))
+    mjcf("mesh_fifo", text('<body><joint name="j"/><geom type="mesh" mesh="m"/></body>',
+                           '<asset><mesh name="m" file="shape.stl"/></asset>'), mentions=("shape.stl", "FIFO"),
+         fifo=["shape.stl"])
+    mjcf("texture_dev_zero", text(head='<asset><texture name="t" type="2d" file="zero.png"/></asset>'),
+         mentions=("zero.png", "character device"), symlink=[["/dev/zero", "zero.png"]])
+    mjcf("replicate_million", text(f'<replicate count="1000" offset="1 0 0"><replicate count="1000" '
+                                   f'offset="0 1 0">{arm.replace(" name=", " n=")}</replicate></replicate>'),
+         mentions=("10000 bodies",))
+    mjcf("replicate_billion", text(f'<replicate count="1000000000" offset="1 0 0">{geom}</replicate>'
+                                   f'<replicate count="1000000000" offset="1 0 0"><body>{geom}</body></replicate>'),
+         mentions=("bodies",))
+    mjcf("nested_deep", text("<body>" * 5000 + "</body>" * 5000), mentions=("nested more than",))
+    mjcf("entity", '<!DOCTYPE m [<!ENTITY a "aaaaaaaaaa">]>\n' + text(), mentions=("entity",))
+    for key, (old, new) in {"damping_nan": ('damping="0.1"', 'damping="nan"'),
+                            "pos_inf": ('pos="0 0 0.5"', 'pos="0 inf 0.5"'),
+                            "mass_overflow": ('mass="1"', 'mass="1e999"'),
+                            "axis_minus_infinity": ('axis="0 1 0"', 'axis="0 -Infinity 0"')}.items():
+        mjcf(f"not_finite_{key}", text(arm.replace(old, new)), mentions=("not finite", new.split("=")[0]))
+    mjcf("passive_everything", text(arm.replace('damping="0.1"', 'stiffness="3" damping="0.1"').replace(
+        '<body name="upper"', '<body name="upper" gravcomp="1"'), '<option density="1000" viscosity="0.001"/>'),
+         mentions=("joint stiffness 'j1'", "body gravcomp 'upper'", "fluid forces"))
+    free = '<body name="{0}" pos="{1} 0 1"><freejoint/>{2}<body name="{0}_arm"><joint name="{0}_j"/>{2}</body></body>'
+    mjcf("two_floating_robots", text(free.format("a", 0, geom) + free.format("b", 2, geom)),
+         mentions=("2 robots", "root="))
+    prop = '<body name="cube" pos="1 0 0"><joint type="free" damping="0.3" frictionloss="0.1"/>{0}</body>'
+    mjcf("scene_with_prop", text(arm + prop.format(geom)), "ok")
+    mjcf("scene_in_air", text(arm + prop.format(geom), '<option density="1.2" viscosity="0.00002"/>'), "ok",
+         command=("torques", "--csv", "tau.csv"), outputs=["tau.csv"], cost=1)
+    mjcf("frictionloss_coulomb", text(arm.replace('damping="0.1"', 'damping="0.1" frictionloss="0.4"')), "ok",
+         command=("derive", "-o", "eq.txt"), outputs=["eq.txt"], cost=1)
+
+
+_mjcf_entries()
+
 def files() -> dict[str, bytes]:
     """Corpus-relative path -> bytes of every corpus file, the manifest included."""
     manifest = (json.dumps(entries, indent=1, ensure_ascii=True) + "\n").encode("ascii")
