@@ -125,9 +125,8 @@ def compare(robot: Any, path: Path, samples: int, notes: list[str]) -> dict[str,
     model = mujoco.MjModel.from_xml_path(str(path))
     model.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_CONTACT
                                | mujoco.mjtDisableBit.mjDSBL_ACTUATION)
-    if any("fluid" in note for note in notes):  # dropped by robodyn: off in MuJoCo's model too
-        model.opt.density = model.opt.viscosity = 0.0
-        model.body_fluidshape[:] = 0
+    if any("fluid" in note for note in notes):  # dropped by robodyn: off in MuJoCo's model too (both fluid models
+        model.opt.density = model.opt.viscosity = 0.0  # scale with the medium's density and viscosity)
     coulomb = not any("frictionloss" in note for note in notes)  # read as robodyn's Coulomb friction
     tree = robot.replace(couplings=()) if robot.couplings else robot
     found = _indices(tree, model)
