@@ -367,3 +367,43 @@ def test_to_mjcf_writes_an_asymmetric_coulomb_frictions_odd_part_and_says_so(tmp
     q, qd = np.array([0.1, 0.2, 0.3]), np.array([0.5, -0.4, -0.3])
     difference = numeric.inverse_dynamics(asymmetric, q, qd, q) - numeric.inverse_dynamics(back, q, qd, q)
     assert np.allclose(difference, [0, 0, 0.1], rtol=0, atol=1e-12)  # the even part, in either direction
+
+
+#: A three-joint finger whose joints a chain of fixed tendons couples (robosuite's Robotiq three-finger gripper's
+#: pattern: 0.5 j1 + 0.5 j2 and 0.5 j2 - j3 held at their lengths at qpos0), and a tendon between two tendons.
+FINGER = (f'<body name="palm"><joint name="base" axis="0 0 1"/>{LINK}<body name="p1" pos="0.2 0 0">'
+          f'<joint name="j1" axis="0 1 0" ref="0.1"/>{LINK}<body name="p2" pos="0.1 0 0">'
+          f'<joint name="j2" axis="0 1 0"/>{LINK}<body name="p3" pos="0.1 0 0"><joint name="j3" axis="0 1 0"/>'
+          f'{LINK}</body></body></body></body>')
+TENDONS = ('<tendon><fixed name="t12"><joint joint="j1" coef="0.5"/><joint joint="j2" coef="0.5"/></fixed>'
+           '<fixed name="t23"><joint joint="j2" coef="0.5"/><joint joint="j3" coef="-1"/></fixed></tendon>'
+           '<equality><tendon tendon1="t12"/><tendon tendon1="t23" tendon2="t12" polycoef="0.05 2 0 0 0"/>'
+           '</equality>')
+
+
+def test_fixed_tendon_equalities_are_exact_linear_couplings(tmp_path: Path) -> None:
+    """Each tendon equality is one linear relation of the joints' coordinates, solved for its deepest joint (j2 from
+    the first, j3 from the second with j2 substituted): the robot's q is (base, j1), and every q the coupling map
+    gives holds MuJoCo's tendon equalities exactly (L1 - L1_0 = c0 + c1 (L2 - L2_0)); the tree agrees with MuJoCo."""
+    path = _mjcf(tmp_path, FINGER, TENDONS)
+    robot = _quiet(path)
+    assert robot.nv == 2 and [robot.joint_names[int(c.joint)] for c in robot.couplings] == ["j2", "j3"]
+    assert all(robot.joint_names[int(k)] in ("base", "j1") for c in robot.couplings for k, _ in c.leaders)
+    G, c = (np.array(m, dtype=float) for m in robot.coupling_map())
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(2)
+    for q in rng.uniform(-1, 1, (5, robot.nv)):
+        data.qpos[:] = G @ q + c.ravel()
+        mujoco.mj_forward(model, data)
+        L, L0 = data.ten_length, model.tendon_length0
+        assert abs(L[0] - L0[0]) < 1e-14 and abs((L[1] - L0[1]) - (0.05 + 2 * (L[0] - L0[0]))) < 1e-14
+    assert _against_mujoco(robot, path) < TOL
+
+
+def test_a_tendon_equality_that_fixes_a_joint_or_wraps_is_refused_in_one_line(tmp_path: Path) -> None:
+    fixing = ('<tendon><fixed name="t1"><joint joint="j1" coef="1"/></fixed></tendon>'
+              '<equality><tendon tendon1="t1"/></equality>')
+    assert "fixes a joint" in _refused(_mjcf(tmp_path, FINGER, fixing, "fix.xml"), "tendon equality")
+    squared = TENDONS.replace('polycoef="0.05 2 0 0 0"', 'polycoef="0 1 0.5 0 0"')
+    assert "linearly" in _refused(_mjcf(tmp_path, FINGER, squared, "sq.xml"), "tendon equality")

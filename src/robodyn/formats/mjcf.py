@@ -703,13 +703,16 @@ def _couplings(model: Any, index: dict[int, int], robot: _Robot,
     mocap body (a handle MuJoCo moves from outside, dragging the robot: a controller, as an actuator, left out);
     any other active equality touching the robot gathered as a problem (those of bodies left out, between props or
     a prop and the world, are theirs)."""
-    out, driven = [], []
+    out, driven, tendons = [], [], []
     kept = set(robot.bodies)
     for e in range(model.neq):
         if not model.eq_active0[e]:
             continue
         kind = _EQUALITY.get(int(model.eq_type[e]), str(int(model.eq_type[e])))
         where = _quoted(model, "equality", e)
+        if kind == "tendon":
+            tendons.append(e)
+            continue
         if kind != "joint":
             bodies = _equality_bodies(model, e) if kind in ("connect", "weld") else []
             if bodies and not kept & set(bodies):
@@ -734,7 +737,74 @@ def _couplings(model: Any, index: dict[int, int], robot: _Robot,
             r1, r2 = (float(model.qpos0[model.jnt_qposadr[j]]) for j in (j1, j2))
             ratio, offset = poly[1], r1 + poly[0] - poly[1] * r2
             out.append(Coupling(index[j1], index[j2], _exact(ratio), _exact(offset)))
-    return tuple(out), driven
+    coupled = {int(c.joint) for c in out}
+    return (*out, *_tendon_couplings(model, index, tendons, coupled, problems)), driven
+
+
+def _fixed_tendon(model: Any, t: int, index: dict[int, int]) -> dict[int, float] | None:
+    """A fixed tendon's length as sum w_k q_k over the robot's links k (robodyn's indices): its joints' coefficients
+    ({} for a tendon of none of the robot's joints); None where the tendon is not fixed (it wraps geoms or passes
+    sites) or has joints both in and outside the robot."""
+    joint = int(_mujoco().mjtWrap.mjWRAP_JOINT)
+    wraps = range(int(model.tendon_adr[t]), int(model.tendon_adr[t]) + int(model.tendon_num[t]))
+    inside = [int(model.wrap_objid[w]) in index and int(model.wrap_type[w]) == joint for w in wraps]
+    if not any(inside):
+        return {} if all(int(model.wrap_type[w]) == joint for w in wraps) else None
+    if not all(inside):
+        return None
+    terms: dict[int, float] = {}
+    for w in wraps:
+        k = index[int(model.wrap_objid[w])]
+        terms[k] = terms.get(k, 0.0) + float(model.wrap_prm[w])
+    return terms
+
+
+def _tendon_couplings(model: Any, index: dict[int, int], equalities: list[int], coupled: set[int],
+                      problems: _Problems) -> list[Coupling]:
+    """The tendon equalities of fixed tendons (L1 - L1_0 = c0 + c1 (L2 - L2_0), MuJoCo's, each length a sum of
+    joint coordinates, L_0 at qpos0) as exact linear couplings: each equality is one linear relation of joint
+    coordinates, solved for its deepest joint not yet solved for (a finger's distal joint), the earlier relations
+    substituted (a chain of tendons: each distal joint in its independent leaders); a tendon that wraps or leaves
+    the robot, a polynomial beyond c0 and c1, and a relation that fixes or repeats others gathered as problems."""
+    solved: dict[int, tuple[dict[int, float], float]] = {}  # link -> (its leaders' ratios, offset)
+    for e in equalities:
+        where = _quoted(model, "equality", e)
+        t1, t2 = int(model.eq_obj1id[e]), int(model.eq_obj2id[e])
+        lengths = [_fixed_tendon(model, t, index) for t in (t1, t2) if t >= 0]
+        if all(terms == {} for terms in lengths):  # (between tendons of joints left out: theirs)
+            continue
+        poly = [float(c) for c in model.eq_data[e][:5]]
+        if any(terms is None for terms in lengths) or any(c != 0 for c in poly[2:]):
+            problems.add("tendon equality", where, "only fixed tendons of the robot's joints, linearly, are read")
+            continue
+        relation = dict(lengths[0] or {})  # sum relation_k q_k = constant
+        constant = float(model.tendon_length0[t1]) + poly[0]
+        if t2 >= 0:
+            for k, w in (lengths[1] or {}).items():
+                relation[k] = relation.get(k, 0.0) - poly[1] * w
+            constant -= poly[1] * float(model.tendon_length0[t2])
+        for k in [k for k in relation if k in solved]:  # the joints solved for already, in their leaders
+            w = relation.pop(k)
+            leaders, offset = solved[k]
+            constant -= w * offset
+            for leader, ratio in leaders.items():
+                relation[leader] = relation.get(leader, 0.0) + w * ratio
+        free = [k for k, w in relation.items() if abs(w) > 1e-12 and k not in coupled]
+        if not free or len([k for k, w in relation.items() if abs(w) > 1e-12]) < 2:
+            problems.add("tendon equality", where, "it fixes a joint or repeats another relation")
+            continue
+        joint = max(free)
+        w = relation.pop(joint)
+        leaders = {k: -v / w for k, v in relation.items() if abs(v) > 1e-12}
+        for other, (others, offset) in solved.items():  # the new one substituted into those that lead with it
+            if joint in others:
+                ratio = others.pop(joint)
+                for k, r in leaders.items():
+                    others[k] = others.get(k, 0.0) + ratio * r
+                solved[other] = (others, offset + ratio * constant / w)
+        solved[joint] = (leaders, constant / w)
+    return [Coupling(k, leaders=[(j, _exact(r)) for j, r in sorted(leaders.items()) if r != 0], offset=_exact(offset))
+            for k, (leaders, offset) in sorted(solved.items())]
 
 
 def _equality_bodies(model: Any, e: int) -> list[int]:
