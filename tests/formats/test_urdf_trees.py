@@ -330,4 +330,5 @@ def test_cli_lock(tree_path: Path) -> None:
         assert result.exit_code == 2 and len(lines) == 1 and expected in lines[0], result.output
     result = runner.invoke(app, ["count", "puma560", "--lock", "j1=0"])
     assert result.exit_code == 2 and result.output.strip().splitlines() == [
-        "error: a lock (lock= or --lock) applies to URDF files only, and 'puma560' is not a .urdf file"]
+        "error: lock= (--lock) applies to URDF files only, and 'puma560' is a built-in robot (the options of a "
+        "built-in robot: strict)"]

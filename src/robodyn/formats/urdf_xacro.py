@@ -65,8 +65,6 @@ def expand(path: Path, data: bytes, shown: str, args: Mapping[str, Any] | None =
             document = xacro.parse(io.BytesIO(data))
             xacro.process_doc(document, mappings=mappings)
             text = document.toxml(encoding="utf-8")
-        except ModelError:
-            raise
         except RecursionError:
             raise ModelError(f"xacro: macros or includes nested too deeply{_location(xacro)}", file=shown) from None
         except Exception as exc:  # xacro's errors (XacroException, XML errors, its expressions' errors)
@@ -115,7 +113,7 @@ def _directories(paths: Sequence[str | Path] | None, shown: str) -> list[Path]:
         directory = Path(item)
         if not directory.is_dir():
             raise ModelError(f"package path {str(item)!r} is not a directory", file=shown, field="package_paths")
-        out.append(directory)
+        out.append(directory.resolve())
     return out
 
 
@@ -198,8 +196,8 @@ def _error(exc: BaseException, xacro: Any, shown: str) -> ModelError:
     inner: BaseException | None = exc
     while inner is not None:
         if isinstance(inner, ModelError):
-            return inner if inner.file else ModelError(f"{inner.problem}{_location(xacro)}", file=shown,
-                                                       field=inner.field)
+            include = f"include {inner.file}: " if inner.file and inner.file != shown else ""
+            return ModelError(f"{include}{inner.problem}{_location(xacro)}", file=shown, field=inner.field)
         inner = getattr(inner, "exc", None)
     message = " ".join(str(exc).split()) or type(exc).__name__
     return ModelError(f"xacro: {message}{_location(xacro)}", file=shown)
