@@ -41,8 +41,9 @@ _LOCK = threading.Lock()  # xacro keeps its state (the file and macro stacks, th
 
 
 def is_xacro(path: Path, data: bytes) -> bool:
-    """A ``.xacro`` file, or one whose text declares xacro's XML namespace."""
-    return path.suffix.lower() == ".xacro" or b"ros.org/wiki/xacro" in data
+    """A ``.xacro`` file, or one whose text declares xacro's XML namespace and uses it (xacro's own output keeps
+    the declaration on ``<robot>``: a declaration alone is no macro)."""
+    return path.suffix.lower() == ".xacro" or (b"ros.org/wiki/xacro" in data and b"<xacro:" in data)
 
 
 def expand(path: Path, data: bytes, shown: str, args: Mapping[str, Any] | None = None,
