@@ -43,8 +43,8 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json) or a URDF file (.urdf; "
-              "expand a .xacro first: xacro arm.urdf.xacro > arm.urdf).")
+MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json), a URDF or xacro file "
+              "(.urdf, .xacro: expanded in process, see --xacro-arg) or an MJCF file (.xml, .mjcf).")
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
 
 

@@ -36,9 +36,9 @@ def load(model: str | Path, *, strict: bool = False, **options: Any) -> Manipula
     empty mapping, ``lock={}``, is not given: the reader's default): :func:`~robodyn.formats.urdf.read_urdf` for
     URDF and xacro files (``lock``, ``mimic``, ``actuated``, ``floating``, ``root``, ``friction``,
     ``xacro_args``, ``package_paths``, ``gravity``, ``snap``), :func:`~robodyn.formats.mjcf.read_mjcf` for MJCF
-    files (``floating``, ``frictionloss``, ...);
-    a model file and a built-in robot take ``strict`` only (a model file says ``floating: true`` itself). An
-    option the reader does not take is refused in one line that names it and lists the reader's options, e.g.
+    files (``floating``, ``frictionloss``, ...); a model file and a built-in robot take ``strict`` only (a model
+    file says ``floating: true`` itself). An option the reader does not take is refused in one line that names
+    it, says which files it applies to and lists the reader's options (read from its signature), e.g.
     ``rd.load("puma560", lock={"j1": 0})``: a lock applies to URDF files only.
 
     ``floating`` means the same for URDF and MJCF files: None (the default) lets the file decide (a URDF's root

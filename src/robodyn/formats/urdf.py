@@ -62,6 +62,10 @@ records: :mod:`robodyn.formats.urdf_xml`; meshes are never read) and builds a
 (x, y, cos theta, sin theta) in the joint frame's xy plane, nv 3), read where their axis is the joint frame's z
 (0 0 1); another axis (Pinocchio ignores it), a locked or a mimic planar joint are refused in one line.
 
+``root="forearm"`` reads the subtree of that URDF link only (the link is then the base; the other links, and the
+joints, loops and transmissions among them, are left out). A xacro file (``.xacro``, or a ``.urdf`` using xacro
+macros) is expanded in memory first, with ``xacro_args`` and ``package_paths`` (:mod:`robodyn.formats.urdf_xacro`).
+
 Not supported, each a one-line ModelError naming the joint: ``floating`` joints (a humanoid's URDF
 with a floating root joint is refused, and loads once that joint is removed). A floating base is asked for instead
 by ``floating=True`` (:func:`read_urdf`): the root link then moves on a free joint, with its inertia (numeric

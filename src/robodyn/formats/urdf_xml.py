@@ -415,7 +415,7 @@ def _or(value: float | None, default: float) -> float:
 def read_robot(path: str | Path, shown: str | None = None, xacro_args: Mapping[str, Any] | None = None,
                package_paths: Sequence[str | Path] | None = None) -> Robot:
     """The robot of a URDF file (see the module docstring); ``shown``: the file's name in errors (the path). A
-    xacro file (a ``.xacro`` suffix, or xacro's namespace in the text) is expanded first, in memory, with
+    xacro file (a ``.xacro`` suffix, or xacro's macros in the text) is expanded first, in memory, with
     ``xacro_args`` and ``package_paths`` (:func:`robodyn.formats.urdf_xacro.expand`)."""
     path = Path(path)
     shown = str(path) if shown is None else shown
