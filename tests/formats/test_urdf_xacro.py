@@ -126,6 +126,16 @@ def test_hostile_xacro_is_refused_before_expansion(tmp_path: Path) -> None:
         rd.load(XACRO, package_paths=[tmp_path / "absent"])
 
 
+def test_xacros_warnings_are_one_model_warning(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "warn.urdf.xacro"
+    path.write_text(XACRO.read_text().replace('segment.xacro"/>', 'segment.xacro"><ignored/></xacro:include>'))
+    with pytest.warns(rd.ModelWarning) as caught:
+        robot = _load(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: xacro: Child elements of a <xacro:include> tag are ignored"]
+    assert robot.links == rd.load(EXPANDED).links and capfd.readouterr().err == ""  # nothing printed
+
+
 def test_without_the_xacro_package_the_refusal_gives_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "xacro", None)  # import xacro now fails as if it were not installed
     with pytest.raises(rd.ModelError) as info:

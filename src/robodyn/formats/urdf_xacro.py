@@ -70,10 +70,10 @@ def expand(path: Path, data: bytes, shown: str, args: Mapping[str, Any] | None =
             raise ModelError(f"xacro: macros or includes nested too deeply{_location(xacro)}", file=shown) from None
         except Exception as exc:  # xacro's errors (XacroException, XML errors, its expressions' errors)
             raise _error(exc, xacro, shown) from None
-    if stderr.getvalue().strip():
-        lines = [line.strip() for line in stderr.getvalue().splitlines() if line.strip()]
-        warnings.warn(f"{shown}: xacro: {printable(lines[0])}{' ...' if len(lines) > 1 else ''}", ModelWarning,
-                      stacklevel=5)
+    said = stderr.getvalue().strip()
+    if said:  # its first line (the rest says where: the file, the macro)
+        first = said.splitlines()[0].strip().removeprefix("warning: ")
+        warnings.warn(f"{shown}: xacro: {printable(first)}", ModelWarning, stacklevel=5)
     if len(text) > MAX_BYTES:
         raise ModelError(f"xacro: the expanded URDF is larger than {MAX_BYTES} bytes", file=shown)
     return bytes(text)
