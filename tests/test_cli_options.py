@@ -16,7 +16,7 @@ import typer.main
 from typer.testing import CliRunner
 
 import robodyn as rd
-from robodyn.cli import MODEL_HELP, Integrator, Method, Mimic, app, usage_message
+from robodyn.cli import MODEL_HELP, Friction, Integrator, Method, Mimic, app, usage_message
 
 runner = CliRunner()
 COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
@@ -110,11 +110,12 @@ def test_simulate_integrator_and_its_old_spelling() -> None:
     assert old.exit_code == 0 and old.stdout == new.stdout and "simulate --method is now --integrator" in old.stderr
 
 
-def test_integrator_and_mimic_choices_are_the_apis() -> None:
+def test_integrator_mimic_and_friction_choices_are_the_apis() -> None:
     from robodyn.analysis.simulation import METHODS
-    from robodyn.formats.urdf import MIMIC
+    from robodyn.formats.urdf import FRICTION, MIMIC
 
     assert tuple(m.value for m in Integrator) == METHODS and tuple(m.value for m in Mimic) == MIMIC
+    assert tuple(m.value for m in Friction) == FRICTION
 
 
 def test_linearize_measure_and_the_old_output_refused() -> None:
