@@ -866,7 +866,8 @@ for name, ext, text, mention in (("robot", "xml", MJCF, "MJCF"), ("mjcf_own_as_u
             mentions=(f"{name}.{ext}", mention), copy=((rel, f"{name}.{ext}"),))
 # xacro is expanded in process (the xacro package, in the test extra); its hostile forms are one line each
 XACRO_ARM = robot(chain(1).replace('xyz="0 0 0.5"', 'xyz="0 0 ${l}"')).replace(
-    '<robot name="fuzz">', XACRO_HEAD + '<xacro:arg name="l" default="0.5"/><xacro:property name="l" value="$(arg l)"/>')
+    '<robot name="fuzz">',
+    XACRO_HEAD + '<xacro:arg name="l" default="0.5"/><xacro:property name="l" value="$(arg l)"/>')
 for name, ext, text in (("arm", "xacro", XACRO_ARM),
                         ("xacro_own_in_urdf", "urdf", robot(chain(1)).replace(
                             '<robot name="fuzz">', XACRO_HEAD + '<xacro:macro name="m"/>'))):
