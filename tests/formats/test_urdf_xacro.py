@@ -136,6 +136,13 @@ def test_xacros_warnings_are_one_model_warning(tmp_path: Path, capfd: pytest.Cap
     assert robot.links == rd.load(EXPANDED).links and capfd.readouterr().err == ""  # nothing printed
 
 
+def test_an_argument_the_file_does_not_take_is_a_warning() -> None:
+    with pytest.warns(rd.ModelWarning, match=r"xacro_args 'lenght': not an argument of the file, ignored; did you "
+                                             r"mean 'length'\?"):
+        robot = _load(xacro_args={"lenght": "0.8"})
+    assert robot.links == rd.load(XACRO, package_paths=[PACKAGES]).links  # the default length, 0.5
+
+
 def test_without_the_xacro_package_the_refusal_gives_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "xacro", None)  # import xacro now fails as if it were not installed
     with pytest.raises(rd.ModelError) as info:

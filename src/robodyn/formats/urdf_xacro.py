@@ -9,7 +9,9 @@ prefix=left_``); a package that an include names, ``$(find NAME)`` or ``package:
 - else in the package that holds the file (the nearest directory above it whose ``package.xml`` names NAME).
 
 A package found nowhere, an undefined argument, an unknown macro or a macro called with the wrong parameters is
-one :class:`~robodyn.errors.ModelError` naming the file, the macro being expanded and the file it is in. The
+one :class:`~robodyn.errors.ModelError` naming the file, the macro being expanded and the file it is in; an
+argument given that no file read declares or uses (``<xacro:arg>``, ``$(arg NAME)``) is ignored, as xacro ignores
+it, with a :class:`~robodyn.errors.ModelWarning` (a misspelt name would leave the default in place). The
 file and every include are read as URDF files are (regular files of at most
 :data:`robodyn.formats.urdf_xml.MAX_FILE_BYTES`: a FIFO is refused, not opened). xacro's own warnings become one
 :class:`~robodyn.errors.ModelWarning`. Expressions in the file (``${...}``, ``$(eval ...)``) are evaluated as
@@ -19,6 +21,7 @@ xacro evaluates them; expand only files you would run ``xacro`` on.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import io
 import os
 import re
@@ -59,7 +62,8 @@ def expand(path: Path, data: bytes, shown: str, args: Mapping[str, Any] | None =
     mappings = _arguments(args, shown)
     packages = _Packages(path, _directories(package_paths, shown))
     stderr = io.StringIO()
-    with _LOCK, _patched(xacro, substitution_args, packages), contextlib.redirect_stderr(stderr):
+    texts = [data]  # the file's and each include's, as read
+    with _LOCK, _patched(xacro, substitution_args, packages, texts), contextlib.redirect_stderr(stderr):
         xacro.init_stacks(str(path))
         xacro.all_includes = []
         try:
@@ -70,6 +74,7 @@ def expand(path: Path, data: bytes, shown: str, args: Mapping[str, Any] | None =
             raise ModelError(f"xacro: macros or includes nested too deeply{_location(xacro)}", file=shown) from None
         except Exception as exc:  # xacro's errors (XacroException, XML errors, its expressions' errors)
             raise _error(exc, xacro, shown) from None
+    _check_arguments(mappings, texts, shown)
     said = stderr.getvalue().strip()
     if said:  # its first line (the rest says where: the file, the macro)
         first = said.splitlines()[0].strip().removeprefix("warning: ")
@@ -77,6 +82,23 @@ def expand(path: Path, data: bytes, shown: str, args: Mapping[str, Any] | None =
     if len(text) > MAX_BYTES:
         raise ModelError(f"xacro: the expanded URDF is larger than {MAX_BYTES} bytes", file=shown)
     return bytes(text)
+
+
+#: A xacro argument's declaration, ``<xacro:arg name="NAME" ...>``, or use, ``$(arg NAME)``.
+_ARGUMENT = re.compile(rb"""<xacro:arg\s[^>]*?name\s*=\s*["']([^"']+)["']|\$\(arg\s+([^\s)]+)\)""")
+
+
+def _check_arguments(given: Mapping[str, str], texts: list[bytes], shown: str) -> None:
+    """A warning for each given argument that no file read declares or uses (xacro itself ignores it: a misspelt
+    name would leave the default in place)."""
+    known = sorted({(m.group(1) or m.group(2)).decode("utf-8", "replace") for text in texts
+                    for m in _ARGUMENT.finditer(text)})
+    unknown = [name for name in given if name not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (its arguments: {', '.join(known) or 'none'})"
+        warnings.warn(f"{shown}: xacro_args {', '.join(map(repr, unknown))}: not an argument of the file, "
+                      f"ignored{hint}", ModelWarning, stacklevel=6)
 
 
 def _check_no_doctype(data: bytes, shown: str) -> None:
@@ -162,10 +184,10 @@ class _Packages:
 
 
 @contextlib.contextmanager
-def _patched(xacro: Any, substitution_args: Any, packages: _Packages) -> Iterator[None]:
+def _patched(xacro: Any, substitution_args: Any, packages: _Packages, texts: list[bytes]) -> Iterator[None]:
     """xacro with its package look-up (``$(find)``, which needs ROS otherwise) and includes (``package://`` URIs
-    resolved; each file read as :func:`~robodyn.model.files.read_limited` reads) made robodyn's, for the time of
-    one expansion."""
+    resolved; each file read as :func:`~robodyn.model.files.read_limited` reads, its text added to ``texts``) made
+    robodyn's, for the time of one expansion."""
     saved = (xacro.abs_filename_spec, xacro.parse, substitution_args._eval_find,
              substitution_args._eval_dict.get("find"))
     original_spec, original_parse = saved[0], saved[1]
@@ -177,6 +199,7 @@ def _patched(xacro: Any, substitution_args: Any, packages: _Packages) -> Iterato
         if inp is None and filename is not None:
             data = read_limited(filename, MAX_BYTES, str(filename))
             _check_no_doctype(data, str(filename))
+            texts.append(data)
             inp = io.BytesIO(data)
         return original_parse(inp, filename)
 
