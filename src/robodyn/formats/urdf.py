@@ -372,7 +372,7 @@ def read_urdf(
     ``floating=True`` puts a free joint at the root (Pinocchio's ``JointModelFreeFlyer``): the root link, and every
     link fixed to it, become the moving base with their inertia (a fixed base drops it), ``gravity`` is in the
     world frame, and a file with no moving joint (a drone) loads (docs/guide/floating.md: what handles such a
-    robot)."""
+    robot); None (the default: the file decides, and a URDF's root is fixed) and False keep the root fixed."""
     path = Path(path)
     shown = str(path)
     if floating is not None and not isinstance(floating, bool):
