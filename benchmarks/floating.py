@@ -23,7 +23,8 @@ joint at the root: q of nq = n + 7, base position then unit quaternion (x, y, z,
    issue's goal is a ratio of at most 0.35.
 
 Times: the best of 5 rounds (:mod:`timeit`). The first batch result is checked against Pinocchio (tau with the
-joints' damping b v added, as robodyn's tau has it) and the largest difference printed.
+joints' damping b v and Coulomb friction f sign(v) added, as robodyn's tau has them) and the largest difference
+printed.
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ def timings(case: Robot, sizes: list[int], number: int, derivatives: bool) -> li
     model, data = case.model, case.data
     q1, v1, a1 = (x[0] for x in case.states(1, seed=1))
     pq = case.pinocchio_q(q1)
-    damping = np.concatenate([np.zeros(6), model.damping[6:] * v1[6:]])
+    damping = np.concatenate([np.zeros(6), model.damping[6:] * v1[6:] + model.friction[6:] * np.sign(v1[6:])])
     error = max(float(np.abs(dyn.inverse_dynamics(q1, v1, a1) - pin.rnea(model, data, pq, v1, a1) - damping).max()),
                 float(np.abs(dyn.forward_dynamics(q1, v1, a1) - pin.aba(model, data, pq, v1, a1 - damping)).max()))
     pins = {"rnea": per_call(lambda: pin.rnea(model, data, pq, v1, a1), number),

@@ -8,7 +8,8 @@ root), in one process: ``rd.compile(robot, outputs=...)`` of tau, M, forward, co
 centroidal_bias (and dtau, dqdd unless ``--no-derivatives``), its C compiled with ``cc ... <opt>`` (the last -O
 wins over robodyn's -O3: ``-O1`` by default, as the derivative programs of the humanoids take gcc minutes at -O3
 and the sweep checks numbers, not speed), then at ``--states`` random states with random unit quaternions the
-largest difference of each output relative to max(1, |Pinocchio's|): rnea (plus the URDF's joint damping),
+largest difference of each output relative to max(1, |Pinocchio's|): rnea (plus the URDF's joint damping and
+Coulomb friction),
 crba, aba, computeRNEADerivatives, computeABADerivatives, centerOfMass, jacobianCenterOfMass,
 computeCentroidalMap, and computeCentroidalMapTimeVariation's dA_G times v. The build time (program, C and
 compiler, on this machine) is printed with each robot. The numeric engine's sweep: benchmarks/floating_numeric.py
@@ -77,6 +78,7 @@ def compare(dyn: Any, robot: rd.Manipulator, model: Any, count: int, derivatives
 
     data = model.createData()
     damping = np.concatenate([np.zeros(6), model.damping[6:]])
+    friction = np.concatenate([np.zeros(6), model.friction[6:]])  # (constant away from v = 0: in no derivative)
     worst: dict[str, float] = {}
 
     def note(key: str, x: Any, reference: Any) -> None:
@@ -86,14 +88,15 @@ def compare(dyn: Any, robot: rd.Manipulator, model: Any, count: int, derivatives
     for q, v, a in zip(*states(robot, rng, count), strict=True):
         qp = pinocchio_q(model, q)
         tau = pin.rnea(model, data, qp, v, a)
-        note("tau", dyn.inverse_dynamics(q, v, a), tau + damping * v)
+        passive = damping * v + friction * np.sign(v)
+        note("tau", dyn.inverse_dynamics(q, v, a), tau + passive)
         M = pin.crba(model, data, qp)
         M = np.triu(M) + np.triu(M, 1).T
         note("M", dyn.mass_matrix(q), M)
         worst["cond(M)"] = max(worst.get("cond(M)", 0.0), float(np.linalg.cond(M)))
         regular = "forward_dynamics" in dyn.routines and np.linalg.eigvalsh(M).min() > 1e-12 * np.abs(M).max()
         if regular:
-            note("forward (M-weighted)", M @ (dyn.forward_dynamics(q, v, tau + damping * v) - a) /
+            note("forward (M-weighted)", M @ (dyn.forward_dynamics(q, v, tau + passive) - a) /
                  max(1.0, float(np.abs(tau).max())), np.zeros_like(a))
         note("com", dyn.center_of_mass(q), pin.centerOfMass(model, data, qp))
         note("com_jacobian", dyn.center_of_mass_jacobian(q), pin.jacobianCenterOfMass(model, data, qp))
@@ -110,7 +113,7 @@ def compare(dyn: Any, robot: rd.Manipulator, model: Any, count: int, derivatives
         if regular:
             fresh = model.createData()
             pin.computeABADerivatives(model, fresh, qp, v, tau)
-            ours = dyn.forward_dynamics_derivatives(q, v, tau + damping * v)
+            ours = dyn.forward_dynamics_derivatives(q, v, tau + passive)
             M_inv = np.triu(fresh.Minv) + np.triu(fresh.Minv, 1).T
             references = (fresh.ddq_dq, fresh.ddq_dv - M_inv @ np.diag(damping), M_inv)  # (robodyn's: damping in)
             for key, x, reference in zip(("dqdd/dq", "dqdd/dv", "dqdd/dtau"), ours, references, strict=True):

@@ -143,6 +143,7 @@ def differences(path: Path, count: int = 2) -> dict[str, float]:
     robot, model = load(path)
     data = model.createData()
     damping = np.diag(np.concatenate([np.zeros(6), model.damping[6:]]))
+    friction = np.concatenate([np.zeros(6), model.friction[6:]])  # (constant away from v = 0: in no derivative)
     out: dict[str, float] = {}
 
     def note(key: str, x: Any, reference: Any) -> None:
@@ -160,15 +161,16 @@ def differences(path: Path, count: int = 2) -> dict[str, float]:
         note("dtau/dv", ours[1], dv + damping)
         note("dtau/da", ours[2], np.triu(da) + np.triu(da, 1).T)
         tau = pin.rnea(model, data, qp, v, a)
+        passive = damping @ v + friction * np.sign(v)
         M = ours[2]
         if np.linalg.eigvalsh(M).min() > 1e-12 * np.abs(M).max():  # (romeo's massless fingers: M singular)
             out["cond(M)"] = max(out.get("cond(M)", 0.0), float(np.linalg.cond(M)))
             qdd_pin = pin.aba(model, data, qp, v, tau)
             for method in floating.FORWARD_METHODS:
-                qdd = floating.forward_dynamics(robot, q, v, tau + damping @ v, method=method)
+                qdd = floating.forward_dynamics(robot, q, v, tau + passive, method=method)
                 note(f"M (v' - aba's), {method}", M @ (qdd - qdd_pin) / max(1.0, np.abs(tau).max()), 0 * qdd)
             Aq, Av, Atau = pin.computeABADerivatives(model, data, qp, v, tau)
-            fd = numeric.forward_dynamics_derivatives(robot, q, v, tau + damping @ v)
+            fd = numeric.forward_dynamics_derivatives(robot, q, v, tau + passive)
             note("dv'/dq", fd[0], Aq)
             note("dv'/dv", fd[1], Av - Atau @ damping)
             note("dv'/dtau", fd[2], Atau)

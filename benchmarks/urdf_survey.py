@@ -22,9 +22,10 @@ has mimic joints (see :class:`Reference`):
 
 Joints are matched by name (``robot.joint_names``, the URDF's own names); the order of robodyn's links and of
 Pinocchio's joints should agree too (both depth-first, siblings by name): a row says ``order differs`` where they
-do not. Pinocchio stores a continuous joint's q as (cos q, sin q). Pinocchio's rnea applies no damping: the URDF's
-``<dynamics damping>`` (as Pinocchio reads it, ``model.damping``) is added on Pinocchio's side, b qd for each joint,
-for a mimic joint s^2 b qd_leader on its leader (its scaling s). Where Pinocchio refuses ``mimic=True`` (romeo and
+do not. Pinocchio stores a continuous joint's q as (cos q, sin q). Pinocchio's rnea applies no damping nor
+friction: the URDF's ``<dynamics damping friction>`` (as Pinocchio reads them, ``model.damping`` and
+``model.friction``) are added on Pinocchio's side, b qd + f sign(qd) for each joint, for a mimic joint
+s^2 b qd_leader + |s| f sign(qd_leader) on its leader (its scaling s). Where Pinocchio refuses ``mimic=True`` (romeo and
 talos_full_v2: a joint mimics one that comes after it in Pinocchio's tree) its model of independent joints is
 projected with robodyn's coupling map G (tau = G^T tau_tree, M = G^T M_tree G; q_tree = G q + c), and the row says
 so. tests/formats/test_urdf_trees.py runs the same survey and asserts its counts and a bound on every difference.
@@ -170,8 +171,8 @@ def numeric_engine(robot: rd.Manipulator) -> SimpleNamespace:
 class Reference:
     """Pinocchio's model of a URDF in robodyn's independent coordinates: ``buildModelFromUrdf(path, mimic=True)``
     where ``robot`` has couplings (or, where Pinocchio refuses that, its model of independent joints projected with
-    robodyn's G: ``projected``), joints matched by name; ``state(q, qd, qdd)`` gives tau (the URDF damping added),
-    M and whether M is positive definite (no forward dynamics of a massless branch)."""
+    robodyn's G: ``projected``), joints matched by name; ``state(q, qd, qdd)`` gives tau (the URDF damping and
+    friction added), M and whether M is positive definite (no forward dynamics of a massless branch)."""
 
     def __init__(self, robot: rd.Manipulator, path: Path) -> None:
         import pinocchio as pin
@@ -196,20 +197,23 @@ class Reference:
             raise AssertionError(f"Pinocchio's coordinates of {path.name} are not robodyn's {names}")
         G, c = robot.coupling_map()
         self.G, self.c = np.array(G, dtype=float), np.array(c, dtype=float).ravel()
-        self.damping = self._damping(robot, path, names)
+        self.damping = self._joint_side(robot, path, names, "damping")
+        self.friction = self._joint_side(robot, path, names, "friction")
 
-    def _damping(self, robot: rd.Manipulator, path: Path, names: list[str]) -> np.ndarray:
-        """The damping (n,) of Pinocchio's model, b per coordinate, a mimic joint's s^2 b on its leader's."""
+    def _joint_side(self, robot: rd.Manipulator, path: Path, names: list[str], field: str) -> np.ndarray:
+        """The damping or Coulomb friction (n,) of Pinocchio's model (``model.damping``, ``model.friction``), per
+        coordinate; a mimic joint's on its leader's, s^2 b for damping and |s| f for friction (its scaling s)."""
         model = self.model
         if self.projected or not robot.couplings:
-            return np.array(model.damping)
-        plain = self.pin.buildModelFromUrdf(str(path))  # mimic=True keeps no damping of the mimic joints
-        damping = np.zeros(model.nv)
+            return np.array(getattr(model, field))
+        plain = self.pin.buildModelFromUrdf(str(path))  # mimic=True keeps neither of the mimic joints
+        out = np.zeros(model.nv)
         for name in names:
-            joint, b = model.joints[model.getJointId(name)], plain.damping[plain.joints[plain.getJointId(name)].idx_v]
+            joint = model.joints[model.getJointId(name)]
+            value = getattr(plain, field)[plain.joints[plain.getJointId(name)].idx_v]
             s = joint.extract().scaling if joint.shortname() == "JointModelMimic" else 1.0
-            damping[joint.idx_v] += s * s * b
-        return damping
+            out[joint.idx_v] += (s * s if field == "damping" else abs(s)) * value
+        return out
 
     def state(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
         pin, model = self.pin, self.model
@@ -221,7 +225,7 @@ class Reference:
             q_ref[joint.idx_q:joint.idx_q + joint.nq] = [np.cos(value), np.sin(value)] if joint.nq == 2 else value
         v, a = np.zeros(model.nv), np.zeros(model.nv)
         v[self.v], a[self.v] = qd, qdd
-        tau = (pin.rnea(model, data, q_ref, v, a) + self.damping * v)[self.v]
+        tau = (pin.rnea(model, data, q_ref, v, a) + self.damping * v + self.friction * np.sign(v))[self.v]
         M = symmetric(pin.crba(model, data, q_ref))[np.ix_(self.v, self.v)]
         if self.projected:
             tau, M = self.G.T @ tau, self.G.T @ M @ self.G

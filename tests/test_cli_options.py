@@ -1,7 +1,7 @@
 """The command line's habits (issue 29, part 7): one meaning per option name across commands, ``--mimic``, "did you
-mean", help that names every format, numbers printed short, usage errors in one clean line, ``.xacro`` refused
-with the command that expands it, and ``import robodyn.compile as C`` giving a module while ``rd.compile`` stays
-callable."""
+mean", help that names every format, numbers printed short, usage errors in one clean line, ``.xacro`` expanded
+(or, without the xacro package, refused with the pip command), every reader option on every model command, and
+``import robodyn.compile as C`` giving a module while ``rd.compile`` stays callable."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import typer.main
 from typer.testing import CliRunner
 
 import robodyn as rd
-from robodyn.cli import MODEL_HELP, Integrator, Method, Mimic, app, usage_message
+from robodyn.cli import MODEL_HELP, Friction, Integrator, Method, Mimic, app, usage_message
 
 runner = CliRunner()
 COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
@@ -110,11 +110,12 @@ def test_simulate_integrator_and_its_old_spelling() -> None:
     assert old.exit_code == 0 and old.stdout == new.stdout and "simulate --method is now --integrator" in old.stderr
 
 
-def test_integrator_and_mimic_choices_are_the_apis() -> None:
+def test_integrator_mimic_and_friction_choices_are_the_apis() -> None:
     from robodyn.analysis.simulation import METHODS
-    from robodyn.formats.urdf import MIMIC
+    from robodyn.formats.urdf import FRICTION, MIMIC
 
     assert tuple(m.value for m in Integrator) == METHODS and tuple(m.value for m in Mimic) == MIMIC
+    assert tuple(m.value for m in Friction) == FRICTION
 
 
 def test_linearize_measure_and_the_old_output_refused() -> None:
@@ -152,6 +153,55 @@ def test_mimic_on_the_command_line(tmp_path: Path) -> None:
     assert builtin.exit_code == 2 and "--mimic" in builtin.stderr and len(builtin.stderr.splitlines()) == 1
     count = run("count", str(path), "--mimic", "independent", "-f", "json")
     assert count.exit_code == 0 and json.loads(count.stdout)["robot"] == "m"
+
+
+# --- the reader options: on every model command, handed to rd.load ------------------------------------------------
+
+
+def test_every_model_command_takes_every_reader_option() -> None:
+    from robodyn.formats.load import FLAGS
+
+    flags = {"--strict", "--fixed", *(flag for value in FLAGS.values() for flag in value.split("/"))}
+    assert {"--floating", "--root", "--friction", "--frictionloss", "--fluid", "--xacro-arg", "--package-path"} <= flags
+    for name in MODEL_COMMANDS:
+        given = {opt for param in _visible(name) for opt in (*param.opts, *param.secondary_opts)}
+        assert flags <= given, (name, sorted(flags - given))
+
+
+def test_floating_and_fixed_on_the_command_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.urdf"
+    path.write_text(MIMIC_URDF)
+    neither, floating = run("show", str(path)), run("show", str(path), "--floating")
+    assert neither.exit_code == 0 and "floating" not in neither.stdout.split("\n")[0]
+    assert floating.exit_code == 0 and "a floating base" in floating.stdout, floating.output
+    assert run("show", str(path), "--fixed").stdout == neither.stdout
+    refused = run("show", "puma560", "--fixed")
+    assert refused.exit_code == 2 and refused.stderr.strip().startswith(
+        "error: floating= (--floating/--fixed) applies to URDF and MJCF files only")
+    pytest.importorskip("mujoco")
+    ant = tmp_path / "ant.xml"
+    ant.write_text('<mujoco><worldbody><body name="torso"><freejoint/><geom type="sphere" size="0.1" mass="1"/>'
+                   '<body name="leg"><joint name="hip"/><geom type="sphere" size="0.1" mass="1"/></body></body>'
+                   '</worldbody></mujoco>')
+    free, fixed = run("count", str(ant), "-f", "json"), run("count", str(ant), "--fixed", "-f", "json")
+    assert free.exit_code == 0 and fixed.exit_code == 0, (free.output, fixed.output)
+    assert json.loads(free.stdout)["route"] == "recursive (floating base)"  # the file's free joint
+    assert json.loads(fixed.stdout)["route"] == "recursive"  # welded: one hinge on a fixed base
+
+
+def test_root_friction_and_frictionloss_reach_the_reader(tmp_path: Path) -> None:
+    path = tmp_path / "m.urdf"
+    path.write_text(MIMIC_URDF)
+    sub = run("show", str(path), "--root", "b", "--friction", "ignore")
+    assert sub.exit_code == 0 and "moving joints: j2)" in sub.stdout, sub.output
+    unknown = run("show", str(path), "--root", "cc")
+    assert unknown.exit_code == 2 and unknown.stderr.strip().endswith("root='cc': no such link; did you mean 'c'?")
+    urdf_only = run("show", "puma560", "--friction", "ignore")
+    assert urdf_only.exit_code == 2 and "friction= (--friction) applies to URDF files only" in urdf_only.stderr
+    pytest.importorskip("mujoco")
+    ur5e = Path(__file__).resolve().parent / "data" / "mjcf" / "ur5e.xml"  # dry friction at its joints
+    assert run("show", str(ur5e), "--frictionloss", "ignore").exit_code == 0
+    assert run("show", str(ur5e)).exit_code == 2
 
 
 # --- what show and the help print --------------------------------------------------------------------------------
@@ -215,20 +265,21 @@ def test_a_misspelt_robot_or_file_gets_did_you_mean(tmp_path: Path, monkeypatch:
     assert "did you mean" not in str(unrelated.value)
 
 
-def test_xacro_is_refused_with_the_command_that_expands_it(tmp_path: Path) -> None:
+def test_xacro_is_expanded_and_a_missing_xacro_package_gives_the_pip_command(tmp_path: Path) -> None:
+    """A xacro file is expanded in process (tests/formats/test_urdf_xacro.py); where the xacro package is missing,
+    the one line gives the pip command."""
     xacro = tmp_path / "arm.urdf.xacro"
-    xacro.write_text('<robot name="a" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:property name="l" '
-                     'value="1"/><link name="base"/></robot>')
-    expected = "xacro macros must be expanded to URDF first: xacro arm.urdf.xacro > arm.urdf"
-    with pytest.raises(rd.ModelError) as info:
-        rd.load(xacro)
-    assert str(info.value) == f"{xacro}: {expected}"
+    xacro.write_text(MIMIC_URDF.replace('<robot name="m">', '<robot name="m" xmlns:xacro="http://www.ros.org/wiki/'
+                                        'xacro"><xacro:property name="ratio" value="0.333"/>')
+                     .replace('multiplier="0.333"', 'multiplier="${ratio}"'))
+    script = ("import sys; sys.modules['xacro'] = None\nfrom robodyn.cli import main\n"
+              f"sys.argv = ['robodyn', 'show', {str(xacro)!r}]\nmain()")
+    missing = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and missing.stderr.strip() == (
+        f"error: {xacro}: a xacro file: expanding it needs the 'xacro' package: pip install 'robodyn[xacro]'")
+    pytest.importorskip("xacro")
     result = run("show", str(xacro))
-    assert result.exit_code == 2 and result.stderr.strip() == f"error: {xacro}: {expected}"
-    inside = tmp_path / "macro.urdf"  # xacro macros in a .urdf file: never suggest writing over it
-    inside.write_text(xacro.read_text())
-    with pytest.raises(rd.ModelError, match=r"xacro macro\.urdf > macro_expanded\.urdf"):
-        rd.load(inside)
+    assert result.exit_code == 0 and "coupled: joint 2 = 0.333 x joint 1 + 0.1" in result.stdout, result.output
 
 
 # --- import robodyn.compile as C ---------------------------------------------------------------------------------

@@ -66,8 +66,9 @@ LAYERS: dict[str, int] = {
 APART = [("robodyn.formulations", "robodyn.numeric"), ("robodyn.identification", "robodyn.program")]
 
 #: Third-party packages that may be imported inside a function: optional dependencies (pinocchio, lxml,
-#: matplotlib, jax, casadi, cupy) and scipy's submodules, which take long to import and serve one function each.
-LAZY_THIRD_PARTY = {"pinocchio", "lxml", "matplotlib", "jax", "casadi", "cupy", "scipy", "mujoco"}
+#: matplotlib, jax, casadi, cupy, mujoco, xacro) and scipy's submodules, which take long to import and serve one
+#: function each.
+LAZY_THIRD_PARTY = {"pinocchio", "lxml", "matplotlib", "jax", "casadi", "cupy", "scipy", "mujoco", "xacro"}
 
 #: Modules allowed to import robodyn modules inside functions, and why. Nothing imports ``robodyn.cli`` (it is
 #: the top of the graph), so its imports on use cannot dodge a cycle: they load a subcommand's modules (scipy for

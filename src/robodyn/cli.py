@@ -43,8 +43,8 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json) or a URDF file (.urdf; "
-              "expand a .xacro first: xacro arm.urdf.xacro > arm.urdf).")
+MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json), a URDF or xacro file "
+              "(.urdf, .xacro: expanded in process, see --xacro-arg) or an MJCF file (.xml, .mjcf).")
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
 
 
@@ -74,6 +74,29 @@ class Mimic(StrEnum):
 
     couple = "couple"
     independent = "independent"
+    refuse = "refuse"
+
+
+class Friction(StrEnum):
+    """``--friction``: how a URDF model's <dynamics friction> is read (robodyn.formats.urdf.FRICTION, tested equal)."""
+
+    coulomb = "coulomb"
+    ignore = "ignore"
+
+
+class Frictionloss(StrEnum):
+    """``--frictionloss``: how an MJCF model's joint frictionloss is read (robodyn.formats.mjcf)."""
+
+    coulomb = "coulomb"
+    ignore = "ignore"
+    refuse = "refuse"
+
+
+class Fluid(StrEnum):
+    """``--fluid``: how an MJCF model's fluid forces are read (robodyn.formats.mjcf)."""
+
+    auto = "auto"
+    drop = "drop"
     refuse = "refuse"
 
 
@@ -233,13 +256,37 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
 
 
 def _load(model: str, strict: bool, lock: list[str] | None = None, mimic: Mimic = Mimic.couple,
-          floating: bool = False, actuated: list[str] | None = None) -> rd.Manipulator:
+          floating: bool | None = None, actuated: list[str] | None = None, root: str | None = None,
+          friction: Friction | None = None, frictionloss: Frictionloss | None = None, fluid: Fluid | None = None,
+          xacro_arg: list[str] | None = None, package_path: list[Path] | None = None) -> rd.Manipulator:
+    """``rd.load`` with the reader options given on the command line (those not given: None, the reader's
+    default; rd.load refuses one the model's reader does not take)."""
     names = [name.strip() for item in actuated or [] for name in item.split(",") if name.strip()]
-    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []), mimic=mimic.value, floating=floating,
-                    actuated=names or None)
+    robot = rd.load(model, strict=strict, lock=_parse_lock(lock or []) or None,
+                    mimic=None if mimic is Mimic.couple else mimic.value, floating=floating, actuated=names or None,
+                    root=root, friction=_value(friction), frictionloss=_value(frictionloss), fluid=_value(fluid),
+                    xacro_args=_parse_pairs("--xacro-arg", xacro_arg or []) or None, package_paths=package_path)
     if model not in library.names():  # a file: named in the errors that do not name it (see _located)
         _Model.file = _path(model)
     return robot
+
+
+def _value(choice: StrEnum | None) -> str | None:
+    return None if choice is None else choice.value
+
+
+def _parse_pairs(option: str, items: list[str]) -> dict[str, str]:
+    """``--xacro-arg NAME=VALUE`` options: each name once, the value as given (text)."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UserError(f"{option} {item!r}: expected NAME=VALUE")
+        if name in pairs:
+            raise UserError(f"{option} {item!r}: {name!r} is given twice")
+        pairs[name] = value
+    return pairs
 
 
 def _parse_lock(items: list[str]) -> dict[str, float]:
@@ -325,11 +372,39 @@ ActuatedOption = Annotated[
                       "separate names by commas); default: the joints the file marks independent=\"true\".")
 ]
 FloatingOption = Annotated[
-    bool, typer.Option("--floating", help="A URDF model: a floating base (a free joint at the root; an MJCF file's "
-                       "free joint makes one anyway, a model file says floating: true). q has the base's position and "
-                       "unit quaternion (x, y, z, w) first, qd its body-frame twist; count and codegen build its tau, "
-                       "M, h, G, bias, forward, derivatives, centroidal outputs and frames' kinematics, other "
-                       "symbolic work refuses it so far (the numeric engine, robodyn.numeric, handles the rest).")
+    bool | None, typer.Option("--floating/--fixed", help="A URDF or MJCF model: a floating base (--floating: a free "
+                              "joint at a URDF's root; an MJCF file must have its free joint) or a fixed one (--fixed: "
+                              "an MJCF free joint welded); neither: the file decides (a model file says floating: "
+                              "true). q has the base's position and unit quaternion (x, y, z, w) first, qd its "
+                              "body-frame twist; count and codegen build its tau, M, h, G, bias, forward, derivatives, "
+                              "centroidal outputs and frames' kinematics, other symbolic work refuses it so far (the "
+                              "numeric engine, robodyn.numeric, handles the rest).")
+]
+RootOption = Annotated[
+    str | None, typer.Option("--root", metavar="LINK", help="A URDF or MJCF model: read the subtree of this link "
+                             "(URDF) or body (MJCF) only.")
+]
+FrictionOption = Annotated[
+    Friction | None, typer.Option("--friction", help="A URDF model's <dynamics friction>: coulomb (the joint's "
+                                  "Coulomb friction, the default) or ignore.")
+]
+FrictionlossOption = Annotated[
+    Frictionloss | None, typer.Option("--frictionloss", help="An MJCF model's joint frictionloss: coulomb (as "
+                                      "Coulomb friction), ignore or refuse.")
+]
+FluidOption = Annotated[
+    Fluid | None, typer.Option("--fluid", help="An MJCF model's fluid forces (density, viscosity): auto, drop or "
+                               "refuse.")
+]
+XacroArgOption = Annotated[
+    list[str] | None,
+    typer.Option("--xacro-arg", metavar="NAME=VALUE", help="A xacro model: the value of its <xacro:arg> NAME; "
+                 "repeatable."),
+]
+PackagePathOption = Annotated[
+    list[Path] | None,
+    typer.Option("--package-path", metavar="DIR", help="A xacro model: where the packages its includes name "
+                 "($(find NAME), package://NAME) are: a package's directory or a directory of packages; repeatable."),
 ]
 
 
@@ -360,13 +435,21 @@ def show(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Show a robot's DH table and inertial data, with the conventions they follow."""
 
     from robodyn.model import tables
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         out.print(f"[bold]{_shown(robot.name)}[/bold]: {_shown(robot.description)}")
         if robot.source:
             out.print(f"[dim]source: {_shown(robot.source)}[/dim]")
@@ -439,12 +522,19 @@ def derive(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
-    floating: FloatingOption = False,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Derive the equations of motion and print them in one of the community forms."""
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic, floating, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         if method == "emdeg" and fmt is Format.text and form == "tau":
             from robodyn.program import emdeg_text
 
@@ -473,6 +563,13 @@ def check(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Derive with every available method and compare them; exit 1 if any disagree."""
 
@@ -481,7 +578,8 @@ def check(
     def body() -> int:
         if not 0 < rtol < 1:
             raise UserError(f"--rtol must be in (0, 1), got {rtol}")
-        robot = _load(model, strict, lock, mimic, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         with delayed_progress(f"checking {robot.name}"):
             result = run_check(robot, samples=samples, rtol=rtol)
         table = Table(title=_shown(f"{robot.name}: every method against {result.reference}"))
@@ -529,7 +627,13 @@ def count(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
-    floating: FloatingOption = False,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Count the multiplications and additions per evaluation, beside the published figures."""
 
@@ -545,7 +649,8 @@ def count(
                                          ("--route", route, vocabulary.AUTO)):
                 if given != default:
                     raise UserError(f"{flag} is for the straight-line program: leave out --counting kane")
-        robot = _load(model, strict, lock, mimic, floating, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         if method is CountMethod.kane:
             _write(_count_kane(robot, fmt), output)
             return
@@ -611,6 +716,13 @@ def simplify_model(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Fu's empirical simplified model: classify every D_ij and h_i along a trajectory, plot them,
     and report the simplified model's worst torque error."""
@@ -619,7 +731,8 @@ def simplify_model(
 
     def body() -> None:
         _check_output_directory(output)
-        robot = _load(model, strict, lock, mimic, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         params = _parse_params(param or [], robot)
         if not 0 <= threshold < 1:
             raise UserError(f"--threshold must be in [0, 1), got {threshold}")
@@ -652,13 +765,21 @@ def torques(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Joint torques and forces along a trajectory (Angeles, Ma and Rojas' example 1 and fig. 5):
     print the peak per joint, optionally write a CSV and a PNG."""
     from robodyn.analysis.torques import torque_history
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         params = _parse_params(param or [], robot)
         if samples < 3:
             raise UserError(f"--samples must be at least 3, got {samples}")
@@ -759,13 +880,21 @@ def simulate(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Simulate the arm (forward dynamics integrated by scipy's solve_ivp): print the energy drift and the
     final state, optionally write a plot and a CSV."""
     from robodyn.analysis.simulation import simulate as run_simulation
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         params = _parse_params(param or [], robot)
         if not 0 < t_end < math.inf:
             raise UserError(f"--t-end must be a positive, finite number of seconds, got {t_end}")
@@ -849,6 +978,13 @@ def linearize(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """The linearised state-space model x = (q, qd), u = tau: A, B, C, D (and the discrete-time Ad, Bd)."""
     from robodyn.analysis.linear import discretize
@@ -858,7 +994,8 @@ def linearize(
         if old_output is not None:
             raise UserError(f"linearize --output {old_output!r}: y is chosen with --measure now (state, q, qd or "
                             "tool); --output names a file or directory in every command")
-        robot = _load(model, strict, lock, mimic, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
@@ -907,13 +1044,21 @@ def report(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Write one self-contained HTML page: DH and inertia tables, the equations (MathML, rendered offline),
     operation counts, the cross-check of the formulations and plots."""
     from robodyn.report import page as reporting
 
     def body() -> None:
-        robot = _load(model, strict, lock, mimic, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         params = _parse_params(param or [], robot)
         _check_directory("--output", output)
         with delayed_progress(f"report on {robot.name}") as step:
@@ -968,7 +1113,13 @@ def codegen(
     lock: LockOption = None,
     mimic: MimicOption = Mimic.couple,
     actuated: ActuatedOption = None,
-    floating: FloatingOption = False,
+    floating: FloatingOption = None,
+    root: RootOption = None,
+    friction: FrictionOption = None,
+    frictionloss: FrictionlossOption = None,
+    fluid: FluidOption = None,
+    xacro_arg: XacroArgOption = None,
+    package_path: PackagePathOption = None,
 ) -> None:
     """Generate C99, Fortran, NumPy or JAX code: a constants routine, then inverse dynamics, M, h, the
     bias, G and forward dynamics, each with its operation count (the documentation's guide: "Efficient equations
@@ -979,7 +1130,8 @@ def codegen(
     def body() -> None:
         keys = _listed("--outputs", outputs, vocabulary.KEYS) or list(vocabulary.DEFAULT_KEYS)
         _check_output_directory(output)
-        robot = _load(model, strict, lock, mimic, floating, actuated=actuated)
+        robot = _load(model, strict, lock, mimic, floating, actuated, root, friction, frictionloss, fluid, xacro_arg,
+                      package_path)
         with delayed_progress(f"generating {lang.value} for {robot.name}"):
             try:
                 files = generator.generate(robot, lang.value, keys, base=base)

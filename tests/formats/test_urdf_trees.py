@@ -202,9 +202,9 @@ def test_example_robot_data_counts(outcomes: list[Outcome]) -> None:
 def test_example_robot_data_agrees_with_pinocchios_reader(outcomes: list[Outcome]) -> None:
     """ID, M and FD of robodyn's numeric engine (FD weighted by M: the accelerations themselves differ by up to
     cond(M) times more, 5e-8 on anymal-kinova's light fingers), and the model to_pinocchio writes, agree to 1e-9
-    with Pinocchio's reader (mimic=True, the URDF damping added on its side) on every URDF that loads; angles
-    snapped to multiples of 90 degrees (URDF's 1.57079632679 for pi/2) account for the largest, about 1e-11 on the
-    UR arms and baxter."""
+    with Pinocchio's reader (mimic=True, the URDF damping and Coulomb friction added on its side) on every URDF
+    that loads; angles snapped to multiples of 90 degrees (URDF's 1.57079632679 for pi/2) account for the largest,
+    about 1e-11 on the UR arms and baxter."""
     worst = {o.path.name: o.worst for o in outcomes if o.loaded}
     assert max(worst.values()) < TOL, sorted(worst.items(), key=lambda item: -item[1])[:3]
     assert max(o.differences["qdd"] for o in outcomes if o.loaded) < 1e-6
@@ -330,4 +330,5 @@ def test_cli_lock(tree_path: Path) -> None:
         assert result.exit_code == 2 and len(lines) == 1 and expected in lines[0], result.output
     result = runner.invoke(app, ["count", "puma560", "--lock", "j1=0"])
     assert result.exit_code == 2 and result.output.strip().splitlines() == [
-        "error: a lock (lock= or --lock) applies to URDF files only, and 'puma560' is not a .urdf file"]
+        "error: lock= (--lock) applies to URDF files only, and 'puma560' is a built-in robot (the options of a "
+        "built-in robot: strict)"]

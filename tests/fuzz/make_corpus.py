@@ -859,16 +859,47 @@ urdf("no_link_element", robot('<joint name="j" type="fixed"/>'), mentions=("no <
 urdf("no_link_own_empty_robot", robot(""), mentions=("no <link>",))
 XACRO_HEAD = '<robot name="fuzz" xmlns:xacro="http://www.ros.org/wiki/xacro">'
 MJCF = '<?xml version="1.0"?>\n<mujoco model="m"><worldbody/></mujoco>\n'
-for name, ext, text, mention in (
-        ("robot", "xml", MJCF, "MJCF"), ("mjcf_own_as_urdf", "urdf", MJCF, "MJCF"),
-        ("arm", "xacro", robot(chain(1)).replace('<robot name="fuzz">', XACRO_HEAD
-                                                  + '<xacro:property name="l" value="1"/>'), "xacro"),
-        ("xacro_own_in_urdf", "urdf", robot(chain(1)).replace('<robot name="fuzz">', XACRO_HEAD
-                                                               + '<xacro:macro name="m"/>'), "xacro")):
+for name, ext, text, mention in (("robot", "xml", MJCF, "MJCF"), ("mjcf_own_as_urdf", "urdf", MJCF, "MJCF")):
     rel = write(f"urdf/{name}.{ext}", text)
     for command in (["show"], ["derive", "-o", "eq.txt"]):
         add(f"urdf/{name}_{ext}_{command[0]}", [command[0], f"{name}.{ext}", *command[1:]], "refuse",
             mentions=(f"{name}.{ext}", mention), copy=((rel, f"{name}.{ext}"),))
+# xacro is expanded in process (the xacro package, in the test extra); its hostile forms are one line each
+XACRO_ARM = robot(chain(1).replace('xyz="0 0 0.5"', 'xyz="0 0 ${l}"')).replace(
+    '<robot name="fuzz">',
+    XACRO_HEAD + '<xacro:arg name="l" default="0.5"/><xacro:property name="l" value="$(arg l)"/>')
+for name, ext, text in (("arm", "xacro", XACRO_ARM),
+                        ("xacro_own_in_urdf", "urdf", robot(chain(1)).replace(
+                            '<robot name="fuzz">', XACRO_HEAD + '<xacro:macro name="m"/>'))):
+    rel = write(f"urdf/{name}.{ext}", text)
+    for command in (["show"], ["derive", "-o", "eq.txt"]):
+        add(f"urdf/{name}_{ext}_{command[0]}", [command[0], f"{name}.{ext}", *command[1:]], "ok",
+            copy=((rel, f"{name}.{ext}"),), outputs=command[2:])
+add("urdf/arm_xacro_own_argument", ["show", "arm.xacro", "--xacro-arg", "l=0.7"], "ok",
+    copy=(("urdf/arm.xacro", "arm.xacro"),))
+add("urdf/arm_xacro_own_argument_without_value", ["show", "arm.xacro", "--xacro-arg", "l"], "refuse",
+    mentions=("--xacro-arg 'l': expected NAME=VALUE",), copy=(("urdf/arm.xacro", "arm.xacro"),))
+add("urdf/arm_xacro_own_package_path_missing", ["show", "arm.xacro", "--package-path", "nowhere"], "refuse",
+    mentions=("package path 'nowhere' is not a directory",), copy=(("urdf/arm.xacro", "arm.xacro"),))
+XACRO_BODY = robot(chain(1)).replace('<robot name="fuzz">', XACRO_HEAD + "{x}")
+for name, inside, mention in (
+        ("xacro_missing_package", '<xacro:include filename="package://nowhere/m.xacro"/>',
+         "package 'nowhere' not found"),
+        ("xacro_unknown_macro", "<xacro:nothere/>", "unknown macro name: xacro:nothere"),
+        ("xacro_recursive_macro", '<xacro:macro name="m"><xacro:m/></xacro:macro><xacro:m/>', "nested too deeply"),
+        ("xacro_undefined_argument", '<xacro:property name="p" value="$(arg nothere)"/><link name="${p}"/>',
+         "Undefined substitution argument nothere"),
+        ("xacro_missing_include", '<xacro:include filename="absent.xacro"/>', "absent.xacro"),
+        ("xacro_fifo_include", '<xacro:include filename="pipe.xacro"/>', "is a FIFO")):
+    urdf(name, XACRO_BODY.replace("{x}", inside), mentions=(mention,),
+         **({"fifo": ["pipe.xacro"]} if "fifo" in name else {}))
+urdf("xacro_doctype", XACRO_BODY.replace("{x}", "<xacro:m/>").replace(
+    "<robot", '<!DOCTYPE robot [<!ENTITY a "b">]>\n<robot', 1), mentions=("DOCTYPE",))
+urdf("root_own_unknown", robot(chain(2)), mentions=("root='l22': no such link; did you mean",),
+     command=["show", "{f}", "--root", "l22"])
+urdf("root_own_subtree", robot(chain(2)), expect="ok", command=["show", "{f}", "--root", "l1"])
+urdf("friction_own_ignored", robot(chain(1).replace("</joint>", '<dynamics friction="0.5"/></joint>')),
+     expect="ok", command=["torques", "{f}", "--friction", "ignore"], cost=1)
 MIMIC_J2 = chain(2).replace('<axis xyz="0 0 1"/></joint>', '<axis xyz="0 0 1"/>{m}</joint>').replace("{m}", "", 1)
 urdf("mimic_joint", robot(MIMIC_J2.replace("{m}", '<mimic joint="j1" multiplier="2" offset="0.1"/>')), expect="ok")
 urdf("mimic_own_derive", robot(MIMIC_J2.replace("{m}", '<mimic joint="j1" multiplier="-1"/>')), expect="ok",

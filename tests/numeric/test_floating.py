@@ -86,8 +86,8 @@ def test_against_pinocchio(name: str) -> None:
         q = np.concatenate([joints.random_configuration(rng), rng.uniform(-1, 1, robot.n)])
         v, a = rng.uniform(-1, 1, robot.nv), rng.uniform(-1, 1, robot.nv)
         qp = _pinocchio_q(model, q)
-        damping = np.concatenate([np.zeros(6), model.damping[6:] * v[6:]])  # robodyn's tau has b qd
-        tau = pin.rnea(model, data, qp, v, a) + damping
+        passive = np.concatenate([np.zeros(6), model.damping[6:] * v[6:] + model.friction[6:] * np.sign(v[6:])])
+        tau = pin.rnea(model, data, qp, v, a) + passive  # robodyn's tau has the URDF's b qd + f sign(qd)
         assert _relative(numeric.inverse_dynamics(robot, q, v, a), tau) < TOLERANCE
         M_pin = pin.crba(model, data, qp)
         M_pin = np.triu(M_pin) + np.triu(M_pin, 1).T
@@ -98,7 +98,7 @@ def test_against_pinocchio(name: str) -> None:
         hg = pin.computeCentroidalMomentum(model, data, qp, v)
         assert _relative(numeric.centroidal_momentum(robot, q, v), np.concatenate([hg.linear, hg.angular])) < TOLERANCE
         if np.linalg.eigvalsh(M).min() > 1e-12 * np.abs(M).max():  # romeo's massless finger links: M singular
-            qdd_pin = pin.aba(model, data, qp, v, tau - damping)
+            qdd_pin = pin.aba(model, data, qp, v, tau - passive)
             qdd = numeric.forward_dynamics(robot, q, v, tau)
             scale = max(1.0, float(np.abs(tau).max()))
             assert np.abs(M @ (qdd - a)).max() < TOLERANCE * scale  # backward error, in torque

@@ -60,6 +60,12 @@ def _damping(case: Case) -> np.ndarray:
     return np.diag(np.concatenate([np.zeros(6), case.model.damping[6:]]))
 
 
+def _friction(case: Case, v: np.ndarray) -> np.ndarray:
+    """robodyn's Coulomb friction f sign(v) of the URDF's joints (Pinocchio's rnea has none; constant away from
+    v = 0, so no derivative has it)."""
+    return np.concatenate([np.zeros(6), case.model.friction[6:] * np.sign(v[6:])])
+
+
 def test_inverse_dynamics_derivatives(case: Case) -> None:
     for q, v, a in case.states:
         qp = _pinocchio_q(case.model, q)
@@ -76,7 +82,7 @@ def test_forward_dynamics_and_derivatives(case: Case) -> None:
     for q, v, a in case.states:
         qp = _pinocchio_q(case.model, q)
         tau = pin.rnea(case.model, case.data, qp, v, a)
-        ours_tau = tau + _damping(case) @ v
+        ours_tau = tau + _damping(case) @ v + _friction(case, v)
         M = numeric.mass_matrix(case.robot, q)
         scale = max(1.0, float(np.abs(tau).max()))
         for method in floating.FORWARD_METHODS:  # backward error, in torque

@@ -53,10 +53,11 @@ class Case:
         return np.concatenate(parts)
 
     def reference(self, s: int) -> dict[str, np.ndarray]:
-        """Pinocchio's tau (robodyn's adds the joints' damping b qd), M (full), h, G, bias and forward at state s."""
+        """Pinocchio's tau (robodyn's adds the joints' damping b qd and Coulomb friction f sign(qd)), M (full), h, G,
+        bias and forward at state s."""
         model, data = self.model, self.data
         q, v, a = self.pinocchio_q(self.q[s]), self.v[s], self.a[s]
-        damping = np.concatenate([np.zeros(6), model.damping[6:] * v[6:]])
+        damping = np.concatenate([np.zeros(6), model.damping[6:] * v[6:] + model.friction[6:] * np.sign(v[6:])])
         M = pin.crba(model, data, q)
         M = np.triu(M) + np.triu(M, 1).T
         G = pin.computeGeneralizedGravity(model, data, q)

@@ -27,8 +27,10 @@ records: :mod:`robodyn.formats.urdf_xml`; meshes are never read) and builds a
   as the row's ``placement`` (A_k = P_k Rot(z, q) or Trans(z, q)); nothing is approximated. Angles within 1e-9
   rad of a multiple of 90 degrees, and rotation entries within 1e-9 of 0 or +-1, are read as exact (URDF files
   write pi/2 as 1.5707963 or 1.57079632679); ``snap=False`` keeps the literal numbers.
-- ``<dynamics damping>`` becomes the link's viscous ``damping``; ``friction`` (Coulomb) has no robodyn
-  counterpart and is ignored with a warning. Gravity is ``(0, 0, -9.81)`` unless given.
+- ``<dynamics damping>`` becomes the link's viscous ``damping`` (tau += damping qd) and ``<dynamics friction>``
+  its Coulomb friction ``coulomb`` = [f, -f] (tau += f sign(qd), 0 at rest), both on the joint side, as
+  Pinocchio reads them into ``model.damping`` and ``model.friction`` (which its ``rnea`` leaves out);
+  ``friction="ignore"`` (``--friction ignore``) drops the friction. Gravity is ``(0, 0, -9.81)`` unless given.
 - Names: the robot's name is the ``<robot name>`` mapped to robodyn's name grammar
   (:func:`robodyn.model.expr.to_identifier`: ``"ur5-e (v2)"`` gives ``ur5_e_v2``); each link's ``name`` is its
   joint's URDF name mapped the same way (prefix ``joint``; :func:`distinct_names`: two names that map to the
@@ -60,6 +62,10 @@ records: :mod:`robodyn.formats.urdf_xml`; meshes are never read) and builds a
 (x, y, cos theta, sin theta) in the joint frame's xy plane, nv 3), read where their axis is the joint frame's z
 (0 0 1); another axis (Pinocchio ignores it), a locked or a mimic planar joint are refused in one line.
 
+``root="forearm"`` reads the subtree of that URDF link only (the link is then the base; the other links, and the
+joints, loops and transmissions among them, are left out). A xacro file (``.xacro``, or a ``.urdf`` using xacro
+macros) is expanded in memory first, with ``xacro_args`` and ``package_paths`` (:mod:`robodyn.formats.urdf_xacro`).
+
 Not supported, each a one-line ModelError naming the joint: ``floating`` joints (a humanoid's URDF
 with a floating root joint is refused, and loads once that joint is removed). A floating base is asked for instead
 by ``floating=True`` (:func:`read_urdf`): the root link then moves on a free joint, with its inertia (numeric
@@ -75,13 +81,16 @@ as URDF: the root link ``base_link``; per robodyn link a joint (``continuous`` o
 link (the numeric engine's joint frame: z along the joint axis), the joint named after the robot's
 ``joint_names`` (its source's names, else the link's ``name``, else ``joint<i>``) and the link after the link's
 ``name`` (else ``link<i>``), the joint's parent the URDF link of the robodyn parent; and a fixed ``tool`` joint
-to ``tool0`` at the last link's frame times the robot's tool. URDF has no armature, tip load or gravity: they are
-left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names (of a tree whose
-sibling joints are not in name order, in the order read here).
+to ``tool0`` at the last link's frame times the robot's tool; damping and Coulomb friction as ``<dynamics damping
+friction>`` (an uneven pair [Tc+, Tc-] as (Tc+ - Tc-)/2, with a warning). URDF has no armature, tip load or
+gravity: they are left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names
+(of a tree whose sibling joints are not in name order, in the order read here).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -309,23 +318,26 @@ def _planar_axis(joint: Any, shown: str) -> np.ndarray:
 
 
 def _damping(joint: Any, shown: str) -> float:
-    dynamics = getattr(joint, "dynamics", None)
-    if dynamics is None:
+    return _dynamics(joint, "damping", shown)
+
+
+def _dynamics(joint: Any, field: str, shown: str) -> float:
+    """The joint's ``<dynamics>`` ``damping`` or ``friction`` (0 where absent), at least 0."""
+    value = getattr(getattr(joint, "dynamics", None), field, None)
+    if value is None:
         return 0.0
     where = f"joint '{joint.name}'"
-    damping = 0.0 if dynamics.damping is None else float(_floats(dynamics.damping, 1, where, shown, "damping")[0])
-    friction = 0.0 if dynamics.friction is None else float(_floats(dynamics.friction, 1, where, shown, "friction")[0])
-    if damping < 0:
-        raise ModelError(f"damping {damping} is negative", file=shown, link=where, field="damping")
-    if friction != 0:
-        warnings.warn(f"{shown}: {where}: Coulomb friction {friction} has no robodyn counterpart; ignored",
-                      ModelWarning, stacklevel=4)
-    return damping
+    number = float(_floats(value, 1, where, shown, field)[0])
+    if number < 0:
+        raise ModelError(f"{field} {number} is negative", file=shown, link=where, field=field)
+    return number
 
 
 #: How :func:`read_urdf` reads a mimic joint: as a coupled coordinate (the default, as Pinocchio's ``mimic=True``),
 #: as an independent joint (the relation dropped, as Pinocchio's default), or not at all (an error).
 MIMIC = ("couple", "independent", "refuse")
+#: How :func:`read_urdf` reads ``<dynamics friction>``: as the link's Coulomb friction (the default), or not at all.
+FRICTION = ("coulomb", "ignore")
 
 
 def read_urdf(
@@ -337,13 +349,21 @@ def read_urdf(
     snap: bool = True,
     mimic: str = "couple",
     actuated: Sequence[str] | None = None,
-    floating: bool = False,
+    floating: bool | None = None,
+    friction: str = "coulomb",
+    root: str | None = None,
+    xacro_args: Mapping[str, Any] | None = None,
+    package_paths: Sequence[str | Path] | None = None,
 ) -> Manipulator:
     """A manipulator (a serial chain or a tree) from a URDF file (see the module docstring). ``lock`` fixes the
     named moving joints at the given positions (rad or m); ``gravity`` is the acceleration of gravity in the
     root link's frame; ``mimic``: ``"couple"`` (a mimic joint is a coupled coordinate, the default),
     ``"independent"`` (read as an ordinary joint, with a warning) or ``"refuse"`` (a mimic joint is an error);
-    ``actuated``: the actuated joints (URDF names) of a file with loop closures (see the module docstring).
+    ``actuated``: the actuated joints (URDF names) of a file with loop closures (see the module docstring);
+    ``friction``: ``"coulomb"`` (the default: ``<dynamics friction>`` is the link's Coulomb friction, [f, -f]) or
+    ``"ignore"``; ``root``: the URDF link whose subtree is read (the file's root by default; the other links are
+    left out); ``xacro_args`` and ``package_paths``: a xacro file's arguments and where its packages are
+    (:mod:`robodyn.formats.urdf_xacro`).
 
     The links are the moving joints, depth-first from the root: each joint is followed by its whole subtree
     before its next sibling, siblings sorted by joint name (Pinocchio's order); link i's ``parent`` is the nearest
@@ -352,20 +372,70 @@ def read_urdf(
     ``floating=True`` puts a free joint at the root (Pinocchio's ``JointModelFreeFlyer``): the root link, and every
     link fixed to it, become the moving base with their inertia (a fixed base drops it), ``gravity`` is in the
     world frame, and a file with no moving joint (a drone) loads (docs/guide/floating.md: what handles such a
-    robot)."""
+    robot); None (the default: the file decides, and a URDF's root is fixed) and False keep the root fixed."""
     path = Path(path)
     shown = str(path)
-    if not isinstance(floating, bool):
-        raise ModelError(f"floating must be True or False, got {type(floating).__name__}", file=shown)
-    if mimic not in MIMIC:
-        raise ModelError(f"mimic={mimic!r}: expected one of {', '.join(map(repr, MIMIC))}", file=shown)
+    if floating is not None and not isinstance(floating, bool):
+        raise ModelError(f"floating must be None, True or False, got {type(floating).__name__}", file=shown)
+    for name, value, allowed in (("mimic", mimic, MIMIC), ("friction", friction, FRICTION)):
+        if value not in allowed:
+            raise ModelError(f"{name}={value!r}: expected one of {', '.join(map(repr, allowed))}", file=shown)
+    if root is not None and not isinstance(root, str):
+        raise ModelError(f"root must be a link's name, got {type(root).__name__}", file=shown, field="root")
     locked = _lock_values(lock or {}, shown)
     chosen = _actuated_names(actuated, shown)
-    robot = read_robot(path, shown)
+    robot = read_robot(path, shown, xacro_args, package_paths)
+    if root is not None:
+        robot = _subtree(robot, root, shown)
+    if friction == "ignore":
+        robot = dataclasses.replace(robot, joints=tuple(_frictionless(joint) for joint in robot.joints))
     # huge numbers may overflow in the geometry: the result is refused below, without NumPy's warning lines
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _build(robot, path, shown, strict, locked, gravity, snap, mimic, chosen, floating)
+        return _build(robot, path, shown, strict, locked, gravity, snap, mimic, chosen, bool(floating))
+
+
+def _frictionless(joint: Any) -> Any:
+    """The joint with no ``<dynamics friction>``."""
+    if joint.dynamics is None or joint.dynamics.friction is None:
+        return joint
+    return dataclasses.replace(joint, dynamics=dataclasses.replace(joint.dynamics, friction=None))
+
+
+def _subtree(robot: Any, root: str, shown: str) -> Any:
+    """The robot record cut to the URDF link ``root`` and the links below it (by their joints), with the joints,
+    loops and transmissions among them; a loop between the subtree and the rest is refused."""
+    names = [link.name for link in robot.links]
+    if root not in names:
+        raise ModelError(f"root={root!r}: no such link{_did_you_mean(root, names)}", file=shown, field="root")
+    children: dict[str, list[Any]] = {}
+    for joint in robot.joints:
+        children.setdefault(joint.parent, []).append(joint)
+    kept, pending = {root}, [root]
+    while pending:
+        for joint in children.get(pending.pop(), []):
+            if joint.child not in kept:
+                kept.add(joint.child)
+                pending.append(joint.child)
+    joints = tuple(joint for joint in robot.joints if joint.parent in kept and joint.child in kept)
+    loops = []
+    for loop in robot.loops:
+        inside = [name in kept for name in loop.links]
+        if any(inside) and not all(inside):
+            raise ModelError(f"closes a loop between links {loop.links[0]!r} and {loop.links[1]!r}, one of them "
+                             f"outside the subtree of root={root!r}", file=shown, link=f"{loop.element} '{loop.name}'")
+        if all(inside):
+            loops.append(loop)
+    moving = {joint.name for joint in joints}
+    return dataclasses.replace(robot, links=tuple(link for link in robot.links if link.name in kept), joints=joints,
+                               loops=tuple(loops),
+                               transmissions=tuple(name for name in robot.transmissions if name in moving))
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str:
+    """``"; did you mean 'forearm'?"`` for the closest of ``candidates`` (difflib), "" when none is close."""
+    close = difflib.get_close_matches(name, candidates, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _actuated_names(actuated: Sequence[str] | None, shown: str) -> tuple[str, ...] | None:
@@ -431,6 +501,7 @@ def _build(robot: Any, path: Path, shown: str, strict: bool, lock: dict[str, flo
         description=f"imported from {path.name} (robot {robot.name!r}, {shape}{len(frames)} moving joints: "
                     f"{', '.join(j.name for j in tree.joints)})")
     built = _planar_links(built, [k for k, joint in enumerate(tree.joints) if joint.type == "planar"], shown)
+    built = _coulomb_links(built, tree, shown)
     named = _named_frames(robot, tree, built, shown, snap)
     loops = _loops(robot, tree, shown, snap)
     if actuated is not None and not loops:
@@ -451,6 +522,25 @@ def _planar_links(built: Manipulator, planar: list[int], shown: str) -> Manipula
     if not planar:
         return built
     links = tuple(link.replace(joint="planar") if k in planar else link for k, link in enumerate(built.links))
+    try:
+        return built.replace(links=links)
+    except ModelError as exc:
+        raise exc.located(file=shown) from None
+
+
+def _coulomb_links(built: Manipulator, tree: _Tree, shown: str) -> Manipulator:
+    """``built`` with each joint's ``<dynamics friction>`` f as its link's Coulomb friction [f, -f] (robodyn's
+    tau += f sign(qd), Pinocchio's ``model.friction``); refused on a planar joint (three coordinates)."""
+    values = [_dynamics(joint, "friction", shown) for joint in tree.joints]
+    if not any(values):
+        return built
+    for joint, value in zip(tree.joints, values, strict=True):
+        if value and joint.type == "planar":
+            raise ModelError("Coulomb friction on a planar joint is not handled (three coordinates): read the file "
+                             "with friction='ignore' (--friction ignore)", file=shown, link=f"joint '{joint.name}'",
+                             field="friction")
+    links = tuple(link.replace(coulomb=value) if value else link for link, value in zip(built.links, values,
+                                                                                         strict=True))
     try:
         return built.replace(links=links)
     except ModelError as exc:
@@ -634,6 +724,7 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     link_names = unique_names([link.name or f"link{i + 1}" for i, link in enumerate(robot.links)],
                               ("base_link", "tool0"))
     C_of: list[np.ndarray] = []  # per link: C_i, from the numeric engine's joint frame to frame i
+    uneven = False  # Coulomb friction of different sizes by direction (URDF's friction is one number)
     for i, link in enumerate(robot.links):
         p = robot.parents[i]
         B, C = link_transforms(floats, robot.convention, link)
@@ -661,9 +752,14 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
             ET.SubElement(joint, "mimic", joint=joint_names[int(coupling.leaders[0][0])],
                           multiplier=repr(floats.scalar(coupling.ratio)), offset=repr(floats.scalar(coupling.offset)))
         damping = floats.scalar(link.damping)
-        if damping:
-            ET.SubElement(joint, "dynamics", damping=repr(float(damping)), friction="0.0")
+        plus, minus = (floats.scalar(x) for x in link.coulomb)
+        if damping or plus or minus:
+            ET.SubElement(joint, "dynamics", damping=repr(float(damping)), friction=repr(float(plus - minus) / 2))
+        uneven |= plus != -minus
         C_of.append(C)
+    if uneven:
+        warnings.warn(f"{robot.name}: URDF's friction is one size for both directions: Coulomb friction [Tc+, Tc-] "
+                      "written as (Tc+ - Tc-)/2", ModelWarning, stacklevel=2)
     tool = C_of[-1] @ floats.array(robot.tool, (4, 4))
     ET.SubElement(root, "link", name="tool0")
     joint = ET.SubElement(root, "joint", name="tool", type="fixed")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from robodyn.errors import ModelError
+from robodyn.formats import urdf_xacro
 from robodyn.model.files import read_limited
 
 MAX_FILE_BYTES = 20_000_000
@@ -189,22 +191,17 @@ def _normalised_declaration(data: bytes) -> bytes:
     return b"".join(out)
 
 
-def xacro_message(path: Path) -> str:
-    """The one line for a xacro file (macros not expanded): the command that expands it to URDF."""
-    name = path.name
-    target = name[:-6] if name.lower().endswith(".urdf.xacro") else f"{Path(name).stem}.urdf"
-    if target == name:  # a .urdf file holding xacro macros: never suggest writing over it
-        target = f"{Path(name).stem}_expanded.urdf"
-    return f"xacro macros must be expanded to URDF first: xacro {name} > {target}"
-
-
-def _root(path: Path, shown: str) -> Any:
-    """The ``<robot>`` element of the file, parsed safely, after the checks of the whole document."""
+def _root(path: Path, shown: str, xacro_args: Mapping[str, Any] | None = None,
+          package_paths: Sequence[str | Path] | None = None) -> Any:
+    """The ``<robot>`` element of the file, parsed safely, after the checks of the whole document; a xacro file
+    expanded first (:mod:`robodyn.formats.urdf_xacro`)."""
     try:
         from lxml import etree
     except ImportError:
         raise ModelError("reading URDF needs the 'lxml' package: pip install 'robodyn[urdf]'", file=shown) from None
     data = read_limited(path, MAX_FILE_BYTES, shown)  # a FIFO or a device is refused, not read
+    if urdf_xacro.is_xacro(path, data):
+        data = urdf_xacro.expand(path, data, shown, xacro_args, package_paths)
     data = _normalised_declaration(data)  # as tolerant as urdfdom of the XML declaration; the checks below stay
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     try:
@@ -221,9 +218,10 @@ def _root(path: Path, shown: str) -> Any:
                          file=shown)
     if root.tag != "robot":
         raise ModelError(f"the root element is <{root.tag}>, not <robot>", file=shown)
-    if any(isinstance(element.tag, str) and element.tag.startswith("{") and "xacro" in element.tag
-           for element in root.iter()):
-        raise ModelError(xacro_message(path), file=shown)
+    left = next((element.tag for element in root.iter() if isinstance(element.tag, str)
+                 and element.tag.startswith("{") and "xacro" in element.tag), None)
+    if left is not None:  # (a xacro namespace spelt otherwise than xacro's own)
+        raise ModelError(f"xacro element <{left}> left after expansion", file=shown)
     if "name" not in root.attrib:
         raise ModelError("<robot> has no name attribute", file=shown)
     if root.find("link") is None:
@@ -414,16 +412,18 @@ def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 
 
-def read_robot(path: str | Path, shown: str | None = None) -> Robot:
-    """The robot of a URDF file (see the module docstring); ``shown``: the file's name in errors (the path)."""
+def read_robot(path: str | Path, shown: str | None = None, xacro_args: Mapping[str, Any] | None = None,
+               package_paths: Sequence[str | Path] | None = None) -> Robot:
+    """The robot of a URDF file (see the module docstring); ``shown``: the file's name in errors (the path). A
+    xacro file (a ``.xacro`` suffix, or xacro's macros in the text) is expanded first, in memory, with
+    ``xacro_args`` and ``package_paths`` (:func:`robodyn.formats.urdf_xacro.expand`)."""
     path = Path(path)
     shown = str(path) if shown is None else shown
-    root = _root(path, shown)
+    root = _root(path, shown, xacro_args, package_paths)
     joints = tuple(_joint(element, shown) for element in root.findall("joint"))  # joints' errors first
     links = tuple(_link(element, shown) for element in root.findall("link"))
     return Robot(name=str(root.attrib["name"]), links=links, joints=joints, loops=_loops(root, shown),
                  transmissions=_transmissions(root))
 
 
-__all__ = ["Dynamics", "Inertial", "Joint", "Limit", "Link", "LoopJoint", "Mimic", "Robot", "read_robot",
-           "xacro_message"]
+__all__ = ["Dynamics", "Inertial", "Joint", "Limit", "Link", "LoopJoint", "Mimic", "Robot", "read_robot"]
