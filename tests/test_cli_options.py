@@ -201,7 +201,9 @@ def test_root_friction_and_frictionloss_reach_the_reader(tmp_path: Path) -> None
     pytest.importorskip("mujoco")
     ur5e = Path(__file__).resolve().parent / "data" / "mjcf" / "ur5e.xml"  # dry friction at its joints
     assert run("show", str(ur5e), "--frictionloss", "ignore").exit_code == 0
-    assert run("show", str(ur5e)).exit_code == 2
+    assert run("show", str(ur5e)).exit_code == 0  # (read as Coulomb friction by default)
+    refused = run("show", str(ur5e), "--frictionloss", "refuse")
+    assert refused.exit_code == 2 and "frictionloss" in refused.stderr
 
 
 # --- what show and the help print --------------------------------------------------------------------------------
