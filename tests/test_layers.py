@@ -300,7 +300,9 @@ VARIETY = {"floating", "multi_dof", "spherical", "planar", "implicit", "coupling
 #: Each door's public functions and its one dispatch table (issue 44: one table per door, keyed by
 #: robodyn.model.structure's kind).
 DOORS = {"robodyn.numeric.api": (("inverse_dynamics", "bias_forces", "coriolis", "gravity", "mass_matrix",
-                                  "forward_dynamics", "friction", "tip_load"), "ENGINES")}
+                                  "forward_dynamics", "friction", "tip_load"), "ENGINES"),
+         "robodyn.program.choice": (("build",), "BUILDERS"),
+         "robodyn.analysis.simulation": (("dynamics",), "SIMULATORS")}
 
 
 def _names(node: ast.AST) -> set[str]:

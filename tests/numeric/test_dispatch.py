@@ -132,3 +132,40 @@ def test_a_structure_without_an_engine_is_refused_in_one_line() -> None:
 def test_one_table_covers_the_kinds() -> None:
     assert {engine.name for engine in ENGINES.values()} == {"tree", "projected tree", "closed chain", "floating tree"}
     assert {(structure(robot).kind, structure(robot).manifold) for robot in ROBOTS.values()} == set(ENGINES)
+
+
+def test_the_simulators_table_picks_each_kinds_engine() -> None:
+    """rd.simulate's door (robodyn.analysis.simulation.SIMULATORS), keyed by the same structure: nq != nv takes the
+    numeric engine's floating dynamics whatever the engine asked for, implicit loops the closed-chain one (the
+    compiled engine refused in one line), the other kinds the engine asked for."""
+    from robodyn.analysis import simulation
+
+    expected = {("tree", "numpy"): simulation.NumpyDynamics, ("coupled", "numpy"): simulation.NumpyDynamics,
+                ("implicit", "lambdify"): simulation.ClosedChainDynamics,
+                ("implicit", "numpy"): simulation.ClosedChainDynamics,
+                ("ball", "compiled"): simulation.FloatingDynamics,
+                ("floating", "lambdify"): simulation.FloatingDynamics,
+                ("floating coupled", "numpy"): simulation.FloatingDynamics}
+    for (kind, engine), cls in expected.items():
+        assert type(simulation.dynamics(ROBOTS[kind], engine=engine)) is cls, (kind, engine)
+    with pytest.raises(ModelError) as info:
+        simulation.dynamics(ROBOTS["implicit"], engine="compiled")
+    assert "implicit loops are numeric only in this version" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_programs_table_refuses_in_one_line() -> None:
+    """The program builder's door (robodyn.program.choice.BUILDERS): a structure it has no builder for, and the
+    coupled builder's refusals, are one line from robodyn.model.structure.refuse."""
+    from robodyn import program
+
+    with pytest.raises(ModelError) as info:
+        program.build(_load("fivebar").replace(floating=True), ("tau",))
+    assert str(info.value) == "fivebar: floating base and implicit loops: a program (rd.compile) is not handled yet"
+    with pytest.raises(ModelError) as info:
+        program.build(ROBOTS["coupled"], ("M",), route="factored")
+    assert str(info.value) == ("puma560: coupled joints: route 'factored' (its program is built by the recursive "
+                               "route: 'auto' or 'recursive') is not handled yet")
+    with pytest.raises(ModelError) as info:
+        program.build(ROBOTS["four-bar"], ("dtau_dq",))
+    assert str(info.value).startswith(f"{ROBOTS['four-bar'].name}: a four-bar in closed form: building its "
+                                      "derivative programs")
