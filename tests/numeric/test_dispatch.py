@@ -169,3 +169,11 @@ def test_the_programs_table_refuses_in_one_line() -> None:
         program.build(ROBOTS["four-bar"], ("dtau_dq",))
     assert str(info.value).startswith(f"{ROBOTS['four-bar'].name}: a four-bar in closed form: building its "
                                       "derivative programs")
+
+
+def test_the_floating_engine_refuses_a_tip_load_in_one_line() -> None:
+    loaded = _ball().replace(tip_force=[1.0, 0.0, 0.0])
+    q, _, _ = _state(loaded, 1)
+    with pytest.raises(ModelError) as info:
+        numeric.mass_matrix(loaded, q[0])
+    assert str(info.value) == "field 'tip_force': ball: spherical joint: a tip load is not handled yet"

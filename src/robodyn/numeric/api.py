@@ -175,6 +175,7 @@ def _tree_inverse_dynamics(robot: Robot, model: NumericModel, params: Params | N
 def _tree_rnea(routine: str, *, gravity: bool = True, tip: bool = True, joint_terms: bool = True) -> Routine:
     """The tree's routine ``routine`` at qdd = 0 (bias_forces, coriolis: with qd; gravity: without), by one
     Newton-Euler pass with the terms of :func:`robodyn.numeric.rnea.rnea` asked for."""
+
     def run(robot: Robot, model: NumericModel, params: Params | None, q: np.ndarray,
             qd: np.ndarray | None = None) -> np.ndarray:
         arrays = (q,) if qd is None else (q, qd)
@@ -329,8 +330,8 @@ def _on_robot(function: Callable[..., np.ndarray], arity: int) -> Routine:
 
 def _engine_of(module: object, name: str) -> Engine:
     """The engine whose routines are ``module``'s functions of the public functions' names (where it has them)."""
-    routines: dict[str, Any] = {routine: _on_robot(getattr(module, routine), ARITY[routine]) for routine in ROUTINES
-                if hasattr(module, routine)}
+    routines: dict[str, Any] = {routine: _on_robot(getattr(module, routine), ARITY[routine])
+                                for routine in ROUTINES if hasattr(module, routine)}
     return Engine(name, compiled=False, **routines)
 
 

@@ -57,6 +57,7 @@ from robodyn.model.cache import PerRobotCache
 from robodyn.model.floats import bound_floats
 from robodyn.model.joints import free_transform, is_normalized, planar_transform, quaternion_matrix, skew
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.structure import refuse
 from robodyn.numeric import couplings
 from robodyn.numeric.kane import NumpyOps
 from robodyn.numeric.kinematics import Frames, Turn, joint_frames
@@ -146,8 +147,7 @@ def floating_model(robot: Manipulator, params: Params | None = None, *, multi_do
 
 def _build(robot: Manipulator, params: Params | None) -> FloatingModel:
     if np.any(bound_floats(robot, params).array((*robot.tip_force, *robot.tip_moment), (6,))):
-        what = "floating base" if robot.floating else "spherical joint" if robot.spherical else "planar joint"
-        raise ModelError(f"{robot.name}: {what}: a tip load is not handled yet", field="tip_force")
+        raise refuse(robot, "a tip load", field="tip_force")
     tree = None
     if robot.n:
         with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
