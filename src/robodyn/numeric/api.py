@@ -138,9 +138,9 @@ class Engine:
             if getattr(self, name) is NotImplemented:
                 object.__setattr__(self, name, _refusal(name))
 
-    def check_fext(self, robot: Robot, fext: np.ndarray | None) -> None:
-        """Nothing, unless ``fext`` is given to an engine that takes none: then one line."""
-        if fext is not None and not self.fext:
+    def check_fext(self, robot: Robot, fext: np.ndarray) -> None:
+        """Nothing where the engine takes an external wrench ``fext``; else one line."""
+        if not self.fext:
             raise refuse(robot, "fext")
 
 
@@ -178,9 +178,10 @@ def _tree_rnea(routine: str, *, gravity: bool = True, tip: bool = True, joint_te
 
     def run(robot: Robot, model: NumericModel, params: Params | None, q: np.ndarray,
             qd: np.ndarray | None = None) -> np.ndarray:
-        arrays = (q,) if qd is None else (q, qd)
-        if (out := model.hot.call(routine, robot, params, *arrays)) is not NotImplemented:
+        out = model.hot.call(routine, robot, params, q) if qd is None else model.hot.call(routine, robot, params, q, qd)
+        if out is not NotImplemented:
             return out
+        arrays = (q,) if qd is None else (q, qd)
         one = _one_state(model, *arrays)
         if one is not None:
             return rnea(model, one[0], None if qd is None else one[1], None, gravity=gravity, tip=tip,
@@ -391,9 +392,11 @@ def inverse_dynamics(
     with spherical joints (its base fixed or floating: each spherical joint's 4 coordinates in q, 3 in qd, qdd, tau).
     """
     engine, model = _engine(robot, params)
+    if fext is None:
+        return engine.inverse_dynamics(robot, model, params, q, qd, qdd, True)
     engine.check_fext(robot, fext)
-    tau = engine.inverse_dynamics(robot, model, params, q, qd, qdd, fext is None)
-    return tau if fext is None else tau + _external(robot, q, fext, fext_link, params)
+    return engine.inverse_dynamics(robot, model, params, q, qd, qdd, False) + _external(robot, q, fext, fext_link,
+                                                                                         params)
 
 
 def hot_path(robot: Robot, *, params: Params | None = None) -> HotPath:
@@ -472,8 +475,8 @@ def forward_dynamics(
     length ``robot.nv`` (:mod:`robodyn.numeric.floating`).
     """
     engine, model = _engine(robot, params)
-    engine.check_fext(robot, fext)
     if fext is not None:
+        engine.check_fext(robot, fext)
         tau = np.asarray(tau, dtype=float) - _external(robot, q, fext, fext_link, params)
     return engine.forward_dynamics(robot, model, params, q, qd, tau)
 
