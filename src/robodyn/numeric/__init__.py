@@ -23,7 +23,8 @@
   :func:`inverse_dynamics_derivatives` (dtau/dq, dtau/dv, M), :func:`forward_dynamics_derivatives` (dv'/dq, dv'/dv,
   M^-1), :func:`center_of_mass_jacobian`, :func:`frame_jacobian`, :func:`frame_jacobian_dot` and
   :func:`centroidal_map_dot` (dA_G/dt): :mod:`robodyn.numeric.floating_derivatives`. :func:`aba_forward_dynamics`
-  takes a floating robot too. :func:`friction` and :func:`tip_load` refuse a floating robot, in one line.
+  takes a floating robot too, and so does :func:`friction` (zero on the base's rows); :func:`tip_load` refuses it, in
+  one line.
 - A robot with implicit loops (``robot.implicit``: ``rd.load("fivebar")``): :func:`inverse_dynamics`,
   :func:`mass_matrix`, :func:`bias_forces`, :func:`coriolis`, :func:`gravity` and :func:`forward_dynamics` take its
   actuated joints' q and hand it to :mod:`robodyn.numeric.closed_chains` (the passive joints by Newton's method).

@@ -147,9 +147,10 @@ class Engine:
 #: The public functions that dispatch through :data:`ENGINES` (the routines of :class:`Engine`).
 ROUTINES = ("inverse_dynamics", "bias_forces", "coriolis", "gravity", "mass_matrix", "forward_dynamics", "friction",
             "tip_load")
-#: The joint arrays each routine takes.
+#: The joint arrays each routine of an engine that compiles its own model takes (friction: qd alone; inverse
+#: dynamics: not ``hot``).
 ARITY = {"inverse_dynamics": 3, "bias_forces": 2, "coriolis": 2, "gravity": 1, "mass_matrix": 1,
-         "forward_dynamics": 3, "friction": 2, "tip_load": 1}
+         "forward_dynamics": 3, "friction": 1, "tip_load": 1}
 
 
 def _refusal(name: str) -> Routine:

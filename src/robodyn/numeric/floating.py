@@ -577,6 +577,20 @@ def gravity(robot: Manipulator, q: Any, *, params: Params | None = None) -> np.n
     return _shaped(single, _project(model, _rnea(model, q_, rest, rest, joint_terms=False)))
 
 
+def friction(robot: Manipulator, v: Any, *, params: Params | None = None, q: Any = None) -> np.ndarray:
+    """damping(v): the joints' friction (damping b v, Coulomb's), (nv,) or (N, nv), zero on the base's rows (a
+    spherical or planar joint's damping on each of its three velocities); ``q`` is not needed."""
+    model = floating_model(robot, params, multi_dof=True)
+    v_ = np.asarray(v, dtype=float)
+    if v_.ndim not in (1, 2) or v_.shape[-1] != model.nv:
+        raise ValueError(f"v of the robot {model.name!r} must have shape ({model.nv},) or (N, {model.nv}), got "
+                         f"{v_.shape}")
+    rates = np.atleast_2d(v_)
+    tau = np.zeros((rates.shape[0], model.nb + int(sum(model.widths))))
+    tau[:, model.nb:] = _joint_friction(model, _tree_rate(model, rates))
+    return _shaped(v_.ndim == 1, _project(model, tau))
+
+
 def mass_matrix(robot: Manipulator, q: Any, *, params: Params | None = None) -> np.ndarray:
     """M(q) (nv, nv) or (N, nv, nv), by the composite-rigid-body algorithm (``pinocchio.crba``, the armature on the
     joints' diagonal)."""
@@ -661,4 +675,4 @@ def centroidal_momentum(robot: Manipulator, q: Any, v: Any, *, params: Params | 
 
 
 __all__ = ["FORWARD_METHODS", "FloatingModel", "bias_forces", "center_of_mass", "centroidal_map", "centroidal_momentum",
-           "coriolis", "floating_model", "forward_dynamics", "gravity", "inverse_dynamics", "mass_matrix"]
+           "coriolis", "floating_model", "forward_dynamics", "friction", "gravity", "inverse_dynamics", "mass_matrix"]
