@@ -292,3 +292,50 @@ def test_the_allowed_upward_imports_are_lazy_upward_and_still_there(module: str,
     found = [in_function for name, in_function, _ in IMPORTS[module] if _resolve(name) == target]
     assert found and all(found), f"{module} imports {target} {'at module level' if found else 'nowhere'}"
     assert LAZY_UPWARD_ALLOWED[(module, target)]  # (with its reason)
+
+
+#: The words of a robot's variety (its base, joint types, closure): a door that branches on one of them to pick its
+#: engine classifies the robot again, which robodyn.model.structure does once.
+VARIETY = {"floating", "multi_dof", "spherical", "planar", "implicit", "couplings", "coupling", "bars", "loops",
+           "passive"}
+#: Each door's public functions and its one dispatch table (issue 44: one table per door, keyed by
+#: robodyn.model.structure's kind).
+DOORS = {"robodyn.numeric.api": (("inverse_dynamics", "bias_forces", "coriolis", "gravity", "mass_matrix",
+                                  "forward_dynamics", "friction", "tip_load"), "ENGINES"),
+         "robodyn.program.choice": (("build",), "BUILDERS"),
+         "robodyn.analysis.simulation": (("dynamics",), "SIMULATORS")}
+
+
+def _names(node: ast.AST) -> set[str]:
+    return ({n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            | {n.id for n in ast.walk(node) if isinstance(n, ast.Name)})
+
+
+@pytest.mark.parametrize("door", sorted(DOORS))
+def test_each_door_dispatches_through_one_table(door: str) -> None:
+    """The door's public functions neither branch on the robot's variety nor catch an exception to find its engine
+    (the ladders of FloatingBaseError and ImplicitLoopError are gone): they take it from the one table, a dict
+    assigned once at module level, keyed by the structure."""
+    functions, table = DOORS[door]
+    tree = ast.parse((SRC / (door.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+    defined = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    for name in functions:
+        for node in ast.walk(defined[name]):
+            assert not isinstance(node, ast.Try), f"{door}.{name} catches an exception (line {node.lineno})"
+            if isinstance(node, ast.If | ast.IfExp | ast.While | ast.match_case):
+                test = node.pattern if isinstance(node, ast.match_case) else node.test
+                assert not _names(test) & VARIETY, f"{door}.{name} branches on {_names(test) & VARIETY}"
+    tables = [node for node in tree.body if isinstance(node, ast.AnnAssign | ast.Assign)
+              and table in _names(node.target if isinstance(node, ast.AnnAssign) else node.targets[0])]
+    assert len(tables) == 1 and isinstance(tables[0].value, ast.Dict), f"{door}: one {table} table"
+    assert "structure" in _names(tree), f"{door} keys its table by robodyn.model.structure"
+
+
+def test_no_module_finds_an_engine_by_catching_an_error() -> None:
+    caught = []
+    for path in sorted((SRC / "robodyn").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ExceptHandler) and node.type is not None:
+                named = _names(node.type) & {"FloatingBaseError", "ImplicitLoopError"}
+                caught += [f"{path.relative_to(SRC)}:{node.lineno} catches {name}" for name in named]
+    assert not caught, "\n".join(caught)

@@ -96,6 +96,17 @@ def test_dynamics_match_pinocchio(pair: tuple[rd.Manipulator, object]) -> None:
                        atol=1e-14)
 
 
+def test_bias_coriolis_and_gravity_match_pinocchio(pair: tuple[rd.Manipulator, object]) -> None:
+    """nonLinearEffects, computeGeneralizedGravity and their difference, to 1e-10."""
+    robot, model = pair
+    data = model.createData()
+    for q, v, _, _ in _states(robot, model):
+        nle, gravity = pin.nonLinearEffects(model, data, q, v), pin.computeGeneralizedGravity(model, data, q)
+        assert np.allclose(rd.numeric.bias_forces(robot, q, v), nle, rtol=TOL, atol=TOL)
+        assert np.allclose(rd.numeric.coriolis(robot, q, v), nle - gravity, rtol=TOL, atol=TOL)
+        assert np.allclose(rd.numeric.gravity(robot, q), gravity, rtol=TOL, atol=TOL)
+
+
 def test_manifold_matches_pinocchio() -> None:
     model = pin.Model()
     model.addJoint(0, pin.JointModelPlanar(), pin.SE3.Identity(), "planar")

@@ -148,6 +148,18 @@ def test_dynamics_agree_with_pinocchio(tree: Tree) -> None:
             assert _relative(numeric.centroidal_map(robot, q[k]), pin.computeCentroidalMap(model, data, q[k])) < TOL
 
 
+def test_bias_coriolis_and_gravity_agree_with_pinocchio(tree: Tree) -> None:
+    robot, model, data = tree.robot, tree.model, tree.data
+    q, v, _ = tree.states(3, seed=5)
+    bias, h, G = numeric.bias_forces(robot, q, v), numeric.coriolis(robot, q, v), numeric.gravity(robot, q)
+    for k in range(len(q)):
+        gravity = pin.computeGeneralizedGravity(model, data, q[k])
+        assert _relative(bias[k], pin.nonLinearEffects(model, data, q[k], v[k])) < TOL
+        assert _relative(h[k], pin.nonLinearEffects(model, data, q[k], v[k]) - gravity) < TOL
+        assert _relative(G[k], gravity) < TOL
+        np.testing.assert_array_equal(bias[k], numeric.inverse_dynamics(robot, q[k], v[k], np.zeros(robot.nv)))
+
+
 def test_damping_acts_on_each_velocity_of_a_ball() -> None:
     robot = Tree(False).robot
     damped = robot.replace(links=tuple(link.replace(damping=0.7) if link.spherical else link for link in robot.links))

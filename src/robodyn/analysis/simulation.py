@@ -55,6 +55,7 @@ from robodyn.model.files import atomic_write
 from robodyn.model.manipulator import Manipulator
 from robodyn.model.params import bind_parameters as checked_parameters
 from robodyn.model.params import bound_robot, check_bound, symbol_values
+from robodyn.model.structure import IMPLICIT, PROJECTED, TREE, refuse, structure
 from robodyn.numeric import closed_chains
 from robodyn.numeric.floating import floating_model
 from robodyn.numeric.kinematics import potential_energy
@@ -424,6 +425,17 @@ _ENGINE_CLASSES: dict[str, type[Dynamics]] = {
     "numpy": NumpyDynamics,
     "compiled": CompiledDynamics,
 }
+#: The engine classes of each structure, by (:attr:`~robodyn.model.structure.Structure.kind`,
+#: :attr:`~robodyn.model.structure.Structure.manifold`): the one dispatch of :func:`dynamics`. nq != nv (a floating
+#: base, spherical or planar joints) takes the numeric engine's, whatever the engine asked for (the programs do not
+#: integrate q); implicit loops are numeric only: the default (lambdify) and numpy engines are the closed-chain one.
+SIMULATORS: dict[tuple[str, bool], dict[str, type[Dynamics]]] = {
+    (TREE, False): _ENGINE_CLASSES,
+    (PROJECTED, False): _ENGINE_CLASSES,
+    (IMPLICIT, False): dict.fromkeys(("lambdify", "numpy"), ClosedChainDynamics),
+    (TREE, True): dict.fromkeys(ENGINES, FloatingDynamics),
+    (PROJECTED, True): dict.fromkeys(ENGINES, FloatingDynamics),
+}
 #: (engine, parameter binding) -> Dynamics, per robot; entries vanish with their robot.
 _CACHE: PerRobotCache[Dynamics] = PerRobotCache()
 
@@ -433,20 +445,19 @@ def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "la
     cached per robot and binding. ``engine``: ``"lambdify"``, ``"numpy"`` or ``"compiled"``."""
     if engine not in _ENGINE_CLASSES:
         raise SimulationError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}", field="engine")
-    if engine == "lambdify" and robot.n > MAX_DERIVE_LINKS and not robot.implicit:
+    shape = structure(robot)
+    if engine == "lambdify" and robot.n > MAX_DERIVE_LINKS and shape.kind != IMPLICIT:
         raise SimulationError(f"{robot.n} links: the lambdify engine derives the equations symbolically, which is "
                               f"limited to {MAX_DERIVE_LINKS} links; use engine='compiled' (the generated C) or "
                               "engine='numpy'", field="links")
     bound = bind_parameters(robot, params)
-    classes = _ENGINE_CLASSES
-    if robot.floating or robot.multi_dof:  # the numeric engine's, whatever the engine (the programs do not integrate q)
-        engine, classes = "numpy", {"numpy": FloatingDynamics}
-    elif robot.implicit:  # numeric only: the default (lambdify) and numpy engines are the closed-chain one
-        if engine == "compiled":
-            robot.check_fixed_base()  # the one-line refusal of the symbolic paths
-        engine, classes = "numpy", {"numpy": ClosedChainDynamics}
-    key = (engine, tuple(sorted((bound or {}).items())))
-    return _CACHE.get(robot, key, lambda: classes[engine](robot, bound))
+    classes = SIMULATORS.get((shape.kind, shape.manifold), {})
+    if engine not in classes:
+        robot.check_fixed_base()  # the one-line refusal of the symbolic paths (implicit loops are numeric only)
+        raise refuse(robot, f"rd.simulate's engine {engine!r}", field="engine")
+    cls = classes[engine]
+    key = (cls.engine, tuple(sorted((bound or {}).items())))
+    return _CACHE.get(robot, key, lambda: cls(robot, bound))
 
 
 # -- energies and holding torques ----------------------------------------------------------------------
@@ -1003,7 +1014,7 @@ def derivatives(robot: Manipulator, params: Params | None = None) -> Derivatives
     robot); a parameter left unbound is one :class:`~robodyn.errors.ModelError`."""
     bound = bind_parameters(robot, params) or {}
     check_bound(robot, symbol_values(bound))  # every parameter bound, every field finite under them
-    if any(c.closure is not None for c in robot.couplings):  # a four-bar: no derivative programs
+    if structure(robot).four_bars:  # no derivative programs
         return SymbolicDerivatives(robot, bound)  # type: ignore[return-value]
     compiled = _DERIVATIVES.get(robot, "dtau", lambda: compile_robot(robot, outputs=("dtau",), backend="numpy"))
     return Derivatives(compiled, bound)

@@ -14,18 +14,24 @@
   :func:`tip_load` = J^T w; :func:`friction` = damping (b qd and the Coulomb friction).
 - :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve;
   :func:`aba_forward_dynamics`: the same by Featherstone's articulated-body algorithm (O(n)).
-- A floating robot (``rd.load(path, floating=True)``): :func:`inverse_dynamics`, :func:`mass_matrix` and
-  :func:`forward_dynamics` take q of length ``robot.nq`` (base position, unit quaternion (x, y, z, w), joints) and
-  velocities, accelerations and forces of length ``robot.nv`` (the base's body-frame twist first), as Pinocchio's
-  free flyer; :func:`center_of_mass`, :func:`centroidal_map` (A_G) and :func:`centroidal_momentum` (h_G = A_G v)
+- A floating robot (``rd.load(path, floating=True)``): :func:`inverse_dynamics`, :func:`mass_matrix`,
+  :func:`bias_forces`, :func:`coriolis`, :func:`gravity` and :func:`forward_dynamics` take q of length ``robot.nq``
+  (base position, unit quaternion (x, y, z, w), joints) and velocities, accelerations and forces of length
+  ``robot.nv`` (the base's body-frame twist first), as Pinocchio's free flyer; :func:`center_of_mass`,
+  :func:`centroidal_map` (A_G) and :func:`centroidal_momentum` (h_G = A_G v)
   are for floating robots: :mod:`robodyn.numeric.floating`; so are, with respect to the tangent space,
   :func:`inverse_dynamics_derivatives` (dtau/dq, dtau/dv, M), :func:`forward_dynamics_derivatives` (dv'/dq, dv'/dv,
   M^-1), :func:`center_of_mass_jacobian`, :func:`frame_jacobian`, :func:`frame_jacobian_dot` and
   :func:`centroidal_map_dot` (dA_G/dt): :mod:`robodyn.numeric.floating_derivatives`. :func:`aba_forward_dynamics`
-  takes a floating robot too. The other functions refuse a floating robot.
+  takes a floating robot too, and so does :func:`friction` (zero on the base's rows); :func:`tip_load` refuses it, in
+  one line.
 - A robot with implicit loops (``robot.implicit``: ``rd.load("fivebar")``): :func:`inverse_dynamics`,
   :func:`mass_matrix`, :func:`bias_forces`, :func:`coriolis`, :func:`gravity` and :func:`forward_dynamics` take its
   actuated joints' q and hand it to :mod:`robodyn.numeric.closed_chains` (the passive joints by Newton's method).
+- Which engine runs is looked up once per robot in one table, ``robodyn.numeric.api.ENGINES``, keyed by the robot's
+  structure (:func:`robodyn.model.structure.structure`: a tree, a tree projected through couplings and closed-form
+  loops, or implicit loops; whether q lies on a manifold); a function an engine lacks refuses in one line
+  (:func:`robodyn.model.structure.refuse`: ``"solo: floating base: robodyn.numeric.tip_load is not handled yet"``).
 
 The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + load, armature in M.
 A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy Symbol); otherwise a

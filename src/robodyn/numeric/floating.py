@@ -57,6 +57,7 @@ from robodyn.model.cache import PerRobotCache
 from robodyn.model.floats import bound_floats
 from robodyn.model.joints import free_transform, is_normalized, planar_transform, quaternion_matrix, skew
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.structure import refuse
 from robodyn.numeric import couplings
 from robodyn.numeric.kane import NumpyOps
 from robodyn.numeric.kinematics import Frames, Turn, joint_frames
@@ -146,8 +147,7 @@ def floating_model(robot: Manipulator, params: Params | None = None, *, multi_do
 
 def _build(robot: Manipulator, params: Params | None) -> FloatingModel:
     if np.any(bound_floats(robot, params).array((*robot.tip_force, *robot.tip_moment), (6,))):
-        what = "floating base" if robot.floating else "spherical joint" if robot.spherical else "planar joint"
-        raise ModelError(f"{robot.name}: {what}: a tip load is not handled yet", field="tip_force")
+        raise refuse(robot, "a tip load", field="tip_force")
     tree = None
     if robot.n:
         with warnings.catch_warnings():  # (the links were checked, and warned about, when the robot was built)
@@ -446,8 +446,10 @@ def _armature(model: FloatingModel) -> np.ndarray:
     return np.repeat(np.asarray(model.tree.armature, dtype=float), model.widths)
 
 
-def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gravity: bool = True) -> np.ndarray:
-    """(N, 6 + n_tree): the tree's generalised forces (before the couplings' projection)."""
+def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gravity: bool = True,
+          joint_terms: bool = True) -> np.ndarray:
+    """(N, 6 + n_tree): the tree's generalised forces (before the couplings' projection); ``gravity=False`` leaves
+    out gravity, ``joint_terms=False`` the joints' friction and armature."""
     w = _world(model, q)
     qd, qdd = _tree_rate(model, v), _tree_rate(model, a)
     N = q.shape[0]
@@ -462,7 +464,8 @@ def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gra
         tau[:, start:start + model.widths[i]] = _joint_forces(model, w, i, F[i + 1])
         F[w.parent[i]] = F[w.parent[i]] + F[i + 1]
     tau[:, :nb] = np.einsum("nki,nk->ni", w.Sb, F[0])
-    tau[:, nb:] += _joint_friction(model, qd) + _armature(model) * qdd
+    if joint_terms:
+        tau[:, nb:] += _joint_friction(model, qd) + _armature(model) * qdd
     return tau
 
 
@@ -556,6 +559,38 @@ def bias_forces(robot: Manipulator, q: Any, v: Any, *, params: Params | None = N
     return inverse_dynamics(robot, q, v, np.zeros(floating_model(robot, params, multi_dof=True).nv), params=params)
 
 
+def coriolis(robot: Manipulator, q: Any, v: Any, *, params: Params | None = None) -> np.ndarray:
+    """h(q, v): the Coriolis and centrifugal forces only, :func:`inverse_dynamics` at zero acceleration without
+    gravity and the joints' friction (``pinocchio.nonLinearEffects`` less ``computeGeneralizedGravity``)."""
+    model = floating_model(robot, params, multi_dof=True)
+    single, q_, (v_,) = _states(model, q, v)
+    return _shaped(single, _project(model, _rnea(model, q_, v_, np.zeros_like(v_), gravity=False,
+                                                 joint_terms=False)))
+
+
+def gravity(robot: Manipulator, q: Any, *, params: Params | None = None) -> np.ndarray:
+    """G(q): the generalised forces that hold the robot at rest against gravity, the base's wrench first
+    (``pinocchio.computeGeneralizedGravity``)."""
+    model = floating_model(robot, params, multi_dof=True)
+    single, q_, _ = _states(model, q)
+    rest = np.zeros((q_.shape[0], model.nv))
+    return _shaped(single, _project(model, _rnea(model, q_, rest, rest, joint_terms=False)))
+
+
+def friction(robot: Manipulator, v: Any, *, params: Params | None = None, q: Any = None) -> np.ndarray:
+    """damping(v): the joints' friction (damping b v, Coulomb's), (nv,) or (N, nv), zero on the base's rows (a
+    spherical or planar joint's damping on each of its three velocities); ``q`` is not needed."""
+    model = floating_model(robot, params, multi_dof=True)
+    v_ = np.asarray(v, dtype=float)
+    if v_.ndim not in (1, 2) or v_.shape[-1] != model.nv:
+        raise ValueError(f"v of the robot {model.name!r} must have shape ({model.nv},) or (N, {model.nv}), got "
+                         f"{v_.shape}")
+    rates = np.atleast_2d(v_)
+    tau = np.zeros((rates.shape[0], model.nb + int(sum(model.widths))))
+    tau[:, model.nb:] = _joint_friction(model, _tree_rate(model, rates))
+    return _shaped(v_.ndim == 1, _project(model, tau))
+
+
 def mass_matrix(robot: Manipulator, q: Any, *, params: Params | None = None) -> np.ndarray:
     """M(q) (nv, nv) or (N, nv, nv), by the composite-rigid-body algorithm (``pinocchio.crba``, the armature on the
     joints' diagonal)."""
@@ -640,4 +675,4 @@ def centroidal_momentum(robot: Manipulator, q: Any, v: Any, *, params: Params | 
 
 
 __all__ = ["FORWARD_METHODS", "FloatingModel", "bias_forces", "center_of_mass", "centroidal_map", "centroidal_momentum",
-           "floating_model", "forward_dynamics", "inverse_dynamics", "mass_matrix"]
+           "coriolis", "floating_model", "forward_dynamics", "friction", "gravity", "inverse_dynamics", "mass_matrix"]

@@ -37,6 +37,7 @@ from robodyn.model.floats import Floats, Params, bound_floats
 from robodyn.model.inertia import check_inertia
 from robodyn.model.manipulator import Manipulator, RigidBody
 from robodyn.model.params import symbol_values
+from robodyn.model.structure import PROJECTED, TREE
 from robodyn.numeric.fourbars import bars
 from robodyn.numeric.hotpath import HotPath
 from robodyn.recursions.arm import ArmData, Inertial, JointData
@@ -95,6 +96,12 @@ class NumericModel:
     def nv(self) -> int:
         """Number of independent coordinates (``n`` without couplings)."""
         return self.n if self.coupling is None else self.coupling.shape[1]
+
+    @property
+    def kind(self) -> str:
+        """The structure it describes (:mod:`robodyn.model.structure`): a tree, or a tree projected through its
+        couplings."""
+        return TREE if self.coupling is None else PROJECTED
 
     @cached_property
     def tree(self) -> NumericModel:
@@ -187,14 +194,13 @@ def check_bound_bodies(robot: Manipulator, floats: Floats, *, skip_unbound: bool
 
 
 class FloatingBaseError(ModelError):
-    """A floating robot, or one with a spherical joint, which no :class:`NumericModel` describes:
-    :mod:`robodyn.numeric.api` catches it and hands the robot to :mod:`robodyn.numeric.floating` (so that a fixed
-    base's calls pay no test of their own)."""
+    """A floating robot, or one with a spherical or planar joint, which no :class:`NumericModel` describes (the public
+    functions of :mod:`robodyn.numeric.api` hand it to :mod:`robodyn.numeric.floating`, by their table of engines)."""
 
 
 class ImplicitLoopError(ModelError):
-    """A robot with implicit loops, which no :class:`NumericModel` describes: :mod:`robodyn.numeric.api` catches it
-    and hands the robot to :mod:`robodyn.numeric.closed_chains`."""
+    """A robot with implicit loops, which no :class:`NumericModel` describes (the public functions of
+    :mod:`robodyn.numeric.api` hand it to :mod:`robodyn.numeric.closed_chains`, by their table of engines)."""
 
 
 def build(robot: Manipulator, params: Params | None = None, *, check_bodies: bool = True) -> NumericModel:
@@ -204,11 +210,13 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
         raise TypeError(f"expected a Manipulator, got {type(robot).__name__}")
     if robot.floating:
         raise FloatingBaseError(f"{robot.name}: floating base: robodyn.numeric handles it in inverse_dynamics, "
-                                "mass_matrix, forward_dynamics and robodyn.numeric.floating so far")
+                                "mass_matrix, bias_forces, coriolis, gravity, forward_dynamics and "
+                                "robodyn.numeric.floating so far")
     if robot.multi_dof:
         kind = robot.links[robot.multi_dof[0]].kind
         raise FloatingBaseError(f"{robot.name}: link {robot.label(robot.multi_dof[0])!r} has a {kind} joint: "
-                                "robodyn.numeric handles it in inverse_dynamics, mass_matrix and forward_dynamics, "
+                                "robodyn.numeric handles it in inverse_dynamics, mass_matrix, bias_forces, coriolis, "
+                                "gravity and forward_dynamics, "
                                 "and rd.compile's programs (not in base parameters) so far")
     if robot.implicit:
         raise ImplicitLoopError(f"{robot.name}: implicit loop {robot.implicit[0]!r}: robodyn.numeric.closed_chains "

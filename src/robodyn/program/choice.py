@@ -5,11 +5,12 @@ rules), and :func:`emdeg_text` prints EMDEG's elements as its appendix II does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from robodyn.errors import ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS
+from robodyn.model.structure import IMPLICIT, PROJECTED, TREE, refuse, structure
 from robodyn.program import coupled, floating, routes
 from robodyn.program.core import Program
 from robodyn.program.outputs import (
@@ -26,8 +27,8 @@ from robodyn.program.outputs import (
 )
 from robodyn.program.progress import stage
 
-__all__ = ["ABA", "FACTORED_ESTIMATE", "FACTORED_LIMIT", "FACTORED_PARTS", "FACTORED_TERMS", "FACTORED_WORK",
-           "FLOAT_TERM_COST", "LDLT", "build", "emdeg_text"]
+__all__ = ["ABA", "BUILDERS", "FACTORED_ESTIMATE", "FACTORED_LIMIT", "FACTORED_PARTS", "FACTORED_TERMS",
+           "FACTORED_WORK", "FLOAT_TERM_COST", "LDLT", "build", "emdeg_text"]
 
 
 #: Up to this many joints ``route="auto"`` also tries the factored route for every part;
@@ -98,11 +99,24 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
                          f"{', '.join(FRAME_OUTPUTS)} (of the frame F: 'pose:F')")
     if route not in (AUTO, *ROUTES):
         raise ValueError(f"unknown route {route!r}; choose from {AUTO}, {', '.join(ROUTES)}")
-    if getattr(robot, "floating", False) or getattr(robot, "multi_dof", ()):  # nq != nv: every program, code
-        # generator and rd.compile comes here (a floating base, spherical joints: robodyn.program.floating)
-        floating.check(robot, outputs, route, base)
-        _check_size(robot, outputs)
-        return floating.build(robot, outputs, route, base)
+    shape = structure(robot)
+    builder = BUILDERS.get((shape.kind, shape.manifold))
+    if builder is None:
+        raise refuse(robot, "a program (rd.compile)", what=f"{shape.variety} and {shape.kind} loops")
+    return builder(robot, outputs, route, base)
+
+
+def _build_floating(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> Program:
+    """nq != nv (a floating base, spherical or planar joints): :mod:`robodyn.program.floating`; every program, code
+    generator and rd.compile comes here."""
+    floating.check(robot, outputs, route, base)
+    _check_size(robot, outputs)
+    return floating.build(robot, outputs, route, base)
+
+
+def _fixed_checks(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> str:
+    """What a robot of one coordinate per joint is checked for before its program is built; the route (``emdeg``
+    for ``elements``)."""
     if set(outputs) & set(CENTROIDAL_OUTPUTS):
         raise ValueError(f"{robot.name}: the centroidal outputs ({', '.join(CENTROIDAL_OUTPUTS)}) are built for a "
                          "floating base (floating=True) so far")
@@ -114,11 +128,21 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     if base is True:
         raise TypeError("build(..., base=b) takes the robot's base parameters, "
                         "b = robodyn.identification.base_parameters(robot)")
-    if getattr(robot, "couplings", ()):  # coupled coordinates: the tree's program, projected (program.coupled)
-        if base is not None and base is not False:
-            raise ValueError(f"{robot.name} has coupled joints: no base-parameter program yet (its base parameters "
-                             "and their regressor: robodyn.identification.base_parameters)")
-        return coupled.build(robot, outputs, route)
+    return route
+
+
+def _build_projected(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> Program:
+    """Coupled coordinates: the tree's program, projected (:mod:`robodyn.program.coupled`)."""
+    route = _fixed_checks(robot, outputs, route, base)
+    if base is not None and base is not False:
+        raise ValueError(f"{robot.name} has coupled joints: no base-parameter program yet (its base parameters "
+                         "and their regressor: robodyn.identification.base_parameters)")
+    return coupled.build(robot, outputs, route)
+
+
+def _build_tree(robot: Any, outputs: tuple[str, ...], route: str, base: Any) -> Program:
+    """A tree of one-coordinate joints (implicit loops are refused on the way, in one line, by the routes)."""
+    route = _fixed_checks(robot, outputs, route, base)
     if base is not None and base is not False:
         return _build_base(robot, outputs, route, base)
     if route == "aba":  # forward by the articulated-body algorithm, the other parts as auto plans them
@@ -149,6 +173,17 @@ def build(robot: Any, outputs: Sequence[str] = ("tau",), route: str = "auto", *,
     best = articulated if routes.program_cost(articulated) < routes.program_cost(program) else program
     best.candidates = candidates
     return best
+
+
+#: The program's builder of each structure, by (:attr:`~robodyn.model.structure.Structure.kind`,
+#: :attr:`~robodyn.model.structure.Structure.manifold`): the one dispatch of :func:`build`.
+BUILDERS: dict[tuple[str, bool], Callable[[Any, tuple[str, ...], str, Any], Program]] = {
+    (TREE, False): _build_tree,
+    (PROJECTED, False): _build_projected,
+    (IMPLICIT, False): _build_tree,
+    (TREE, True): _build_floating,
+    (PROJECTED, True): _build_floating,
+}
 
 
 def _needed(outputs: Sequence[str], *, forward: bool = True) -> list[str]:

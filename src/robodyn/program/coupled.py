@@ -19,6 +19,7 @@ import symengine as se
 
 from robodyn.algebra import to_se
 from robodyn.model.manipulator import Manipulator
+from robodyn.model.structure import refuse
 from robodyn.program import routes
 from robodyn.program.builder import Builder
 from robodyn.program.core import Program
@@ -30,10 +31,11 @@ from robodyn.symbols import joint_symbols
 def build(robot: Manipulator, outputs: Sequence[str], route: str) -> Program:
     """The program of ``outputs`` for a robot with couplings (see the module docstring)."""
     if route not in (AUTO, "recursive"):
-        raise ValueError(f"{robot.name} has coupled joints: its program is built by the recursive route "
-                         f"(route 'auto' or 'recursive', not {route!r})")
+        raise refuse(robot, f"route {route!r} (its program is built by the recursive route: 'auto' or 'recursive')",
+                     what="coupled joints")
     if "elements" in outputs:
-        raise ValueError(f"{robot.name} has coupled joints: Burdick's elements are those of independent joints")
+        raise refuse(robot, "the elements program (Burdick's elements are those of independent joints)",
+                     what="coupled joints")
     n, nv = robot.n, robot.nv
     ctx = routes.Context(robot)  # the tree's arm and parameters (the couplings' symbols among them)
     q, qd, qdd = joint_symbols(nv).symengine()
@@ -46,8 +48,8 @@ def build(robot: Manipulator, outputs: Sequence[str], route: str) -> Program:
     if not closure.linear:  # four-bars: their steps as the program's values, W's entries among them
         if any(name in DERIVATIVES or (is_frame_output(name) and name.split(":")[0].endswith("_dot"))
                for name in outputs):
-            raise ValueError(f"{robot.name} has a four-bar in closed form: its derivative programs (dtau, dqdd, "
-                             "jacobian_dot) are not built in this version (robodyn.numeric and linearize give them)")
+            raise refuse(robot, "building its derivative programs (dtau, dqdd, jacobian_dot; robodyn.numeric and "
+                         "linearize give them)", what="a four-bar in closed form")
         early = Builder(ctx.params)
         closed = closure.closed_rows(q, to_se, lambda e: early.value(e).expr)
         closed = {j: (*(early.value(x).expr for x in row[:3]), row[3]) for j, row in closed.items()}
