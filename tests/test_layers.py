@@ -66,9 +66,10 @@ LAYERS: dict[str, int] = {
 APART = [("robodyn.formulations", "robodyn.numeric"), ("robodyn.identification", "robodyn.program")]
 
 #: Third-party packages that may be imported inside a function: optional dependencies (pinocchio, lxml,
-#: matplotlib, jax, casadi, cupy, mujoco, xacro) and scipy's submodules, which take long to import and serve one
-#: function each.
-LAZY_THIRD_PARTY = {"pinocchio", "lxml", "matplotlib", "jax", "casadi", "cupy", "scipy", "mujoco", "xacro"}
+#: matplotlib, jax, casadi, cupy, mujoco, xacro), and scipy's submodules and rich's progress bars
+#: (robodyn.program.progress.on_terminal: 70 ms, drawn only on a terminal during a long build), which take long to
+#: import and serve one function each.
+LAZY_THIRD_PARTY = {"pinocchio", "lxml", "matplotlib", "jax", "casadi", "cupy", "scipy", "mujoco", "xacro", "rich"}
 
 #: Modules allowed to import robodyn modules inside functions, and why. Nothing imports ``robodyn.cli`` (it is
 #: the top of the graph), so its imports on use cannot dodge a cycle: they load a subcommand's modules (scipy for

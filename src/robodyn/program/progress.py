@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from robodyn.errors import printable
+
 Listener = Callable[[str], None]
 
 _listener: ContextVar[Listener | None] = ContextVar("robodyn_build_listener", default=None)
@@ -51,8 +53,6 @@ def on_terminal(label: str, console: Any = None) -> Iterator[Callable[[str], Non
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    from robodyn.errors import printable
 
     def shown(text: str) -> str:  # names and paths from a model: one line, markup escaped
         return escape(printable(text))
