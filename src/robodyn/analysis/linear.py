@@ -322,7 +322,7 @@ def rk4_step(
     dt: float,
     *,
     params: Params | None = None,
-    engine: str = "lambdify",
+    engine: str = "auto",
 ) -> np.ndarray:
     """The discrete-time nonlinear model: x[k+1] from x[k] = (q, qd) by one classical Runge-Kutta step of
     length ``dt`` with tau held (local error O(dt^5))."""

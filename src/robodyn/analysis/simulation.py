@@ -62,6 +62,7 @@ from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
 from robodyn.runtime import CompiledDynamics as CompiledModule
 from robodyn.runtime import compile as compile_robot
+from robodyn.runtime.toolchain import find_compiler
 
 #: Closed-form forward dynamics up to this many joints (the inverse of M by adjugate and determinant).
 SYMBOLIC_MAX_JOINTS = 3
@@ -440,22 +441,38 @@ SIMULATORS: dict[tuple[str, bool], dict[str, type[Dynamics]]] = {
 _CACHE: PerRobotCache[Dynamics] = PerRobotCache()
 
 
-def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "lambdify") -> Dynamics:
-    """The forward-dynamics engine of ``robot`` with ``params`` bound (g defaults to 9.81), built once and
-    cached per robot and binding. ``engine``: ``"lambdify"``, ``"numpy"`` or ``"compiled"``."""
-    if engine not in _ENGINE_CLASSES:
-        raise SimulationError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}", field="engine")
+def automatic_engine(robot: Manipulator) -> str:
+    """The engine ``engine="auto"`` (the default) takes for ``robot``: the one engine of a robot whose q is not a
+    vector (a floating base, ball or planar joints: the numeric engine's integration on the manifold) or with
+    implicit loops (the numeric closed chains), else by size: ``"lambdify"`` up to :data:`MAX_DERIVE_LINKS` joints
+    (no compiler needed, about 15 us a state on the PUMA), the compiled C beyond where a C compiler is found (a
+    humanoid's 30-100 joints, whose symbolic equations the lambdify engine cannot derive), else ``"numpy"``."""
     shape = structure(robot)
-    if engine == "lambdify" and robot.n > MAX_DERIVE_LINKS and shape.kind != IMPLICIT:
-        raise SimulationError(f"{robot.n} links: the lambdify engine derives the equations symbolically, which is "
-                              f"limited to {MAX_DERIVE_LINKS} links; use engine='compiled' (the generated C) or "
-                              "engine='numpy'", field="links")
+    if shape.manifold or shape.kind == IMPLICIT:
+        return "numpy"
+    if robot.n <= MAX_DERIVE_LINKS:
+        return "lambdify"
+    return "compiled" if find_compiler() else "numpy"
+
+
+def dynamics(robot: Manipulator, params: Params | None = None, engine: str = "auto") -> Dynamics:
+    """The forward-dynamics engine of ``robot`` with ``params`` bound (g defaults to 9.81), built once and
+    cached per robot and binding. ``engine``: ``"auto"`` (:func:`automatic_engine`: by the robot's kind and size),
+    ``"lambdify"``, ``"numpy"`` or ``"compiled"``."""
+    if engine != "auto" and engine not in _ENGINE_CLASSES:
+        raise SimulationError(f"unknown engine {engine!r}; choose from auto, {', '.join(ENGINES)}", field="engine")
+    shape = structure(robot)
+    engine = automatic_engine(robot) if engine == "auto" else engine
     bound = bind_parameters(robot, params)
     classes = SIMULATORS.get((shape.kind, shape.manifold), {})
     if engine not in classes:
         robot.check_fixed_base()  # the one-line refusal of the symbolic paths (implicit loops are numeric only)
         raise refuse(robot, f"rd.simulate's engine {engine!r}", field="engine")
     cls = classes[engine]
+    if cls is LambdifiedDynamics and robot.n > MAX_DERIVE_LINKS:
+        raise SimulationError(f"{robot.n} links: the lambdify engine derives the equations symbolically, which is "
+                              f"limited to {MAX_DERIVE_LINKS} links; use engine='compiled' (the generated C), "
+                              "engine='numpy' or the default, engine='auto'", field="links")
     key = (cls.engine, tuple(sorted((bound or {}).items())))
     return _CACHE.get(robot, key, lambda: cls(robot, bound))
 
@@ -647,7 +664,7 @@ def simulate(
     samples: int = 501,
     max_step: float = math.inf,
     events: Any = None,
-    engine: str = "lambdify",
+    engine: str = "auto",
     max_evaluations: int | None = MAX_EVALUATIONS,
 ) -> SimulationResult:
     """Integrate the equations of motion from (q0, qd0) (zeros by default) over ``t_span`` ((t0, t1), or t1).

@@ -136,7 +136,7 @@ def nofriction(robot: Manipulator, coulomb: bool = True, viscous: bool = False) 
 def fdyn(robot: Manipulator, T: float, q0: Any, Q: Callable[..., Any] | None = None,
          Q_args: Mapping[str, Any] | None = None, qd0: Any = None, solver: str = "RK45",
          solver_args: Mapping[str, Any] | None = None, dt: float | None = None, *,
-         params: Mapping[Any, Any] | None = None, engine: str = "lambdify") -> FdynResult:
+         params: Mapping[Any, Any] | None = None, engine: str = "auto") -> FdynResult:
     """Integrate the motion from (q0, qd0) over [0, T] (RTB ``fdyn``): ``Q(robot, t, q, qd, **Q_args)`` gives the
     joint torques (zero if None); ``solver`` is a :func:`scipy.integrate.solve_ivp` method, ``solver_args`` its
     options (rtol, atol, max_step); ``dt`` the output step (default: 501 samples). Returns ``(t, q, qd)`` with
