@@ -214,3 +214,32 @@ def test_option_errors_are_not_given_the_model_file(tmp_path):
     path = model(tmp_path, f"name: arm\n{ARM}")
     line = one_error_line(run("simulate", path, "--q0", "1,2"), "--q0")
     assert path not in line
+
+
+# -- 6. Ctrl-C ------------------------------------------------------------------------------------------------------
+def test_a_ctrl_c_a_library_swallowed_still_stops_the_command(tmp_path, monkeypatch, capsys):
+    """SIGINT whose KeyboardInterrupt a library catches and goes on from (NumPy's import turns it into an
+    ImportError that an optional import would take for a missing package): the command stops at the next stage
+    of its build or before its output, with the one line "interrupted" and exit status 130, and writes no file."""
+    import contextlib
+    import signal
+
+    from robodyn import cli
+    from robodyn.program import targets
+
+    counted = targets.count_summary
+
+    def swallowing(*args, **kwargs):
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        return counted(*args, **kwargs)
+
+    monkeypatch.setattr(targets, "count_summary", swallowing)
+    output = tmp_path / "count.txt"
+    monkeypatch.setattr(sys, "argv", ["robodyn", "count", "double_pendulum", "-o", str(output)])
+    with pytest.raises(SystemExit) as stopped:
+        cli.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.splitlines() == ["interrupted"]
+    assert not output.exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler put back

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import sys
 import threading
 import time
@@ -46,6 +48,9 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json) or a URDF file (.urdf; "
               "expand a .xacro first: xacro arm.urdf.xacro > arm.urdf).")
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
+#: ``lines``: the stages of a long command as plain lines on stderr ("building the program for chain30", then one
+#: line per stage), on a terminal or not; otherwise a bar on a terminal only (nothing where stderr is a file or pipe).
+PROGRESS_ENV = "ROBODYN_PROGRESS"
 
 
 # The choices of the options that name the API's vocabularies are built from the one vocabulary,
@@ -174,18 +179,66 @@ def _refusal(exc: ValueError, robot: str | None = None) -> Exception:
     return UserError(f"{robot}: {exc}" if robot else str(exc))
 
 
+class _Interrupt:
+    """Ctrl-C while the command runs: ``seen`` once SIGINT arrived (also where a library caught the
+    KeyboardInterrupt it raised and went on), ``told`` once "interrupted" is printed."""
+
+    seen = False
+    told = False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    _Interrupt.seen = True
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT noted in :class:`_Interrupt` as well as raised, for the block (the previous handler restored after;
+    an ignored SIGINT, as in a background job, stays ignored)."""
+    _Interrupt.seen = _Interrupt.told = False
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted() -> typer.Exit:
+    """The one line "interrupted" (once) and exit status 130."""
+    if not _Interrupt.told:
+        _Interrupt.told = True
+        err.print("interrupted", markup=False)
+    # CPython 3.11 notes a KeyboardInterrupt that ends an exec() of source text (a dataclass's methods being
+    # made when Ctrl-C came) as never handled, and so ends the process by SIGINT instead of its exit status;
+    # an exec() that finishes clears the note.
+    exec("None")
+    return typer.Exit(130)
+
+
+def _stop_if_interrupted() -> None:
+    """KeyboardInterrupt if SIGINT arrived and its KeyboardInterrupt was lost on the way (caught inside a
+    library): checked between the stages of a build and before an output is written."""
+    if _Interrupt.seen:
+        raise KeyboardInterrupt
+
+
 def _guarded(body: Callable[[], int | None]) -> None:
     warnings.showwarning = _show_warning
     _robust_streams()
     _Model.file = None
     try:
         code = body()
+        _stop_if_interrupted()
     except (ModelError, DerivationError, UserError) as exc:
         err.print(f"error: {bounded(_cli_message(_located(exc)))}", markup=False)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
-        raise typer.Exit(130) from None
+        raise _interrupted() from None
     except OSError as exc:  # last resort: a system error no check above turned into a message
         where = f"{_path(exc.filename)}: " if exc.filename is not None else ""
         err.print(bounded(f"error: {where}{exc.strerror or exc}"), markup=False)
@@ -196,7 +249,9 @@ def _guarded(body: Callable[[], int | None]) -> None:
 
 @contextmanager
 def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
-    """A progress bar on stderr that appears only if the work takes longer than a second."""
+    """A progress bar on stderr (a terminal) that appears only if the work takes longer than a second; with
+    ``$ROBODYN_PROGRESS=lines``, the label and each stage as a line of their own instead. A stage checks for a
+    lost Ctrl-C (:func:`_stop_if_interrupted`)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     progress = Progress(
@@ -209,6 +264,7 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
     )
     task = progress.add_task(_shown(label), total=None)  # rendered as markup: names and paths escaped
     started = threading.Event()
+    lines = os.environ.get(PROGRESS_ENV) == "lines"
 
     def start() -> None:
         started.set()
@@ -216,9 +272,15 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
 
     timer = threading.Timer(PROGRESS_DELAY, start)
     timer.daemon = True
-    timer.start()
+    if lines:
+        err.print(bounded(label), markup=False)
+    elif err.is_terminal:
+        timer.start()
 
     def update(step: str) -> None:
+        _stop_if_interrupted()
+        if lines:
+            err.print(bounded(f"{label}: {step}"), markup=False)
         progress.update(task, description=_shown(f"{label}: {step}"))
 
     from robodyn.program.progress import reporting
@@ -262,6 +324,7 @@ def _parse_lock(items: list[str]) -> dict[str, float]:
 def _write(text: str, output: Path | None) -> None:
     from robodyn.model.files import atomic_write, path_exists
 
+    _stop_if_interrupted()
     if output is None:
         out.print(text, markup=False)
         return
@@ -1051,11 +1114,24 @@ def usage_message(message: str) -> str:
 
 
 def main() -> None:
-    """Entry point: usage errors (unknown option, bad choice) are one ``error:`` line and exit 2.
+    """Entry point: usage errors (unknown option, bad choice) are one ``error:`` line and exit 2; Ctrl-C at any
+    moment is the one line "interrupted" and exit 130.
 
     Typer bundles its own click; its exceptions are recognised by their interface (``exit_code``,
     ``format_message``, ``ctx``) rather than imported from a private module.
     """
+    with _interruptible():
+        try:
+            _main()
+        except KeyboardInterrupt:  # outside a command's own handling (option parsing, imports)
+            raise SystemExit(_interrupted().exit_code) from None
+        except SystemExit:
+            if _Interrupt.seen:  # caught inside typer (which exits 130 without a word) or inside a library
+                raise SystemExit(_interrupted().exit_code) from None
+            raise
+
+
+def _main() -> None:
     _robust_streams()
     if sys.argv[1:] == ["--version"]:  # here, not a typer option: parsing one costs ``robodyn list`` 60 ms
         out.print(f"robodyn {__version__}", markup=False)
@@ -1076,8 +1152,7 @@ def main() -> None:
             err.print(f"error: {bounded(where + usage_message(exc.format_message()))}", markup=False)
             raise SystemExit(2) from None
         if name == "Abort":
-            err.print("interrupted", markup=False)
-            raise SystemExit(130) from None
+            raise SystemExit(_interrupted().exit_code) from None
         raise
     raise SystemExit(code if isinstance(code, int) else 0)
 
