@@ -1202,13 +1202,17 @@ def batch(
         languages = _listed("--lang", lang, CATALOGUE_LANGUAGES) or list(vocabulary.LANGUAGES)
         _check_output_directory(output)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=err, transient=True) as bar:
+        with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
             task = bar.add_task("batch", total=len(models))
 
             def step(entry: Any, done: int, total: int) -> None:
                 bar.update(task, completed=done, description=_shown(f"{entry.model}: {entry.status}"))
 
-            report = catalogue(models, keys, languages, output, scheduler=scheduler, workers=workers, progress=step)
+            try:
+                report = catalogue(models, keys, languages, output, scheduler=scheduler, workers=workers,
+                                   progress=step)
+            except ValueError as exc:  # a malformed --scheduler address, an unknown scheme
+                raise _refusal(exc) from None
         table = Table(title=f"Catalogue {_shown(_path(report.directory))}")
         for header in ("robot", "outputs", "operations (mult/add/sin-cos)", "languages", "status"):
             table.add_column(header, overflow="fold")
