@@ -312,6 +312,16 @@ def test_special_files_among_the_models_fail_before_they_are_opened(tmp_path: Pa
         f"{tmp_path}: is a directory, not a regular file"]
 
 
+def test_a_fifo_among_the_logs_is_refused_before_a_worker_reads_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "log.npz"
+    os.mkfifo(fifo)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        robot = rd.load("two_link_fu")
+    with pytest.raises(rd.ModelError, match=f"{re.escape(str(fifo))}: is a FIFO, not a regular file"):
+        rdd.identify(robot, [str(fifo)])
+
+
 def test_a_fifo_in_place_of_an_entrys_file_has_the_entry_built_again(client: Client, tmp_path: Path) -> None:
     first = rdd.catalogue(["two_link_fu"], ["tau"], ("c",), tmp_path, client=client)
     assert first.built == 1
