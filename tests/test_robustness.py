@@ -578,3 +578,28 @@ def test_random_parameter_values_are_physical_for_every_built_in_robot(name: str
     for seed in range(5):
         values = random_values(robot, np.random.default_rng(seed), 0.1, 1.0)
         build(open_tree(robot) if robot.implicit else robot, {**values, **({"g": 9.81} if "g" in values else {})})
+
+
+# -- implicit loops at states that are not finite ---------------------------------------------------------------
+@pytest.mark.parametrize("call", ["inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity", "bias_forces",
+                                  "positions"])
+def test_implicit_loops_at_a_non_finite_state_give_nan_there_as_the_tree_recursions_do(call: str) -> None:
+    """The five-bar (one implicit loop, Newton's method for its passive joints) in a batch where one state's q holds
+    NaN and one's inf: those rows NaN, as the PUMA's own recursions give for a NaN q (no SVD error, no iteration),
+    and the finite state's row exactly its value alone."""
+    from robodyn.numeric import closed_chains
+
+    fivebar = load_quiet("fivebar")
+    q = np.array([[0.1, -0.2], [np.nan, 0.3], [0.2, np.inf]])
+    qd = np.array([[0.3, 0.1]] * 3)
+    args = {"inverse_dynamics": (q, qd, qd), "mass_matrix": (q,), "forward_dynamics": (q, qd, qd),
+            "gravity": (q,), "bias_forces": (q, qd), "positions": (q,)}[call]
+    batch = getattr(closed_chains, call)(fivebar, *args)
+    alone = getattr(closed_chains, call)(fivebar, *(a[0] for a in args))
+    assert np.isfinite(alone).all()
+    np.testing.assert_array_equal(batch[0], alone)
+    assert np.isnan(batch[1:]).all()
+    puma = load_quiet("puma560")
+    puma_q = np.full(6, 0.3)
+    puma_q[1] = np.nan
+    assert np.isnan(numeric.inverse_dynamics(puma, puma_q, np.zeros(6), np.zeros(6))[1:3]).all()

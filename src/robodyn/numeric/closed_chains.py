@@ -490,7 +490,12 @@ def _guess(chain: ClosedChain, guess: Any, N: int) -> np.ndarray:
 
 def tree_state(chain: ClosedChain, q: np.ndarray, qd: np.ndarray | None = None, *, guess: Any = None) -> TreeState:
     """The tree at the actuated (q, qd), batched (N, nv): the passive positions by Newton's method from ``guess``,
-    then W and (with qd) the passive rates and gamma."""
+    then W and (with qd) the passive rates and gamma. A state whose q is not finite has NaN throughout (no loop can
+    close there: the results at it are NaN, as the tree's recursions give for a NaN or infinite q), the others
+    their own values."""
+    finite = np.isfinite(q).all(axis=1)
+    if not finite.all():
+        return _with_nan_states(chain, q, qd, _guess(chain, guess, len(q)), finite)
     x = _guess(chain, guess, len(q))
     x[:, chain.actuated] = q
     x, c = _newton(chain, x)
@@ -517,6 +522,19 @@ def tree_state(chain: ClosedChain, q: np.ndarray, qd: np.ndarray | None = None, 
         assert bias is not None
         gamma[:, chain.passive] = -np.einsum("nik,nk->ni", pinv, bias)
     return TreeState(x, xd, gamma, W, c.K)
+
+
+def _with_nan_states(chain: ClosedChain, q: np.ndarray, qd: np.ndarray | None, guess: np.ndarray,
+                     finite: np.ndarray) -> TreeState:
+    """:func:`tree_state` where the states ``~finite`` have a non-finite q: NaN there, the rest solved."""
+    N, n, rows = len(q), chain.n_tree, sum(closure.rows for closure in chain.closures)
+    out = TreeState(np.full((N, n), np.nan), np.full((N, n), np.nan), np.full((N, n), np.nan),
+                    np.full((N, n, chain.nv), np.nan), np.full((N, rows, n), np.nan))
+    if finite.any():
+        solved = tree_state(chain, q[finite], None if qd is None else qd[finite], guess=guess[finite])
+        for name in ("q", "qd", "gamma", "W", "K"):
+            getattr(out, name)[finite] = getattr(solved, name)
+    return out
 
 
 def _state(robot: Manipulator, params: Params | None, guess: Any, q: Any, qd: Any = None,
