@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -243,3 +244,32 @@ def test_a_ctrl_c_a_library_swallowed_still_stops_the_command(tmp_path, monkeypa
     assert capsys.readouterr().err.splitlines() == ["interrupted"]
     assert not output.exists()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler put back
+
+
+# -- 7. q0 of nq coordinates -----------------------------------------------------------------------------------
+BALL = ("name: ball\ngravity: [0, 0, -9.81]\nlinks:\n"
+        "  - {joint: S, a: 0, alpha: 0, mass: 1, com: [0, 0, -0.3], inertia: [0.01, 0.02, 0.02]}\n"
+        "  - {joint: R, a: 0.4, alpha: 0, mass: 0.8, com: [0.2, 0, 0], inertia: [0.01, 0.015, 0.015]}\n")
+
+
+def test_simulate_takes_q0_of_nq_coordinates_for_a_spherical_joint(tmp_path):
+    """A spherical joint (q: its unit quaternion x, y, z, w; nq 5, nv 4): --q0 takes the 5 numbers (4 were asked
+    and every valid --q0 refused) and the run is the API's from the same q0; 4 numbers are one line naming nq."""
+    path = model(tmp_path, BALL)
+    q0 = [0.0, 0.0, float(np.sin(0.05)), float(np.cos(0.05)), 0.3]
+    result = run("simulate", path, "--q0", ",".join(map(repr, q0)), "--t-end", "0.05", "--samples", "3",
+                 "--csv", str(tmp_path / "run.csv"))
+    assert result.exit_code == 0, result.output
+    table = np.loadtxt(tmp_path / "run.csv", delimiter=",", skiprows=1)
+    api = rd.simulate(rd.load(path), 0.05, q0, samples=3)
+    np.testing.assert_array_equal(table[0, 1:6], q0)
+    np.testing.assert_allclose(table[:, 1:6], api.q, rtol=0, atol=1e-12)
+    line = one_error_line(run("simulate", path, "--q0", "0,0,0,1"), "--q0", "expected 5 numbers",
+                          "nq coordinates")
+    assert "got 4" in line
+
+
+def test_linearize_refuses_a_spherical_joint_for_what_it_is_whatever_q0(tmp_path):
+    path = model(tmp_path, BALL)
+    for q0 in ([], ["--q0", "0,0,0,1,0.3"]):
+        one_error_line(run("linearize", path, *q0), path, "a spherical joint", "revolute and prismatic")

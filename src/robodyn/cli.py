@@ -766,8 +766,9 @@ def _plot_joints(trajectory: Any, robot: rd.Manipulator, path: Path) -> None:
     plot_joint_trajectory(trajectory, robot, path)
 
 
-def _parse_vector(option: str, text: str | None, n: int) -> list[float] | None:
-    """``--q0 0.1,0.2,...``: n numbers separated by commas or spaces (None if not given)."""
+def _parse_vector(option: str, text: str | None, n: int, per: str = "one per joint") -> list[float] | None:
+    """``--q0 0.1,0.2,...``: n numbers separated by commas or spaces (None if not given); ``per`` says what they
+    are in a refusal."""
     if text is None:
         return None
     items = [x for x in text.replace(",", " ").split() if x]
@@ -776,8 +777,16 @@ def _parse_vector(option: str, text: str | None, n: int) -> list[float] | None:
     except ValueError:
         raise UserError(f"{option} {text!r}: expected {n} numbers separated by commas") from None
     if len(values) != n:
-        raise UserError(f"{option} {text!r}: expected {n} numbers (one per joint), got {len(values)}")
+        raise UserError(f"{option} {text!r}: expected {n} numbers ({per}), got {len(values)}")
     return values
+
+
+def _parse_q(text: str | None, robot: rd.Manipulator) -> list[float] | None:
+    """``--q0``: the robot's ``nq`` coordinates (a floating base's 7 and a spherical joint's 4 where it has them;
+    its velocities and torques stay ``nv``)."""
+    per = "one per joint" if robot.nq == robot.nv else ("the robot's nq coordinates: a floating base's position "
+                                                        "and unit quaternion x, y, z, w, 4 per spherical joint")
+    return _parse_vector("--q0", text, robot.nq, per)
 
 
 class TorqueLaw(StrEnum):
@@ -836,7 +845,7 @@ def simulate(
             raise UserError(f"--samples must be at least 2, got {samples}")
         for option, path in (("--plot", plot), ("--csv", csv_out)):
             _check_directory(option, path)
-        start = _parse_vector("--q0", q0, robot.nv)
+        start = _parse_q(q0, robot)
         rates = _parse_vector("--qd0", qd0, robot.nv)
         limit: dict[str, Any] = {} if max_evaluations is None else {"max_evaluations": max_evaluations}
         method = integrator.value
@@ -925,7 +934,7 @@ def linearize(
         params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
-        point = [_parse_vector(opt, text, robot.nv) for opt, text in (("--q0", q0), ("--qd0", qd0), ("--tau0", tau0))]
+        point = [_parse_q(q0, robot), _parse_vector("--qd0", qd0, robot.nv), _parse_vector("--tau0", tau0, robot.nv)]
         if symbolic and dt is not None:
             raise UserError("--dt needs a numeric model: leave out --symbolic")
         with delayed_progress(f"linearising {robot.name}"):
