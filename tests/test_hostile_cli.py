@@ -244,6 +244,8 @@ def test_a_ctrl_c_a_library_swallowed_still_stops_the_command(tmp_path, monkeypa
     assert capsys.readouterr().err.splitlines() == ["interrupted"]
     assert not output.exists()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler put back
+    monkeypatch.undo()
+    assert run("count", "double_pendulum").exit_code == 0  # and nothing left over for the next command
 
 
 # -- 7. q0 of nq coordinates -----------------------------------------------------------------------------------

@@ -194,18 +194,18 @@ def _on_sigint(signum: int, frame: object) -> None:
 
 @contextmanager
 def _interruptible() -> Iterator[None]:
-    """SIGINT noted in :class:`_Interrupt` as well as raised, for the block (the previous handler restored after;
-    an ignored SIGINT, as in a background job, stays ignored)."""
-    _Interrupt.seen = _Interrupt.told = False
+    """SIGINT noted in :class:`_Interrupt` as well as raised, for the block (the previous handler and a clean
+    :class:`_Interrupt` restored after; an ignored SIGINT, as in a background job, stays ignored)."""
     previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.default_int_handler or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    signal.signal(signal.SIGINT, _on_sigint)
+    ours = previous is signal.default_int_handler and threading.current_thread() is threading.main_thread()
+    if ours:
+        signal.signal(signal.SIGINT, _on_sigint)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if ours:
+            signal.signal(signal.SIGINT, previous)
+        _Interrupt.seen = _Interrupt.told = False
 
 
 def _interrupted() -> typer.Exit:
