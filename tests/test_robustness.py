@@ -641,3 +641,16 @@ def test_the_amplitudes_are_halved_until_the_loops_close_at_every_sample() -> No
     wider = trajectories.angeles_family([0.0, 0.0], A / 2, trajectories.ANGELES1_B, 10.0, 101)
     with pytest.raises(rd.ModelError, match="loop 'fivebar'"):
         closed_chains.positions(fivebar, wider.q)
+
+
+def test_the_simulations_follower_gives_nan_at_a_nan_state_and_resumes_as_before() -> None:
+    """The follower of a five-bar's simulation (each Newton solve from the last state's passive joints): a NaN state
+    (an integrator's trial step gone wild) gives NaN accelerations, and the next finite state the same accelerations
+    as before it, bit for bit (the NaN state is no guess; it raised 'guess not finite')."""
+    from robodyn.numeric.closed_chains import Follower
+
+    follower = Follower(load_quiet("fivebar"))
+    q, rest = np.array([0.1, 0.0]), np.zeros(2)
+    before = follower.accelerations(q, rest, rest)
+    assert np.isnan(follower.accelerations(np.array([np.nan, 0.0]), rest, rest)).all()
+    np.testing.assert_array_equal(follower.accelerations(q, rest, rest), before)

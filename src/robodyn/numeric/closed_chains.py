@@ -689,11 +689,12 @@ class Follower:
 
     def state(self, q: np.ndarray, qd: np.ndarray | None = None) -> TreeState:
         guess = self.last
-        if self.last_state is not None:  # first order: the passive joints move by X dq_a
+        if self.last_state is not None and np.isfinite(q).all():  # first order: the passive joints move by X dq_a
             before = self.last_state
             guess = guess + before.W[0, self.chain.passive] @ (q - before.q[0, self.chain.actuated])
         state = tree_state(self.chain, np.atleast_2d(q), None if qd is None else np.atleast_2d(qd), guess=guess)
-        self.last, self.last_state = state.q[0, self.chain.passive], state
+        if np.isfinite(state.q).all():  # a NaN state (an integrator's trial step gone wild) is no guess for the next
+            self.last, self.last_state = state.q[0, self.chain.passive], state
         return state
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
