@@ -7,6 +7,7 @@ without a traceback; output files are written to a temporary file and renamed.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import signal
@@ -1210,6 +1211,9 @@ def batch(
         keys = _listed("--outputs", outputs, vocabulary.KEYS)
         languages = _listed("--lang", lang, CATALOGUE_LANGUAGES) or list(vocabulary.LANGUAGES)
         _check_output_directory(output)
+        # Ctrl-C tears the cluster down under its event loop's feet: the futures it leaves are logged by asyncio as
+        # tracebacks ("Future exception was never retrieved") the user can do nothing about
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
             task = bar.add_task("batch", total=len(models))
