@@ -4,8 +4,10 @@ and the field, exit code 2, no traceback, and nothing a file or an option holds 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -275,3 +277,23 @@ def test_linearize_refuses_a_spherical_joint_for_what_it_is_whatever_q0(tmp_path
     path = model(tmp_path, BALL)
     for q0 in ([], ["--q0", "0,0,0,1,0.3"]):
         one_error_line(run("linearize", path, *q0), path, "a spherical joint", "revolute and prismatic")
+
+
+def test_a_ctrl_c_while_the_command_line_is_imported_is_the_one_line_and_exit_130(tmp_path):
+    """``python -m robodyn`` (the console script's entry too: robodyn.__main__.main) interrupted while robodyn.cli
+    is being imported, inside an exec() of source text as CPython's dataclasses do: "interrupted" and exit status
+    130, where a traceback was printed, and the exec() made CPython end the process by SIGINT even once handled."""
+    (tmp_path / "sitecustomize.py").write_text(textwrap.dedent("""
+        import sys
+
+        class Interrupting:
+            def find_spec(self, name, path=None, target=None):
+                if name == "typer":
+                    exec("raise KeyboardInterrupt")
+
+        sys.meta_path.insert(0, Interrupting())
+    """))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = subprocess.run([sys.executable, "-m", "robodyn", "list"], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "interrupted\n", "")
