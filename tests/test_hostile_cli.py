@@ -4,10 +4,13 @@ and the field, exit code 2, no traceback, and nothing a file or an option holds 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -214,3 +217,83 @@ def test_option_errors_are_not_given_the_model_file(tmp_path):
     path = model(tmp_path, f"name: arm\n{ARM}")
     line = one_error_line(run("simulate", path, "--q0", "1,2"), "--q0")
     assert path not in line
+
+
+# -- 6. Ctrl-C ------------------------------------------------------------------------------------------------------
+def test_a_ctrl_c_a_library_swallowed_still_stops_the_command(tmp_path, monkeypatch, capsys):
+    """SIGINT whose KeyboardInterrupt a library catches and goes on from (NumPy's import turns it into an
+    ImportError that an optional import would take for a missing package): the command stops at the next stage
+    of its build or before its output, with the one line "interrupted" and exit status 130, and writes no file."""
+    import contextlib
+    import signal
+
+    from robodyn import cli
+    from robodyn.program import targets
+
+    counted = targets.count_summary
+
+    def swallowing(*args, **kwargs):
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        return counted(*args, **kwargs)
+
+    monkeypatch.setattr(targets, "count_summary", swallowing)
+    output = tmp_path / "count.txt"
+    monkeypatch.setattr(sys, "argv", ["robodyn", "count", "double_pendulum", "-o", str(output)])
+    with pytest.raises(SystemExit) as stopped:
+        cli.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.splitlines() == ["interrupted"]
+    assert not output.exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler put back
+    monkeypatch.undo()
+    assert run("count", "double_pendulum").exit_code == 0  # and nothing left over for the next command
+
+
+# -- 7. q0 of nq coordinates -----------------------------------------------------------------------------------
+BALL = ("name: ball\ngravity: [0, 0, -9.81]\nlinks:\n"
+        "  - {joint: S, a: 0, alpha: 0, mass: 1, com: [0, 0, -0.3], inertia: [0.01, 0.02, 0.02]}\n"
+        "  - {joint: R, a: 0.4, alpha: 0, mass: 0.8, com: [0.2, 0, 0], inertia: [0.01, 0.015, 0.015]}\n")
+
+
+def test_simulate_takes_q0_of_nq_coordinates_for_a_spherical_joint(tmp_path):
+    """A spherical joint (q: its unit quaternion x, y, z, w; nq 5, nv 4): --q0 takes the 5 numbers (4 were asked
+    and every valid --q0 refused) and the run is the API's from the same q0; 4 numbers are one line naming nq."""
+    path = model(tmp_path, BALL)
+    q0 = [0.0, 0.0, float(np.sin(0.05)), float(np.cos(0.05)), 0.3]
+    result = run("simulate", path, "--q0", ",".join(map(repr, q0)), "--t-end", "0.05", "--samples", "3",
+                 "--csv", str(tmp_path / "run.csv"))
+    assert result.exit_code == 0, result.output
+    table = np.loadtxt(tmp_path / "run.csv", delimiter=",", skiprows=1)
+    api = rd.simulate(rd.load(path), 0.05, q0, samples=3)
+    np.testing.assert_array_equal(table[0, 1:6], q0)
+    np.testing.assert_allclose(table[:, 1:6], api.q, rtol=0, atol=1e-12)
+    line = one_error_line(run("simulate", path, "--q0", "0,0,0,1"), "--q0", "expected 5 numbers",
+                          "nq coordinates")
+    assert "got 4" in line
+
+
+def test_linearize_refuses_a_spherical_joint_for_what_it_is_whatever_q0(tmp_path):
+    path = model(tmp_path, BALL)
+    for q0 in ([], ["--q0", "0,0,0,1,0.3"]):
+        one_error_line(run("linearize", path, *q0), path, "a spherical joint", "revolute and prismatic")
+
+
+def test_a_ctrl_c_while_the_command_line_is_imported_is_the_one_line_and_exit_130(tmp_path):
+    """``python -m robodyn`` (the console script's entry too: robodyn.__main__.main) interrupted while robodyn.cli
+    is being imported, inside an exec() of source text as CPython's dataclasses do: "interrupted" and exit status
+    130, where a traceback was printed, and the exec() made CPython end the process by SIGINT even once handled."""
+    (tmp_path / "sitecustomize.py").write_text(textwrap.dedent("""
+        import sys
+
+        class Interrupting:
+            def find_spec(self, name, path=None, target=None):
+                if name == "typer":
+                    exec("raise KeyboardInterrupt")
+
+        sys.meta_path.insert(0, Interrupting())
+    """))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = subprocess.run([sys.executable, "-m", "robodyn", "list"], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "interrupted\n", "")

@@ -578,3 +578,79 @@ def test_random_parameter_values_are_physical_for_every_built_in_robot(name: str
     for seed in range(5):
         values = random_values(robot, np.random.default_rng(seed), 0.1, 1.0)
         build(open_tree(robot) if robot.implicit else robot, {**values, **({"g": 9.81} if "g" in values else {})})
+
+
+# -- implicit loops at states that are not finite ---------------------------------------------------------------
+@pytest.mark.parametrize("call", ["inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity", "bias_forces",
+                                  "positions"])
+def test_implicit_loops_at_a_non_finite_state_give_nan_there_as_the_tree_recursions_do(call: str) -> None:
+    """The five-bar (one implicit loop, Newton's method for its passive joints) in a batch where one state's q holds
+    NaN and one's inf: those rows NaN, as the PUMA's own recursions give for a NaN q (no SVD error, no iteration),
+    and the finite state's row exactly its value alone."""
+    from robodyn.numeric import closed_chains
+
+    fivebar = load_quiet("fivebar")
+    q = np.array([[0.1, -0.2], [np.nan, 0.3], [0.2, np.inf]])
+    qd = np.array([[0.3, 0.1]] * 3)
+    args = {"inverse_dynamics": (q, qd, qd), "mass_matrix": (q,), "forward_dynamics": (q, qd, qd),
+            "gravity": (q,), "bias_forces": (q, qd), "positions": (q,)}[call]
+    batch = getattr(closed_chains, call)(fivebar, *args)
+    alone = getattr(closed_chains, call)(fivebar, *(a[0] for a in args))
+    assert np.isfinite(alone).all()
+    np.testing.assert_array_equal(batch[0], alone)
+    assert np.isnan(batch[1:]).all()
+    puma = load_quiet("puma560")
+    puma_q = np.full(6, 0.3)
+    puma_q[1] = np.nan
+    assert np.isnan(numeric.inverse_dynamics(puma, puma_q, np.zeros(6), np.zeros(6))[1:3]).all()
+
+
+# -- the default trajectory of a robot with implicit loops ----------------------------------------------------------
+def test_torques_of_the_fivebar_run_along_a_default_trajectory_where_its_loop_closes(tmp_path: Path) -> None:
+    """``robodyn torques fivebar`` (refused: angeles1 put crank 2 at pi/2, where the loop cannot close): exit 0, the
+    trajectory from the reference assembly, its torques closed_chains.inverse_dynamics along it, and the loop closed
+    (phi = 0 to 1e-12) at every sample."""
+    from robodyn.analysis.trajectories import angeles1
+    from robodyn.numeric import closed_chains
+
+    fivebar = load_quiet("fivebar")
+    proc = subprocess.run([sys.executable, "-m", "robodyn", "torques", "fivebar", "--csv", "tau.csv"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=WALL_SECONDS)
+    assert proc.returncode == 0, proc.stderr
+    table = np.loadtxt(tmp_path / "tau.csv", delimiter=",", skiprows=1)
+    trajectory = angeles1(fivebar)
+    np.testing.assert_array_equal(trajectory.q[0], [0.0, 0.0])
+    np.testing.assert_allclose(table[:, 0], trajectory.t, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(table[:, 1:], closed_chains.inverse_dynamics(fivebar, trajectory.q, trajectory.qd,
+                                                                            trajectory.qdd), rtol=1e-9, atol=1e-9)
+    phi = closed_chains.constraints(fivebar, closed_chains.positions(fivebar, trajectory.q))[0]
+    assert np.abs(phi).max() < 1e-12
+
+
+def test_the_amplitudes_are_halved_until_the_loops_close_at_every_sample() -> None:
+    """Cranks turned apart (A = +-pi/30 over 10 s: 60 degrees each) leave the five-bar's workspace: the trajectory is
+    the largest of A/2^k whose every sample closes (A/4 here), and A/2 does not close."""
+    from robodyn.analysis import trajectories
+    from robodyn.numeric import closed_chains
+
+    fivebar = load_quiet("fivebar")
+    A = np.array([np.pi / 30, -np.pi / 30])
+    trajectory = trajectories._closing(fivebar, A, 10.0, 101)
+    np.testing.assert_allclose(trajectory.q[-1], A * 10 / 4, rtol=1e-12)
+    assert np.abs(closed_chains.constraints(fivebar, closed_chains.positions(fivebar, trajectory.q))[0]).max() < 1e-12
+    wider = trajectories.angeles_family([0.0, 0.0], A / 2, trajectories.ANGELES1_B, 10.0, 101)
+    with pytest.raises(rd.ModelError, match="loop 'fivebar'"):
+        closed_chains.positions(fivebar, wider.q)
+
+
+def test_the_simulations_follower_gives_nan_at_a_nan_state_and_resumes_as_before() -> None:
+    """The follower of a five-bar's simulation (each Newton solve from the last state's passive joints): a NaN state
+    (an integrator's trial step gone wild) gives NaN accelerations, and the next finite state the same accelerations
+    as before it, bit for bit (the NaN state is no guess; it raised 'guess not finite')."""
+    from robodyn.numeric.closed_chains import Follower
+
+    follower = Follower(load_quiet("fivebar"))
+    q, rest = np.array([0.1, 0.0]), np.zeros(2)
+    before = follower.accelerations(q, rest, rest)
+    assert np.isnan(follower.accelerations(np.array([np.nan, 0.0]), rest, rest)).all()
+    np.testing.assert_array_equal(follower.accelerations(q, rest, rest), before)

@@ -7,7 +7,10 @@ without a traceback; output files are written to a temporary file and renamed.
 from __future__ import annotations
 
 import json
+import logging
 import math
+import os
+import signal
 import sys
 import threading
 import time
@@ -46,6 +49,9 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json), a URDF or xacro file "
               "(.urdf, .xacro: expanded in process, see --xacro-arg) or an MJCF file (.xml, .mjcf).")
 PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
+#: ``lines``: the stages of a long command as plain lines on stderr ("building the program for chain30", then one
+#: line per stage), on a terminal or not; otherwise a bar on a terminal only (nothing where stderr is a file or pipe).
+PROGRESS_ENV = "ROBODYN_PROGRESS"
 
 
 # The choices of the options that name the API's vocabularies are built from the one vocabulary,
@@ -197,18 +203,66 @@ def _refusal(exc: ValueError, robot: str | None = None) -> Exception:
     return UserError(f"{robot}: {exc}" if robot else str(exc))
 
 
+class _Interrupt:
+    """Ctrl-C while the command runs: ``seen`` once SIGINT arrived (also where a library caught the
+    KeyboardInterrupt it raised and went on), ``told`` once "interrupted" is printed."""
+
+    seen = False
+    told = False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    _Interrupt.seen = True
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT noted in :class:`_Interrupt` as well as raised, for the block (the previous handler and a clean
+    :class:`_Interrupt` restored after; an ignored SIGINT, as in a background job, stays ignored)."""
+    previous = signal.getsignal(signal.SIGINT)
+    ours = previous is signal.default_int_handler and threading.current_thread() is threading.main_thread()
+    if ours:
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, previous)
+        _Interrupt.seen = _Interrupt.told = False
+
+
+def _interrupted() -> typer.Exit:
+    """The one line "interrupted" (once) and exit status 130."""
+    if not _Interrupt.told:
+        _Interrupt.told = True
+        err.print("interrupted", markup=False)
+    # CPython 3.11 notes a KeyboardInterrupt that ends an exec() of source text (a dataclass's methods being
+    # made when Ctrl-C came) as never handled, and so ends the process by SIGINT instead of its exit status;
+    # an exec() that finishes clears the note.
+    exec("None")
+    return typer.Exit(130)
+
+
+def _stop_if_interrupted() -> None:
+    """KeyboardInterrupt if SIGINT arrived and its KeyboardInterrupt was lost on the way (caught inside a
+    library): checked between the stages of a build and before an output is written."""
+    if _Interrupt.seen:
+        raise KeyboardInterrupt
+
+
 def _guarded(body: Callable[[], int | None]) -> None:
     warnings.showwarning = _show_warning
     _robust_streams()
     _Model.file = None
     try:
         code = body()
+        _stop_if_interrupted()
     except (ModelError, DerivationError, UserError) as exc:
         err.print(f"error: {bounded(_cli_message(_located(exc)))}", markup=False)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
-        raise typer.Exit(130) from None
+        raise _interrupted() from None
     except OSError as exc:  # last resort: a system error no check above turned into a message
         where = f"{_path(exc.filename)}: " if exc.filename is not None else ""
         err.print(bounded(f"error: {where}{exc.strerror or exc}"), markup=False)
@@ -219,7 +273,9 @@ def _guarded(body: Callable[[], int | None]) -> None:
 
 @contextmanager
 def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
-    """A progress bar on stderr that appears only if the work takes longer than a second."""
+    """A progress bar on stderr (a terminal) that appears only if the work takes longer than a second; with
+    ``$ROBODYN_PROGRESS=lines``, the label and each stage as a line of their own instead. A stage checks for a
+    lost Ctrl-C (:func:`_stop_if_interrupted`)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     progress = Progress(
@@ -232,6 +288,7 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
     )
     task = progress.add_task(_shown(label), total=None)  # rendered as markup: names and paths escaped
     started = threading.Event()
+    lines = os.environ.get(PROGRESS_ENV) == "lines"
 
     def start() -> None:
         started.set()
@@ -239,9 +296,15 @@ def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
 
     timer = threading.Timer(PROGRESS_DELAY, start)
     timer.daemon = True
-    timer.start()
+    if lines:
+        err.print(bounded(label), markup=False)
+    elif err.is_terminal:
+        timer.start()
 
     def update(step: str) -> None:
+        _stop_if_interrupted()
+        if lines:
+            err.print(bounded(f"{label}: {step}"), markup=False)
         progress.update(task, description=_shown(f"{label}: {step}"))
 
     from robodyn.program.progress import reporting
@@ -309,6 +372,7 @@ def _parse_lock(items: list[str]) -> dict[str, float]:
 def _write(text: str, output: Path | None) -> None:
     from robodyn.model.files import atomic_write, path_exists
 
+    _stop_if_interrupted()
     if output is None:
         out.print(text, markup=False)
         return
@@ -824,8 +888,9 @@ def _plot_joints(trajectory: Any, robot: rd.Manipulator, path: Path) -> None:
     plot_joint_trajectory(trajectory, robot, path)
 
 
-def _parse_vector(option: str, text: str | None, n: int) -> list[float] | None:
-    """``--q0 0.1,0.2,...``: n numbers separated by commas or spaces (None if not given)."""
+def _parse_vector(option: str, text: str | None, n: int, per: str = "one per joint") -> list[float] | None:
+    """``--q0 0.1,0.2,...``: n numbers separated by commas or spaces (None if not given); ``per`` says what they
+    are in a refusal."""
     if text is None:
         return None
     items = [x for x in text.replace(",", " ").split() if x]
@@ -834,8 +899,16 @@ def _parse_vector(option: str, text: str | None, n: int) -> list[float] | None:
     except ValueError:
         raise UserError(f"{option} {text!r}: expected {n} numbers separated by commas") from None
     if len(values) != n:
-        raise UserError(f"{option} {text!r}: expected {n} numbers (one per joint), got {len(values)}")
+        raise UserError(f"{option} {text!r}: expected {n} numbers ({per}), got {len(values)}")
     return values
+
+
+def _parse_q(text: str | None, robot: rd.Manipulator) -> list[float] | None:
+    """``--q0``: the robot's ``nq`` coordinates (a floating base's 7 and a spherical joint's 4 where it has them;
+    its velocities and torques stay ``nv``)."""
+    per = "one per joint" if robot.nq == robot.nv else ("the robot's nq coordinates: a floating base's position "
+                                                        "and unit quaternion x, y, z, w, 4 per spherical joint")
+    return _parse_vector("--q0", text, robot.nq, per)
 
 
 class TorqueLaw(StrEnum):
@@ -902,7 +975,7 @@ def simulate(
             raise UserError(f"--samples must be at least 2, got {samples}")
         for option, path in (("--plot", plot), ("--csv", csv_out)):
             _check_directory(option, path)
-        start = _parse_vector("--q0", q0, robot.nv)
+        start = _parse_q(q0, robot)
         rates = _parse_vector("--qd0", qd0, robot.nv)
         limit: dict[str, Any] = {} if max_evaluations is None else {"max_evaluations": max_evaluations}
         method = integrator.value
@@ -999,7 +1072,7 @@ def linearize(
         params = _parse_params(param or [], robot)
         if dt is not None and not 0 < dt < math.inf:
             raise UserError(f"--dt must be a positive, finite number of seconds, got {dt}")
-        point = [_parse_vector(opt, text, robot.nv) for opt, text in (("--q0", q0), ("--qd0", qd0), ("--tau0", tau0))]
+        point = [_parse_q(q0, robot), _parse_vector("--qd0", qd0, robot.nv), _parse_vector("--tau0", tau0, robot.nv)]
         if symbolic and dt is not None:
             raise UserError("--dt needs a numeric model: leave out --symbolic")
         with delayed_progress(f"linearising {robot.name}"):
@@ -1203,11 +1276,24 @@ def usage_message(message: str) -> str:
 
 
 def main() -> None:
-    """Entry point: usage errors (unknown option, bad choice) are one ``error:`` line and exit 2.
+    """Entry point: usage errors (unknown option, bad choice) are one ``error:`` line and exit 2; Ctrl-C at any
+    moment is the one line "interrupted" and exit 130.
 
     Typer bundles its own click; its exceptions are recognised by their interface (``exit_code``,
     ``format_message``, ``ctx``) rather than imported from a private module.
     """
+    with _interruptible():
+        try:
+            _main()
+        except KeyboardInterrupt:  # outside a command's own handling (option parsing, imports)
+            raise SystemExit(_interrupted().exit_code) from None
+        except SystemExit:
+            if _Interrupt.seen:  # caught inside typer (which exits 130 without a word) or inside a library
+                raise SystemExit(_interrupted().exit_code) from None
+            raise
+
+
+def _main() -> None:
     _robust_streams()
     if sys.argv[1:] == ["--version"]:  # here, not a typer option: parsing one costs ``robodyn list`` 60 ms
         out.print(f"robodyn {__version__}", markup=False)
@@ -1228,8 +1314,7 @@ def main() -> None:
             err.print(f"error: {bounded(where + usage_message(exc.format_message()))}", markup=False)
             raise SystemExit(2) from None
         if name == "Abort":
-            err.print("interrupted", markup=False)
-            raise SystemExit(130) from None
+            raise SystemExit(_interrupted().exit_code) from None
         raise
     raise SystemExit(code if isinstance(code, int) else 0)
 
@@ -1278,14 +1363,21 @@ def batch(
         keys = _listed("--outputs", outputs, vocabulary.KEYS)
         languages = _listed("--lang", lang, CATALOGUE_LANGUAGES) or list(vocabulary.LANGUAGES)
         _check_output_directory(output)
+        # Ctrl-C tears the cluster down under its event loop's feet: the futures it leaves are logged by asyncio as
+        # tracebacks ("Future exception was never retrieved") the user can do nothing about
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=err, transient=True) as bar:
+        with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
             task = bar.add_task("batch", total=len(models))
 
             def step(entry: Any, done: int, total: int) -> None:
                 bar.update(task, completed=done, description=_shown(f"{entry.model}: {entry.status}"))
 
-            report = catalogue(models, keys, languages, output, scheduler=scheduler, workers=workers, progress=step)
+            try:
+                report = catalogue(models, keys, languages, output, scheduler=scheduler, workers=workers,
+                                   progress=step)
+            except ValueError as exc:  # a malformed --scheduler address, an unknown scheme
+                raise _refusal(exc) from None
         table = Table(title=f"Catalogue {_shown(_path(report.directory))}")
         for header in ("robot", "outputs", "operations (mult/add/sin-cos)", "languages", "status"):
             table.add_column(header, overflow="fold")

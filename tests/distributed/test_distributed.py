@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -259,3 +260,74 @@ def test_robodyn_batch_refuses_an_unknown_output_in_one_line(tmp_path: Path) -> 
                             text=True, timeout=HANG)
     assert result.returncode == 2 and result.stderr.startswith("error: --outputs 'torque'")
     assert result.stderr.count("\n") == 1
+
+
+# -- hostile input -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("address", "problem"), [
+    ("foo://host:8786", "unknown scheme 'foo'"), ("inproc://x", "unknown scheme 'inproc'"),
+    ("ucx://host:8786", "unknown scheme 'ucx'"), ("host", "missing port"), ("", "expected tcp://HOST:PORT"),
+    ("tcp://host:port", "the port 'port' is not a number"), ("tcp://:8786", "a port from 1 to 65535"),
+    ("tcp://host:70000", "a port from 1 to 65535")])
+def test_a_malformed_scheduler_address_is_one_line_before_anything_starts(tmp_path: Path, address: str,
+                                                                          problem: str) -> None:
+    with pytest.raises(ValueError, match=f"scheduler address {re.escape(repr(address))}: .*{re.escape(problem)}"), \
+            rdd.connect(scheduler=address):
+        pass
+    # also where every entry is already there (nothing would connect)
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        rdd.catalogue(["two_link_fu"], ["tau"], ("c",), tmp_path, scheduler=address)
+
+
+def test_robodyn_batch_refuses_an_unknown_scheme_in_one_line(tmp_path: Path) -> None:
+    result = subprocess.run([*BATCH[:4], "two_link_fu", "-o", str(tmp_path), "--scheduler", "foo://host:8786"],
+                            capture_output=True, text=True, timeout=HANG)
+    assert result.returncode == 2
+    assert result.stderr == "error: scheduler address 'foo://host:8786': unknown scheme 'foo' (known: tcp, tls, ws, " \
+                            "wss)\n"
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line_within_the_connect_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens on port 1: a ConnectionError naming the address once the bound (shortened here) is spent."""
+    from robodyn.distributed import cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1)
+    with pytest.raises(ConnectionError, match=r"no Dask scheduler reached at tcp://127\.0\.0\.1:1: "), \
+            rdd.connect(scheduler="tcp://127.0.0.1:1"):
+        pass
+
+
+def test_special_files_among_the_models_fail_before_they_are_opened(tmp_path: Path) -> None:
+    """A FIFO nobody writes (reading it would block for ever), a device, a directory: each a failed entry naming it,
+    without a cluster (nothing left to build)."""
+    fifo = tmp_path / "robot.yaml"
+    os.mkfifo(fifo)
+    models = [str(fifo), os.devnull, str(tmp_path)]
+    report = rdd.catalogue(models, ["tau"], ("c",), tmp_path / "cat")
+    assert [entry.status for entry in report.entries] == ["failed"] * 3
+    assert [entry.message for entry in report.entries] == [
+        f"{fifo}: is a FIFO, not a regular file", f"{os.devnull}: is a character device, not a regular file",
+        f"{tmp_path}: is a directory, not a regular file"]
+
+
+def test_a_fifo_among_the_logs_is_refused_before_a_worker_reads_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "log.npz"
+    os.mkfifo(fifo)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.ModelWarning)
+        robot = rd.load("two_link_fu")
+    with pytest.raises(rd.ModelError, match=f"{re.escape(str(fifo))}: is a FIFO, not a regular file"):
+        rdd.identify(robot, [str(fifo)])
+
+
+def test_a_fifo_in_place_of_an_entrys_file_has_the_entry_built_again(client: Client, tmp_path: Path) -> None:
+    first = rdd.catalogue(["two_link_fu"], ["tau"], ("c",), tmp_path, client=client)
+    assert first.built == 1
+    made = tmp_path / "two_link_fu" / "c" / "two_link_fu.c"
+    made.unlink()
+    os.mkfifo(made)  # read as before, it would block the run for ever
+    again = rdd.catalogue(["two_link_fu"], ["tau"], ("c",), tmp_path, client=client)
+    assert [entry.status for entry in again.entries] == ["built"]
+    assert made.is_file()

@@ -14,7 +14,9 @@ FIFOs, symlinks and changes modes. ``expect``:
   prints a model's doubtful-inertia warnings before it refuses something else); stdout is empty; no
   ``Traceback``; every string of ``mentions`` (the file, the link, the field or the option) is in the error
   line (at most ``max_line`` characters long where the entry sets it); no file is left in the working
-  directory.
+  directory. An entry may name another ``exit`` code (``robodyn batch``: 1 when a model fails while the rest go
+  on), let stdout be ``"any"`` and name in ``kept`` the files it may write beside the one error line (batch's
+  summary).
 - ``ok``: exit code 0 and no ``Traceback``; stderr holds only ``warning:`` and ``wrote`` lines; every file
   created is under one of ``outputs`` (default: none may be created), and ``checks`` name sanity checks of
   them (``python``: every generated .py file parses; ``c``: every generated .c file compiles with
@@ -163,8 +165,8 @@ def _lines(text: str) -> list[str]:
 
 def _refusal_problems(entry: dict[str, Any], result: dict[str, Any]) -> list[str]:
     problems = []
-    if result["exit"] != 2:
-        problems.append(f"exit code {result['exit']}, expected 2")
+    if result["exit"] != entry.get("exit", 2):
+        problems.append(f"exit code {result['exit']}, expected {entry.get('exit', 2)}")
     lines = _lines(result["stderr"])
     errors = [line for line in lines if not line.startswith("warning: ")]
     if len(errors) != 1 or not errors[0].startswith("error: ") or lines[-1] is not errors[-1]:
@@ -179,8 +181,10 @@ def _refusal_problems(entry: dict[str, Any], result: dict[str, Any]) -> list[str
             problems.append(f"the error line is {len(errors[0])} characters long (at most {entry['max_line']})")
     if result["stdout"].strip() and entry.get("stdout") != "any":
         problems.append(f"stdout is not empty: {result['stdout'][:200]!r}")
-    if result["created"]:
-        problems.append(f"files left behind: {sorted(result['created'])}")
+    kept = entry.get("kept", [])
+    left = sorted(rel for rel in result["created"] if not any(rel == k or rel.startswith(k + "/") for k in kept))
+    if left:
+        problems.append(f"files left behind: {left}")
     return problems
 
 
@@ -214,7 +218,7 @@ def judge(entry: dict[str, Any], result: dict[str, Any] | None) -> list[str]:
         problems.append("traceback: " + result["stderr"][-800:])
     expect = entry["expect"]
     if expect == "either":
-        expect = "refuse" if result["exit"] == 2 else "ok"
+        expect = "refuse" if result["exit"] == entry.get("exit", 2) else "ok"
     if expect == "refuse":
         problems += _refusal_problems(entry, result)
     else:

@@ -1052,6 +1052,94 @@ def _mjcf_entries() -> None:
 
 _mjcf_entries()
 
+
+def _hardening_entries() -> None:
+    """Issue 43, the surfaces added since the last hardening: wrong YAML types in ``loops:`` and ``couplings:``
+    (one line naming the loop or coupling and the field, link numbers from 1), special files among ``robodyn
+    batch`` models and unknown Dask scheduler addresses (refused before anything is opened or started), ``--q0`` of
+    nq coordinates, and the five-bar's default trajectory and far-off start."""
+    def fivebar(loop: str) -> str:
+        return (FIVEBAR_HEAD + "actuated: [crank1, crank2]\nloops:\n  - " + loop + "\n")
+
+    for key, (loop, mentions) in {
+            "joint_list": ("{name: lower, links: [rod1, rod2], joint: [revolute]}", ("lower", "joint")),
+            "joint_mapping": ("{name: lower, links: [rod1, rod2], joint: {revolute: 1}}", ("lower", "joint")),
+            "name_list": ("{name: [], links: [rod1, rod2]}", ("loop 1", "name")),
+            "links_number": ("{name: lower, links: 5}", ("lower", "links")),
+            "links_name_mapping": ("{name: lower, links: [{rod1: 1}, rod2]}", ("lower", "links")),
+            "link_past_the_last": ("{name: lower, links: [9, rod2]}", ("lower", "9 is not a link number (1 to 4")),
+            "placements_string": ("{name: lower, links: [rod1, rod2], placements: abc}", ("lower", "placements")),
+            "placement_number": ("{name: lower, links: [rod1, rod2], placements: [5, null]}",
+                                 ("lower", "placements[0]")),
+            "axis_mapping": ("{name: lower, links: [rod1, rod2], axis: {x: 1}}", ("lower", "axis")),
+            "reference_base": ("{name: lower, links: [rod1, rod2], reference: {0: 0.1}}",
+                               ("lower", "reference", "0 is the base")),
+            "reference_list": ("{name: lower, links: [rod1, rod2], reference: [1, 2]}", ("lower", "reference")),
+            "branch_list": ("{name: lower, links: [rod1, rod2], branch: [1]}", ("lower", "branch")),
+    }.items():
+        model(f"loops_{key}", fivebar(loop), mentions=("loops", *mentions), command=["show", "{f}"])
+    model("loops_entry_number", FIVEBAR_HEAD + "actuated: [crank1, crank2]\nloops: [5]\n",
+          mentions=("loops", "loop 1"), command=["show", "{f}"])
+    coupled = OK_TWO + "  - " + json.dumps(LINK2) + "\ncouplings:\n  - "
+    for key, (coupling, mentions) in {
+            "joint_past_the_last": ("{joint: 5, leader: 2}", ("coupling 1", "5 is not a link number (1 to 3)")),
+            "ratio_list": ("{joint: 3, leader: 2, ratio: [1]}", ("coupling 1 (joint 3)", "ratio")),
+            "offset_mapping": ("{joint: 3, leader: 2, offset: {a: 1}}", ("coupling 1 (joint 3)", "offset")),
+            "leaders_list": ("{joint: 3, leaders: [2]}", ("coupling 1 (joint 3)", "leaders")),
+            "follows_itself": ("{joint: 3, leader: 3}", ("joint 3 cannot follow itself",)),
+    }.items():
+        model(f"couplings_{key}", coupled + coupling + "\n", mentions=("couplings", *mentions),
+              command=["show", "{f}"])
+    for key, setup in {"fifo": {"fifo": ["robot.yaml"]}, "directory": {"mkdir": ["robot.yaml"]},
+                       "dev_null": {"symlink": [["/dev/null", "robot.yaml"]]}}.items():
+        special(f"batch_{key}", ["batch", "robot.yaml", "-O", "tau", "-l", "c", "-o", "cat"],
+                mentions=("robot.yaml", "not a regular file"), exit=1, stdout="any", kept=["cat"], timeout=60,
+                **setup)
+    for key, (address, mentions) in {"scheme": ("foo://host:8786", ("unknown scheme 'foo'",)),
+                                     "port": ("tcp://host:port", ("the port 'port' is not a number",)),
+                                     "no_port": ("host", ("missing port",)),
+                                     "inproc": ("inproc://x", ("unknown scheme 'inproc'",))}.items():
+        cli(f"batch_scheduler_{key}", ["batch", "two_link_fu", "-O", "tau", "-o", "cat", "--scheduler", address],
+            mentions=("scheduler address", *mentions), copy=(), timeout=60)
+    ball = write("models/ball_joint.yaml", BALL)
+    cli("simulate_q0_nq", ["simulate", "ball.yaml", "--q0", "0,0,0.0499792,0.99875,0.3", "--t-end", "0.01"], "ok",
+        stdout="any", copy=((ball, "ball.yaml"),), timeout=60)
+    cli("simulate_q0_nv_for_nq", ["simulate", "ball.yaml", "--q0", "0,0,0,1"], mentions=("--q0", "expected 5"),
+        copy=((ball, "ball.yaml"),))
+    cli("linearize_q0_nq", ["linearize", "ball.yaml", "--q0", "0,0,0,1,0.3"], mentions=("spherical joint",),
+        copy=((ball, "ball.yaml"),))
+    cli("torques_fivebar", ["torques", "fivebar", "--csv", "tau.csv"], "ok", stdout="any", outputs=["tau.csv"],
+        copy=(), timeout=60)
+    cli("simulate_fivebar_off_its_workspace", ["simulate", "fivebar", "--q0", "3,0", "--t-end", "0.1"],
+        mentions=("fivebar",), copy=(), timeout=60)
+
+
+#: The built-in five-bar's links (its loop given by each entry of :func:`_hardening_entries`).
+FIVEBAR_HEAD = """name: fivebar_fuzz
+convention: standard
+gravity: [0, -9.81, 0]
+links:
+  - {name: crank1, joint: R, a: 2, alpha: 0, theta: -pi/2, mass: 2, com: [-1, 0, 0], inertia: [0, 2/3, 2/3],
+     placement: [[1, 0, 0, -1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]}
+  - {name: rod1, parent: crank1, joint: R, a: 2, alpha: 0, theta: pi/6, mass: 2, com: [-1, 0, 0],
+     inertia: [0, 2/3, 2/3]}
+  - {name: crank2, parent: base, joint: R, a: 2, alpha: 0, theta: -pi/2, mass: 2, com: [-1, 0, 0],
+     inertia: [0, 2/3, 2/3], placement: [[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]}
+  - {name: rod2, parent: crank2, joint: R, a: 2, alpha: 0, theta: -pi/6, mass: 2, com: [-1, 0, 0],
+     inertia: [0, 2/3, 2/3]}
+"""
+#: A spherical joint then a revolute one: nq 5 (the quaternion x, y, z, w, then q2), nv 4.
+BALL = """name: ball
+gravity: [0, 0, -9.81]
+links:
+  - {joint: S, a: 0, alpha: 0, mass: 1, com: [0, 0, -0.3], inertia: [0.01, 0.02, 0.02]}
+  - {joint: R, a: 0.4, alpha: 0, mass: 0.8, com: [0.2, 0, 0], inertia: [0.01, 0.015, 0.015]}
+"""
+
+
+_hardening_entries()
+
+
 def files() -> dict[str, bytes]:
     """Corpus-relative path -> bytes of every corpus file, the manifest included."""
     manifest = (json.dumps(entries, indent=1, ensure_ascii=True) + "\n").encode("ascii")

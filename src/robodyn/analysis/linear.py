@@ -138,6 +138,10 @@ def linearize(
     if symbolic:
         # cast: a symbolic model offers no matrix C; linearize_symbolic checks output itself
         return linearize_symbolic(robot, q0, qd0, tau0, output=cast("str | None", output), params=params)
+    if robot.floating or robot.multi_dof:  # q of nq coordinates, qd of nv: refused before q0 is read as nv numbers
+        what = "a floating base" if robot.floating else f"a {robot.links[robot.multi_dof[0]].kind} joint"
+        raise ModelError(f"{robot.name}: {what}: a linearisation is offered in the coordinates of a fixed base's "
+                         "revolute and prismatic joints so far")
     n = robot.nv  # the independent coordinates (robot.n without couplings)
     bound = bind_parameters(robot, params)
     q = _vector(q0, n, "q0")

@@ -11,7 +11,9 @@ A :class:`Trajectory` holds t of shape (N,) and q, qd, qdd of shape (N, n). Sour
   with d_i = -b_i (:func:`robodyn.formats.model_file.angeles_to_modified`), so on the built-in ``stanford_arm``
   the joint coordinate is q_3 = -b_3(t), and likewise qd_3 = -bd_3, qdd_3 = -bdd_3. :func:`angeles1`
   applies that mapping to every prismatic joint (``prismatic_sign=-1``). ``stanford_example1`` is an
-  alias of the name ``angeles1`` that every command and function uses (kept for scripts that name it).
+  alias of the name ``angeles1`` that every command and function uses (kept for scripts that name it). A robot
+  with implicit loops (the built-in ``fivebar``) starts at its reference assembly instead, where its loops close,
+  with the amplitudes halved until they close at every sample.
 - :func:`angeles2`: their example 2 (the industrial arm's straight Cartesian line over 1 s), built by the
   numeric inverse kinematics of :mod:`robodyn.analysis.ik` (see :func:`robodyn.analysis.ik.angeles2` for the start and
   end).
@@ -100,9 +102,39 @@ def angeles1(
     n = len(types)
     q0 = np.zeros(n)
     A = np.array([math.pi / 30 if kind == "R" else prismatic_sign * 0.01 for kind in types])
+    if not isinstance(robot, str) and robot.implicit:
+        return _closing(robot, A, duration, samples)
     if n >= 2 and types[1] == "R":
         q0[1], A[1] = math.pi / 2, -math.pi / 60
     return angeles_family(q0, A, ANGELES1_B, duration, samples, name="angeles1")
+
+
+#: The smallest fraction of :func:`angeles1`'s amplitudes tried on a robot with implicit loops.
+SMALLEST_SCALE = 1 / 64
+
+
+def _closing(robot: Manipulator, A: np.ndarray, duration: float, samples: int) -> Trajectory:
+    """:func:`angeles1` for a robot with implicit loops: from its reference assembly (q = 0, where the model file
+    closes its loops), the amplitudes A halved until the loops close at every sample (Newton's method from the
+    reference, as the numeric calls solve them), down to :data:`SMALLEST_SCALE` of A; a robot whose parameters are
+    still symbols is not tried (its loops' geometry is unknown): the reference and A."""
+    from robodyn.numeric import closed_chains
+
+    scale = 1.0
+    while True:
+        trajectory = angeles_family(np.zeros(len(A)), scale * A, ANGELES1_B, duration, samples, name="angeles1")
+        try:
+            closed_chains.positions(robot, trajectory.q)
+        except ModelError as exc:
+            if exc.unbound:
+                return trajectory
+            if scale <= SMALLEST_SCALE:
+                raise TrajectoryError(f"{robot.name}: angeles1 leaves the workspace of its loops even at "
+                                      f"{SMALLEST_SCALE:g} of its amplitudes ({exc.problem})",
+                                      field="trajectory") from None
+            scale /= 2
+            continue
+        return trajectory
 
 
 #: Old name of :func:`angeles1`, used by :mod:`robodyn.analysis.simplified`.

@@ -12,7 +12,10 @@ a manifest is complete. A later run with the same request skips every entry whos
 hash and whose files still match their hashes (nothing is submitted for it); the request hash covers the model's
 bytes (a file's, or the built-in's text), the outputs, the languages, the code generator's version and robodyn's
 own source (a changed generator builds the entry again). A model that fails (unreadable, refused, a worker lost)
-is reported by name with its one-line error, and the rest go on. ``out_dir/catalogue.json`` sums the run up.
+is reported by name with its one-line error, and the rest go on; a model path that is not a regular file (a FIFO,
+a device: reading would block or never end) or is larger than any reader takes fails before anything opens it, and
+a FIFO or device in ``out_dir`` in place of an entry's file makes that entry be built again. ``out_dir/catalogue.json``
+sums the run up.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from distributed import Client, as_completed
 from robodyn import library
 from robodyn._version import __version__
 from robodyn.codegen import GENERATOR_VERSION, generate, module_spec, sanitize
-from robodyn.distributed.cluster import connect
-from robodyn.errors import printable
+from robodyn.distributed.cluster import check_address, connect
+from robodyn.errors import ModelError, printable
 from robodyn.formats.load import load
 from robodyn.model import Manipulator
+from robodyn.model.files import path_exists, read_limited
 from robodyn.program.outputs import DEFAULT_KEYS, KEYS, LANGUAGES
 from robodyn.runtime.cache import _source_fingerprint
 
@@ -51,6 +55,9 @@ SUMMARY = "catalogue.json"
 CATALOGUE_LANGUAGES = (*LANGUAGES, "cuda")
 #: The most characters of a failure's line.
 MESSAGE_CHARS = 400
+#: The largest model file or entry file read here: above every reader's own limit (the readers refuse what they
+#: cannot take, on the worker), below what a FIFO or a device would feed without end.
+MAX_READ_BYTES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -109,16 +116,24 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _source(model: str | Manipulator) -> tuple[str, bytes]:
-    """(what the worker loads: a built-in name or an absolute path; the bytes that describe the model)."""
+    """(what the worker loads: a built-in name or an absolute path; the bytes that describe the model). A path
+    that is there but is not a regular file or is too large: :class:`ModelError` naming it, before it is opened."""
     if isinstance(model, Manipulator):
         return model.name, json.dumps(model.to_dict(), sort_keys=True, default=str).encode()
     if model in library.names():
         return model, library.text(model)[1].encode()
     path = Path(model).resolve()
+    if not path_exists(path, model):
+        return str(path), b""  # (loading it fails on the worker, and says why: a suggestion of a name, ...)
+    return str(path), read_limited(path, MAX_READ_BYTES, model)
+
+
+def _read(path: Path) -> bytes:
+    """An entry's file (OSError if it is not a regular file within :data:`MAX_READ_BYTES`)."""
     try:
-        return str(path), path.read_bytes()
-    except OSError:
-        return str(path), b""  # (loading it fails on the worker, and says why)
+        return read_limited(path, MAX_READ_BYTES, str(path))
+    except ModelError as exc:
+        raise OSError(str(exc)) from None
 
 
 def _names(models: Sequence[str | Manipulator]) -> list[str]:
@@ -145,11 +160,11 @@ def _request(data: bytes, outputs: tuple[str, ...], languages: tuple[str, ...]) 
 def _finished(folder: Path, request: str) -> dict[str, Any] | None:
     """The manifest of a complete entry of the same request (every file there with its hash), else None."""
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(_read(folder / MANIFEST).decode("utf-8"))
         if manifest.get("request") != request:
             return None
         for name, digest in manifest["files"].items():
-            if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
+            if hashlib.sha256(_read(folder / name)).hexdigest() != digest:
                 return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -228,16 +243,24 @@ def catalogue(
     if strange or not chosen:
         raise ValueError(f"unknown language {strange[0] if strange else None!r}; choose from "
                          f"{', '.join(CATALOGUE_LANGUAGES)}")
+    if scheduler is not None:
+        check_address(scheduler)  # also where nothing is left to build
     directory = Path(out_dir).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     names = _names(models)
     entries: list[Entry | None] = [None] * len(models)
     pending = []
     for index, (model, name) in enumerate(zip(models, names, strict=True)):
-        given, data = _source(model)
+        shown = model.name if isinstance(model, Manipulator) else str(model)
+        try:
+            given, data = _source(model)
+        except ModelError as exc:  # a FIFO, a device, a file too large: never opened
+            entries[index] = Entry(shown, name, "failed", keys, chosen, message=_one_line(exc))
+            if progress is not None:
+                progress(entries[index], sum(e is not None for e in entries), len(models))  # type: ignore[arg-type]
+            continue
         request = _request(data, keys, chosen)
         manifest = _finished(directory / name, request)
-        shown = model.name if isinstance(model, Manipulator) else str(model)
         if manifest is not None:
             entries[index] = Entry(shown, name, "skipped", keys, chosen, counts=dict(manifest.get("counts", {})),
                                    files=tuple(f"{name}/{n}" for n in manifest["files"]))

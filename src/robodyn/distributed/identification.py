@@ -9,7 +9,8 @@ in the logs' order (:func:`robodyn.identification.fit.total`) and solved by
 :func:`robodyn.identification.fit.solve`, the one-process fit's own steps, so the result is the one-process fit's
 (:func:`robodyn.identification.fit.identify`) whatever the workers and however the logs are grouped into tasks. A
 log given as a path (``.npz`` with arrays ``q``, ``qd``, ``qdd``, ``tau``) is read by the worker that forms its
-block: only the small blocks travel.
+block: only the small blocks travel. A path that is not a regular file (a FIFO, a device: reading would block) is
+refused here first, in one line naming it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ from robodyn.distributed.cluster import connect
 from robodyn.identification import BaseParameters, base_parameters
 from robodyn.identification.fit import Identified, NormalEquations, log_blocks, result, total
 from robodyn.model import Manipulator
+from robodyn.model.files import check_file_size
 
 __all__ = ["identify"]
+
+#: The largest log read from a file (bytes): beyond a worker's memory.
+MAX_LOG_BYTES = 1 << 36
 
 
 def _blocks(base: BaseParameters, logs: Sequence[Any], sigma: Sequence[float] | None,
@@ -59,6 +64,9 @@ def identify(robot: Manipulator | BaseParameters, logs: Sequence[Any], *, sigma:
         raise ValueError("no logs to identify from")
     if logs_per_task < 1:
         raise ValueError(f"logs_per_task must be at least 1, got {logs_per_task}")
+    for log in logs:
+        if isinstance(log, (str, Path)):
+            check_file_size(Path(log), MAX_LOG_BYTES, str(log))  # a FIFO would block the worker reading it
     shipped = dask.delayed(base, pure=True)
     groups = [dask.delayed(_blocks, pure=True)(shipped, list(logs[i:i + logs_per_task]), sigma, params)
               for i in range(0, len(logs), logs_per_task)]

@@ -87,6 +87,7 @@ import yaml
 
 from robodyn.errors import ModelError, prefixed_warnings
 from robodyn.model.couplings import Coupling
+from robodyn.model.expr import to_expr
 from robodyn.model.files import (
     SHOWN_PATH_CHARS,
     atomic_path,
@@ -408,54 +409,74 @@ def _joint_name(value: Any, k: int) -> str:
     return value
 
 
-def _coupling_end(end: Any, key: str) -> int | str:
-    """A coupling's joint or leader: a link name, or a number from 1 (made 0-based)."""
+def _coupling_end(end: Any, key: str, n: int) -> int | str:
+    """A coupling's joint or leader: a link name, or a number from 1 to ``n`` (made 0-based)."""
     if isinstance(end, bool) or not isinstance(end, int | str):
         raise ModelError(f"{key}: expected a link name or number from 1, got {end!r:.40}", field="couplings")
-    if isinstance(end, int) and end < 1:
-        raise ModelError(f"{key}: {end} is not a link number (from 1)", field="couplings")
+    if isinstance(end, int) and not 1 <= end <= n:
+        raise ModelError(f"{key}: {end} is not a link number (1 to {n})", field="couplings")
     return end if isinstance(end, str) else end - 1
 
 
-def _file_couplings(value: Any) -> list[Coupling]:
+def _file_coupling(entry: Any, n: int) -> Coupling:
+    entry = _require_mapping(entry, "couplings")
+    _check_keys(entry, COUPLING_KEYS, link=None, what="coupling")
+    if "joint" not in entry:
+        raise ModelError("a coupling without 'joint'", field="couplings")
+    joint = _coupling_end(entry["joint"], "joint", n)
+    if "leaders" in entry:
+        if "leader" in entry or "ratio" in entry:
+            raise ModelError("a coupling with leaders has no leader or ratio (each leader maps to its ratio)",
+                             field="couplings")
+        leaders = entry["leaders"]
+        if not isinstance(leaders, Mapping) or not leaders:
+            raise ModelError("leaders: expected a mapping of leader (a link name or number from 1) to ratio",
+                             field="couplings")
+        terms = [(_coupling_end(k, "leaders", n), to_expr(r, "leaders")) for k, r in leaders.items()]
+        return Coupling(joint, leaders=terms, offset=to_expr(entry.get("offset", 0), "offset"))
+    if "leader" not in entry:
+        raise ModelError("a coupling without 'leader' (or 'leaders')", field="couplings")
+    return Coupling(joint, _coupling_end(entry["leader"], "leader", n), to_expr(entry.get("ratio", 1), "ratio"),
+                    to_expr(entry.get("offset", 0), "offset"))
+
+
+def _file_couplings(value: Any, n: int) -> list[Coupling]:
     """A model file's ``couplings``: joint and leader as link names, or numbers from 1 (made 0-based); several
-    leaders as ``leaders: {q2: -1, q3: 1}`` (leader: ratio) instead of ``leader`` and ``ratio``."""
+    leaders as ``leaders: {q2: -1, q3: 1}`` (leader: ratio) instead of ``leader`` and ``ratio``. A refusal names
+    the coupling: its place in the list and its joint as the file gives it."""
     if not isinstance(value, list):
         raise ModelError("expected a list of couplings ({joint, leader, ratio, offset} or {joint, leaders, "
                          "offset})", field="couplings")
     out = []
-    for entry in value:
-        entry = _require_mapping(entry, "couplings")
-        _check_keys(entry, COUPLING_KEYS, link=None, what="coupling")
-        if "joint" not in entry:
-            raise ModelError("a coupling without 'joint'", field="couplings")
-        joint = _coupling_end(entry["joint"], "joint")
-        if "leaders" in entry:
-            if "leader" in entry or "ratio" in entry:
-                raise ModelError("a coupling with leaders has no leader or ratio (each leader maps to its ratio)",
-                                 field="couplings")
-            leaders = entry["leaders"]
-            if not isinstance(leaders, Mapping) or not leaders:
-                raise ModelError("leaders: expected a mapping of leader (a link name or number from 1) to ratio",
-                                 field="couplings")
-            terms = [(_coupling_end(k, "leaders"), r) for k, r in leaders.items()]
-            out.append(Coupling(joint, leaders=terms, offset=entry.get("offset", 0)))
-            continue
-        if "leader" not in entry:
-            raise ModelError("a coupling without 'leader' (or 'leaders')", field="couplings")
-        out.append(Coupling(joint, _coupling_end(entry["leader"], "leader"), entry.get("ratio", 1),
-                            entry.get("offset", 0)))
+    for k, entry in enumerate(value, start=1):
+        try:
+            out.append(_file_coupling(entry, n))
+        except ModelError as exc:
+            joint = entry.get("joint") if isinstance(entry, Mapping) else None
+            named = f" (joint {joint!r:.40})" if isinstance(joint, str | int) and not isinstance(joint, bool) else ""
+            problem = exc.problem if exc.field in (None, "couplings") else f"{exc.field}: {exc.problem}"
+            raise ModelError(f"coupling {k}{named}: {problem}", field="couplings") from None
     return out
 
 
-def _loop_end(end: Any, name: str, n: int) -> int | str:
-    """One of a loop's links: a name ("base": the base), or a number from 1 (0: the base) made 0-based."""
+def _loop_end(end: Any, name: str, n: int, what: str = "links") -> int | str:
+    """One of a loop's links (``what``: the field, for messages): a name ("base": the base), or a number from 1
+    (0: the base) made 0-based."""
+    base = "; 0: the base" if what == "links" else ""
     if isinstance(end, bool) or not isinstance(end, int | str):
-        raise ModelError(f"loop {name}: links: expected a link name or number (0: the base), got {end!r:.40}",
+        raise ModelError(f"loop {name}: {what}: expected a link name or number (from 1{base}), got {end!r:.40}",
                          field="loops")
     if isinstance(end, int) and not 0 <= end <= n:
-        raise ModelError(f"loop {name}: links: {end} is not a link number (1 to {n}; 0: the base)", field="loops")
+        raise ModelError(f"loop {name}: {what}: {end} is not a link number (1 to {n}{base})", field="loops")
     return end if isinstance(end, str) else end - 1
+
+
+def _reference_joint(key: Any, name: str, n: int) -> int | str:
+    """A joint of a loop's reference configuration: a link name or a number from 1, made 0-based."""
+    if (key == 0 and not isinstance(key, bool)) or key == "base":
+        raise ModelError(f"loop {name}: reference: {key!r} is the base, not a joint (joints: link names or numbers "
+                         f"1 to {n})", field="loops")
+    return _loop_end(key, name, n, "reference")
 
 
 def _file_loops(value: Any, n: int) -> list[dict[str, Any]]:
@@ -465,6 +486,9 @@ def _file_loops(value: Any, n: int) -> list[dict[str, Any]]:
         raise ModelError("expected a list of loops ({name, links, placements, joint, axis})", field="loops")
     out = []
     for k, entry in enumerate(value, start=1):
+        if not isinstance(entry, Mapping):
+            raise ModelError(f"loop {k}: expected a mapping of fields ({{name, links, placements, joint, axis}}), "
+                             f"got {type(entry).__name__}", field="loops")
         entry = _require_mapping(entry, "loops")
         name = repr(entry["name"])[:40] if isinstance(entry.get("name"), str) else str(k)
         unknown = sorted(set(entry) - LOOP_KEYS)
@@ -479,19 +503,21 @@ def _file_loops(value: Any, n: int) -> list[dict[str, Any]]:
                              field="loops")
         extra = {}
         if isinstance(entry.get("reference"), dict):  # a four-bar's reference configuration: joints numbered from 1
-            extra["reference"] = {_loop_end(k, name, n): v for k, v in entry["reference"].items()}
+            extra["reference"] = {_reference_joint(key, name, n): v for key, v in entry["reference"].items()}
         out.append({**entry, "links": [_loop_end(end, name, n) for end in links], **extra})
     return out
 
 
-def _file_actuated(value: Any) -> list[int | str]:
-    """A model file's ``actuated``: link names or numbers from 1 (made 0-based)."""
+def _file_actuated(value: Any, n: int) -> list[int | str]:
+    """A model file's ``actuated``: link names or numbers from 1 to ``n`` (made 0-based)."""
     if not isinstance(value, list):
         raise ModelError("expected a list of joints (link names or numbers from 1)", field="actuated")
     out: list[int | str] = []
     for entry in value:
-        if isinstance(entry, bool) or not isinstance(entry, int | str) or (isinstance(entry, int) and entry < 1):
+        if isinstance(entry, bool) or not isinstance(entry, int | str):
             raise ModelError(f"expected a link name or number from 1, got {entry!r:.40}", field="actuated")
+        if isinstance(entry, int) and not 1 <= entry <= n:
+            raise ModelError(f"{entry} is not a link number (1 to {n})", field="actuated")
         out.append(entry if isinstance(entry, str) else entry - 1)
     return out
 
@@ -575,11 +601,11 @@ def manipulator_from_dict(data: Any, *, strict: bool = False) -> Manipulator:
     if any(sources):
         kwargs["source_names"] = sources
     if data.get("couplings"):
-        kwargs["couplings"] = _file_couplings(data["couplings"])
+        kwargs["couplings"] = _file_couplings(data["couplings"], len(rows))
     if data.get("loops"):  # loop closures (robodyn.model.loops): checked by the Manipulator
         kwargs["loops"] = _file_loops(data["loops"], len(rows))
     if data.get("actuated") is not None:
-        kwargs["actuated"] = _file_actuated(data["actuated"])
+        kwargs["actuated"] = _file_actuated(data["actuated"], len(rows))
     if "gravity" in data:
         kwargs["gravity"] = data["gravity"]
     if "tool" in data:

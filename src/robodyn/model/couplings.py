@@ -61,7 +61,7 @@ class Coupling:
             if self.leader is None:
                 raise ModelError(f"joint {shown(self.joint)}: a coupling needs a leader (or leaders)",
                                  field="couplings")
-            terms: tuple[tuple[Any, sympy.Expr], ...] = ((self.leader, to_expr(self.ratio, "ratio")),)
+            terms: tuple[tuple[Any, sympy.Expr], ...] = ((self.leader, _number(self.ratio, "ratio", self.joint)),)
         else:
             if self.leader is not None:
                 raise ModelError(f"joint {shown(self.joint)}: give leader and ratio, or leaders, not both",
@@ -70,7 +70,7 @@ class Coupling:
         object.__setattr__(self, "leaders", terms)
         object.__setattr__(self, "leader", terms[0][0] if terms else None)
         object.__setattr__(self, "ratio", terms[0][1] if terms else sympy.Integer(0))
-        object.__setattr__(self, "offset", to_expr(self.offset, "offset"))
+        object.__setattr__(self, "offset", _number(self.offset, "offset", self.joint))
 
     def subs(self, mapping: Any) -> Coupling:
         return Coupling(self.joint, leaders=tuple((k, r.subs(mapping)) for k, r in self.leaders),
@@ -99,8 +99,16 @@ def _terms(value: Any, joint: object) -> tuple[tuple[Any, sympy.Expr], ...]:
     for pair in pairs:
         if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
             raise ModelError(f"joint {shown(joint)}: leaders must map each leader to its ratio", field="couplings")
-        out.append((pair[0], to_expr(pair[1], "ratio")))
+        out.append((pair[0], _number(pair[1], "ratio", joint)))
     return tuple(out)
+
+
+def _number(value: Any, what: str, joint: object) -> sympy.Expr:
+    """A coupling's ratio or offset as an expression; a refusal names the coupling by its joint."""
+    try:
+        return to_expr(value, what)
+    except ModelError as exc:
+        raise ModelError(f"joint {shown(joint)}: {what}: {exc.problem}", field="couplings") from None
 
 
 def _index(entry: object, names: dict[str, int], n: int, what: str) -> int:
@@ -125,8 +133,8 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
     n = len(link_names)
     names = {name: k for k, name in enumerate(link_names) if name}
 
-    def label(k: int) -> str:  # the link's name where it has one (URDF joints do), else its index
-        return shown(link_names[k]) if link_names[k] else f"{k}"
+    def label(k: int) -> str:  # the link's name where it has one (URDF joints do), else its number from 1
+        return shown(link_names[k]) if link_names[k] else f"{k + 1}"
 
     direct: dict[int, Coupling] = {}
     for entry in value:
@@ -140,7 +148,7 @@ def resolve(value: object, link_names: Sequence[str]) -> tuple[Coupling, ...]:
         joint = _index(entry.joint, names, n, "joint")
         terms: dict[int, sympy.Expr] = {}
         for leader_entry, ratio in entry.leaders:
-            leader = _index(leader_entry, names, n, "leader")
+            leader = _index(leader_entry, names, n, f"joint {label(joint)}: leader")
             if leader == joint:
                 raise ModelError(f"joint {label(joint)} cannot follow itself", field="couplings")
             if leader in terms:

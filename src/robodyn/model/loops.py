@@ -137,7 +137,7 @@ def check_loop(value: object, k: int, names: dict[str, int], parents: Sequence[i
             raise ModelError(f"loop {k + 1}: {str(exc).replace('__init__() ', '')}", field="loops") from None
     if not isinstance(value, Loop):
         raise ModelError(f"loop {k + 1}: expected a Loop, got {type(value).__name__}", field="loops")
-    name = value.name or f"loop{k + 1}"
+    name = f"loop{k + 1}" if value.name is None or value.name == "" else value.name
     try:
         check_name(name, "name")
     except ModelError as exc:
@@ -152,7 +152,7 @@ def check_loop(value: object, k: int, names: dict[str, int], parents: Sequence[i
         child = a if a >= 0 and parents[a] == b else b
         raise _refuse(name, "links", f"a loop between {_label(child, names)} and its own parent closes over one "
                                      "joint only")
-    if value.joint not in JOINT_TYPES:
+    if not isinstance(value.joint, str) or value.joint not in JOINT_TYPES:
         raise _refuse(name, "joint", f"{shown(value.joint)} is not one of {', '.join(JOINT_TYPES)}")
     placements = value.placements
     if placements is None:

@@ -490,7 +490,12 @@ def _guess(chain: ClosedChain, guess: Any, N: int) -> np.ndarray:
 
 def tree_state(chain: ClosedChain, q: np.ndarray, qd: np.ndarray | None = None, *, guess: Any = None) -> TreeState:
     """The tree at the actuated (q, qd), batched (N, nv): the passive positions by Newton's method from ``guess``,
-    then W and (with qd) the passive rates and gamma."""
+    then W and (with qd) the passive rates and gamma. A state whose q is not finite has NaN throughout (no loop can
+    close there: the results at it are NaN, as the tree's recursions give for a NaN or infinite q), the others
+    their own values."""
+    finite = np.isfinite(q).all(axis=1)
+    if not finite.all():
+        return _with_nan_states(chain, q, qd, _guess(chain, guess, len(q)), finite)
     x = _guess(chain, guess, len(q))
     x[:, chain.actuated] = q
     x, c = _newton(chain, x)
@@ -517,6 +522,19 @@ def tree_state(chain: ClosedChain, q: np.ndarray, qd: np.ndarray | None = None, 
         assert bias is not None
         gamma[:, chain.passive] = -np.einsum("nik,nk->ni", pinv, bias)
     return TreeState(x, xd, gamma, W, c.K)
+
+
+def _with_nan_states(chain: ClosedChain, q: np.ndarray, qd: np.ndarray | None, guess: np.ndarray,
+                     finite: np.ndarray) -> TreeState:
+    """:func:`tree_state` where the states ``~finite`` have a non-finite q: NaN there, the rest solved."""
+    N, n, rows = len(q), chain.n_tree, sum(closure.rows for closure in chain.closures)
+    out = TreeState(np.full((N, n), np.nan), np.full((N, n), np.nan), np.full((N, n), np.nan),
+                    np.full((N, n, chain.nv), np.nan), np.full((N, rows, n), np.nan))
+    if finite.any():
+        solved = tree_state(chain, q[finite], None if qd is None else qd[finite], guess=guess[finite])
+        for name in ("q", "qd", "gamma", "W", "K"):
+            getattr(out, name)[finite] = getattr(solved, name)
+    return out
 
 
 def _state(robot: Manipulator, params: Params | None, guess: Any, q: Any, qd: Any = None,
@@ -671,11 +689,12 @@ class Follower:
 
     def state(self, q: np.ndarray, qd: np.ndarray | None = None) -> TreeState:
         guess = self.last
-        if self.last_state is not None:  # first order: the passive joints move by X dq_a
+        if self.last_state is not None and np.isfinite(q).all():  # first order: the passive joints move by X dq_a
             before = self.last_state
             guess = guess + before.W[0, self.chain.passive] @ (q - before.q[0, self.chain.actuated])
         state = tree_state(self.chain, np.atleast_2d(q), None if qd is None else np.atleast_2d(qd), guess=guess)
-        self.last, self.last_state = state.q[0, self.chain.passive], state
+        if np.isfinite(state.q).all():  # a NaN state (an integrator's trial step gone wild) is no guess for the next
+            self.last, self.last_state = state.q[0, self.chain.passive], state
         return state
 
     def accelerations(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
