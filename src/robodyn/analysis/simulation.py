@@ -47,6 +47,7 @@ from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
 from robodyn.analysis.plots import save, simulation_figure
 from robodyn.analysis.trajectories import MAX_SAMPLES, check_samples
+from robodyn.equations import BIAS_PARTS, sum_parts
 from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS, derive
 from robodyn.model import joints
@@ -134,8 +135,8 @@ class SymbolicForwardDynamics:
 
 
 def _bias(eqs: Any) -> se.DenseMatrix:
-    """h + G + damping + load: everything in tau but M qdd."""
-    return eqs.canonical("h") + eqs.canonical("G") + eqs.canonical("damping") + eqs.canonical("load")
+    """h + G + damping + spring + load: everything in tau but M qdd."""
+    return sum_parts(eqs.canonical, BIAS_PARTS)
 
 
 def _factored(expr: se.Basic, limit: int = 400) -> sympy.Expr:
@@ -234,7 +235,7 @@ class LambdifiedDynamics(Dynamics):
         super().__init__(robot, params)
         eqs = derive(bound_robot(robot, self.params), "newton-euler")
         q, qd, _ = eqs.symbols.symengine()
-        M, bias = eqs.raw("M"), eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
+        M, bias = eqs.raw("M"), sum_parts(eqs.raw, BIAS_PARTS)
         outputs = [M[i, j] for i in range(self.n) for j in range(self.n)] + [bias[i, 0] for i in range(self.n)]
         self._function = se.Lambdify([*q, *qd], outputs, cse=True)
 

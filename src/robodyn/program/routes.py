@@ -34,6 +34,7 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import SeExpr, ShapeMemo, canonical, to_se
+from robodyn.equations import BIAS_PARTS, sum_parts
 from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
 from robodyn.model.dh import modified, right_angled
@@ -494,7 +495,7 @@ def term_estimate(ctx: Context, name: str) -> int:
     eqs = ctx.equations
     memo: dict[int, int] = {}
     total = 0
-    for part in ("h", "G", "damping", "load") if name == "bias" else (name,):
+    for part in BIAS_PARTS if name == "bias" else (name,):
         matrix = eqs.raw(part)
         for i in range(matrix.rows):
             for j in range(i if part == "M" else 0, matrix.cols):
@@ -638,7 +639,7 @@ def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
                          "dynamics, the derivatives and the frames' kinematics")
     eqs = derive(robot, "newton-euler")
     if "bias" in outputs:
-        eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
+        eqs._raw["bias"] = sum_parts(eqs.raw, BIAS_PARTS)
     return from_equations(eqs, outputs)
 
 
@@ -754,7 +755,7 @@ def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
 
 
 def _canonical_part(eqs: Any, name: str) -> list[Any]:
-    parts = ("h", "G", "damping", "load") if name == "bias" else (name,)
+    parts = BIAS_PARTS if name == "bias" else (name,)
     total = None
     for part in parts:
         m = eqs.canonical(part)
