@@ -224,3 +224,40 @@ def test_a_symbolic_stiffness_takes_its_value() -> None:
         eqs = rd.derive(robot)
     assert eqs.spring[0] == sympy.expand(k * (eqs.symbols.q[0] - sympy.Float(0.2)))
     assert dataclasses.replace(robot.links[0], stiffness=0).has_spring is False
+
+
+def test_numeric_spring_and_its_energy(robot: Manipulator) -> None:
+    for q, _, _ in _states(3, 2):
+        assert np.allclose(numeric.spring(robot, q), K * (q - Q_REF), rtol=0, atol=1e-15)
+        assert np.isclose(numeric.spring_energy(robot, q), 0.5 * np.sum(K * (q - Q_REF) ** 2), rtol=1e-15)
+        eps = 1e-6  # the energy's gradient is the spring
+        gradient = [(numeric.spring_energy(robot, q + eps * e) - numeric.spring_energy(robot, q - eps * e)) / (2 * eps)
+                    for e in np.eye(3)]
+        assert np.allclose(gradient, numeric.spring(robot, q), rtol=0, atol=1e-8)
+    Q = np.array([s[0] for s in _states(3, 4)])
+    assert numeric.spring(robot, Q).shape == (4, 3) and numeric.spring_energy(robot, Q).shape == (4,)
+
+
+def test_free_motion_conserves_kinetic_gravity_and_spring_energy(robot: Manipulator) -> None:
+    undamped = robot.replace(links=tuple(link.replace(damping=0) for link in robot.links))
+    result = rd.simulate(undamped, 1.0, q0=[0.1, 0.2, -0.3], engine="numpy", method="DOP853", rtol=1e-11, atol=1e-11,
+                         samples=51)
+    spring_part = numeric.spring_energy(undamped, result.q)
+    assert np.max(np.abs(spring_part)) > 0.1  # the springs store a real part of it
+    assert np.allclose(result.potential, rd.analysis.simulation.gravity_energy(undamped, result.q) + spring_part)
+    assert result.energy_drift() < 1e-8
+
+
+def test_equilibrium_and_linearisation_with_springs(robot: Manipulator) -> None:
+    from robodyn.analysis.linear import linearize
+    from robodyn.analysis.simulation import stable_equilibrium
+
+    weightless = robot.replace(gravity=(0, 0, 0))
+    assert np.allclose(stable_equilibrium(weightless, np.zeros(3), tol=1e-12), Q_REF, rtol=0, atol=1e-6)
+    q0 = np.array([0.3, 0.1, -0.2])
+    linear = linearize(robot, q0)  # about the equilibrium held by tau0 = G + spring
+    assert np.allclose(linear.tau0, numeric.gravity(robot, q0) + K * (q0 - Q_REF), rtol=0, atol=1e-12)
+    eps, zero = 1e-6, np.zeros(3)
+    columns = [(numeric.forward_dynamics(robot, q0 + eps * e, zero, linear.tau0)
+                - numeric.forward_dynamics(robot, q0 - eps * e, zero, linear.tau0)) / (2 * eps) for e in np.eye(3)]
+    assert np.allclose(linear.A[3:, :3], np.array(columns).T, rtol=0, atol=1e-7)

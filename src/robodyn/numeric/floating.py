@@ -439,14 +439,21 @@ def _joint_friction(model: FloatingModel, qd: np.ndarray) -> np.ndarray:
     return out
 
 
+def spring_positions(model: FloatingModel, q: np.ndarray) -> np.ndarray:
+    """The tree joints' coordinates (N, n) from the robot's q (N, nq) (a spherical or planar joint's first, which
+    no spring reads)."""
+    assert model.tree is not None
+    q_tree = q[:, model.nqb:]
+    return q_tree[:, model.q_start] if model.multi else couplings.position(model.tree, q_tree)
+
+
 def _joint_spring(model: FloatingModel, q: np.ndarray) -> np.ndarray | float:
     """The tree joints' springs (N, nc): k (q - q_ref) on each revolute or prismatic joint's column (spherical and
     planar joints have none); 0 without springs. ``q``: the robot's (N, nq)."""
     tree = model.tree
     if tree is None or not np.any(tree.stiffness):
         return 0.0
-    q_tree = q[:, model.nqb:]
-    positions = q_tree[:, model.q_start] if model.multi else couplings.position(tree, q_tree)
+    positions = spring_positions(model, q)
     out = np.zeros((q.shape[0], model.nv - model.nb))
     for j, c in enumerate(model.v_start):
         if tree.stiffness[j] != 0:

@@ -73,7 +73,7 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial], root: Iner
         parent = out[lam]
         out[lam] = dataclasses.replace(
             parent,
-            J=tuple(tuple(parent.J[a][b] + J[a][b] for b in range(3)) for a in range(3)),
+            J=tuple(tuple(parent.J[a][b] + J[a][b] for b in range(3)) for a in range(3)),  # type: ignore[arg-type]
             MS=vadd(parent.MS, MS),
             M=parent.M + m,
         )
