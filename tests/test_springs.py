@@ -261,3 +261,23 @@ def test_equilibrium_and_linearisation_with_springs(robot: Manipulator) -> None:
     columns = [(numeric.forward_dynamics(robot, q0 + eps * e, zero, linear.tau0)
                 - numeric.forward_dynamics(robot, q0 - eps * e, zero, linear.tau0)) / (2 * eps) for e in np.eye(3)]
     assert np.allclose(linear.A[3:, :3], np.array(columns).T, rtol=0, atol=1e-7)
+
+
+def test_identification_takes_the_springs_as_known_torques(robot: Manipulator) -> None:
+    from robodyn import identification as ident
+
+    Y, p = ident.regressor(robot)
+    spring = ident.regressor(robot).spring
+    symbols = rd.derive(robot).symbols
+    for q, qd, qdd in _states(3, 2):
+        values = dict(zip((*symbols.q, *symbols.qd, *symbols.qdd), np.concatenate([q, qd, qdd]), strict=True))
+        tau = np.array((Y * p + spring).subs(values), dtype=float).ravel()
+        assert np.allclose(tau, numeric.inverse_dynamics(robot, q, qd, qdd), rtol=0, atol=1e-10)
+        numeric_Y = ident.numeric_regressor(robot, q, qd, qdd)
+        assert np.allclose(numeric_Y @ np.array(p, dtype=float).ravel() + numeric.spring(robot, q),
+                           numeric.inverse_dynamics(robot, q, qd, qdd), rtol=0, atol=1e-10)
+    k = sympy.Symbol("k")
+    symbolic = robot.replace(links=(robot.links[0].replace(stiffness=k), *robot.links[1:]))
+    for call in (ident.regressor, ident.base_parameters):
+        with pytest.raises(ModelError, match=r"link 1.*stiffness.*symbolic joint stiffness \(k\) is not identified"):
+            call(symbolic)
