@@ -281,3 +281,92 @@ def test_identification_takes_the_springs_as_known_torques(robot: Manipulator) -
     for call in (ident.regressor, ident.base_parameters):
         with pytest.raises(ModelError, match=r"link 1.*stiffness.*symbolic joint stiffness \(k\) is not identified"):
             call(symbolic)
+
+
+LEGGED = """
+name: legged
+floating: true
+base: {mass: 3, com: [0, 0, 0.05], inertia: [0.05, 0.06, 0.04]}
+gravity: [0, 0, -9.81]
+links:
+  - {name: hip, joint: R, a: 0.3, alpha: pi/2, d: 0, theta: 0, mass: 1, com: [-0.15, 0, 0],
+     inertia: [0.001, 0.01, 0.01], stiffness: 4, springref: 0.3}
+  - {name: knee, joint: R, a: 0.3, alpha: 0, d: 0, theta: 0, mass: 0.5, com: [-0.15, 0, 0],
+     inertia: [0.001, 0.005, 0.005], stiffness: 2.5, springref: -0.5, damping: 0.1}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_floating_and_ball_robots_compiled(tmp_path: pytest.TempPathFactory) -> None:
+    """A floating robot's compiled tau, forward dynamics and dtau/dq equal the floating engine's, which adds the
+    springs on the joints' rows; beside a ball joint (no spring there) the revolute joint's spring is its own."""
+    from robodyn.model import joints
+
+    legged = tmp_path / "legged.yaml"  # type: ignore[operator]
+    legged.write_text(LEGGED)
+    robot = rd.load(str(legged))
+    rng = np.random.default_rng(1)
+    q = np.concatenate([joints.random_configuration(rng), rng.uniform(-1, 1, 2)])
+    v, a = rng.uniform(-1, 1, robot.nv), rng.uniform(-1, 1, robot.nv)
+    tau = numeric.inverse_dynamics(robot, q, v, a)
+    relaxed = robot.replace(links=tuple(link.replace(stiffness=0) for link in robot.links))
+    assert np.allclose(tau - numeric.inverse_dynamics(relaxed, q, v, a),
+                       [0] * 6 + [4 * (q[7] - 0.3), 2.5 * (q[8] + 0.5)], rtol=0, atol=1e-12)
+    compiled = rd.compile(robot, outputs=["tau", "forward", "dtau"])
+    assert np.allclose(compiled.inverse_dynamics(q, v, a), tau, rtol=0, atol=1e-12)
+    assert np.allclose(compiled.forward_dynamics(q, v, tau), a, rtol=0, atol=1e-10)
+    assert np.allclose(compiled.inverse_dynamics_derivatives(q, v, a)[0],
+                       numeric.inverse_dynamics_derivatives(robot, q, v, a)[0], rtol=0, atol=1e-11)
+    ball_path = tmp_path / "ball.yaml"  # type: ignore[operator]
+    ball_path.write_text(LEGGED.replace("floating: true\n", "").replace("name: hip, joint: R", "name: hip, joint: S")
+                         .replace("base: {mass: 3, com: [0, 0, 0.05], inertia: [0.05, 0.06, 0.04]}\n", "")
+                         .replace("stiffness: 4, springref: 0.3", ""))
+    ball = rd.load(str(ball_path))
+    qb = np.concatenate([joints.random_configuration(rng)[3:], [0.4]])
+    vb, ab = rng.uniform(-1, 1, ball.nv), rng.uniform(-1, 1, ball.nv)
+    tau_b = numeric.inverse_dynamics(ball, qb, vb, ab)
+    relaxed_b = ball.replace(links=tuple(link.replace(stiffness=0) for link in ball.links))
+    assert np.allclose(tau_b - numeric.inverse_dynamics(relaxed_b, qb, vb, ab), [0, 0, 0, 2.5 * (0.4 + 0.5)],
+                       rtol=0, atol=1e-12)
+    assert np.allclose(rd.compile(ball, outputs=["tau"]).inverse_dynamics(qb, vb, ab), tau_b, rtol=0, atol=1e-12)
+    assert np.allclose(numeric.forward_dynamics(ball, qb, vb, tau_b), ab, rtol=0, atol=1e-10)
+
+
+COUPLED = """
+name: coupled
+convention: modified
+gravity: [0, -9.81, 0]
+links:
+  - {name: a, joint: R, mass: 1.5, com: [0.2, 0, 0], inertia: [0.01, 0.02, 0.03], stiffness: 3, springref: 0.4}
+  - {name: b, joint: R, a: 0.5, mass: 0.8, com: [0.1, 0, 0], inertia: [0.02, 0.01, 0.03], stiffness: 7,
+     springref: -0.1}
+  - {name: c, joint: R, a: 0.3, mass: 0.6, com: [0.1, 0.05, 0], inertia: [0.01, 0.01, 0.02]}
+couplings:
+  - {joint: b, leader: a, ratio: 2, offset: 0.1}
+"""
+
+
+def test_a_coupled_joints_spring_acts_through_the_coupling(tmp_path: pytest.TempPathFactory) -> None:
+    path = tmp_path / "coupled.yaml"  # type: ignore[operator]
+    path.write_text(COUPLED)
+    robot = rd.load(str(path))
+    rng = np.random.default_rng(2)
+    q, qd, qdd = (rng.uniform(-1, 1, robot.nv) for _ in range(3))
+    # q_b = 2 q_a + 0.1: W^T k (q_tree - q_ref) = (3 (q_a - 0.4) + 2 * 7 (q_b + 0.1), 0)
+    assert np.allclose(numeric.spring(robot, q), [3 * (q[0] - 0.4) + 14 * (2 * q[0] + 0.2), 0], rtol=0, atol=1e-14)
+    tau = numeric.inverse_dynamics(robot, q, qd, qdd)
+    eqs = rd.derive(robot, "lagrange-euler")
+    values = dict(zip((*eqs.symbols.q, *eqs.symbols.qd, *eqs.symbols.qdd), np.concatenate([q, qd, qdd]), strict=True))
+    assert np.allclose(np.array(eqs.tau.subs(values), dtype=float).ravel(), tau, rtol=0, atol=1e-12)
+    assert np.allclose(np.array(eqs.spring.subs(values), dtype=float).ravel(), numeric.spring(robot, q), atol=1e-13)
+
+
+def test_a_closed_chain_with_springs_conserves_its_energy() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fivebar = rd.load("fivebar")
+    sprung = fivebar.replace(links=tuple(link.replace(stiffness=3.0, springref=0.2) for link in fivebar.links))
+    free, held = (rd.simulate(robot, 0.5, engine="numpy", method="DOP853", rtol=1e-10, atol=1e-10, samples=11)
+                  for robot in (fivebar, sprung))
+    assert not np.allclose(free.q, held.q, atol=1e-2)  # the springs move it
+    assert held.energy_drift() < 1e-8
