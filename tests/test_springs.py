@@ -370,3 +370,23 @@ def test_a_closed_chain_with_springs_conserves_its_energy() -> None:
                   for robot in (fivebar, sprung))
     assert not np.allclose(free.q, held.q, atol=1e-2)  # the springs move it
     assert held.energy_drift() < 1e-8
+
+
+@pytest.mark.parametrize("route", ["recursive", "factored", "expanded", "aba"])
+def test_every_program_route_has_the_springs(robot: Manipulator, route: str) -> None:
+    from robodyn import program
+
+    outputs = ("forward",) if route == "aba" else ("tau", "bias", "h", "G")
+    built = program.build(robot, outputs, route=route)
+    for q, qd, qdd in _states(3, 2):
+        tau = numeric.inverse_dynamics(robot, q, qd, qdd)
+        values = {f"{name}{j + 1}": float(x[j]) for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau))
+                  for j in range(3)}
+        out = built.evaluate(values)
+        if route == "aba":
+            assert np.allclose(out["forward"], qdd, rtol=0, atol=1e-11)
+            continue
+        assert np.allclose(out["tau"], tau, rtol=0, atol=1e-11)
+        assert np.allclose(out["bias"], numeric.bias_forces(robot, q, qd), rtol=0, atol=1e-11)
+        assert np.allclose(out["h"], numeric.coriolis(robot, q, qd), rtol=0, atol=1e-11)  # no spring in h or G
+        assert np.allclose(out["G"], numeric.gravity(robot, q), rtol=0, atol=1e-11)
