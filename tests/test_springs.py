@@ -276,6 +276,12 @@ def test_identification_takes_the_springs_as_known_torques(robot: Manipulator) -
         numeric_Y = ident.numeric_regressor(robot, q, qd, qdd)
         assert np.allclose(numeric_Y @ np.array(p, dtype=float).ravel() + numeric.spring(robot, q),
                            numeric.inverse_dynamics(robot, q, qd, qdd), rtol=0, atol=1e-10)
+    base = ident.base_parameters(robot)  # the base-parameter program: Y_b b + the springs (known torques)
+    built = rd.program.build(robot, ("tau",), base=base)
+    q, qd, qdd = _states(3, 1)[0]
+    values = dict(zip(base.names, (float(x) for x in base.numeric_values()), strict=True))
+    values.update({f"{name}{j + 1}": float(x[j]) for name, x in (("q", q), ("qd", qd), ("qdd", qdd)) for j in range(3)})
+    assert np.allclose(built.evaluate(values)["tau"], numeric.inverse_dynamics(robot, q, qd, qdd), rtol=0, atol=1e-12)
     k = sympy.Symbol("k")
     symbolic = robot.replace(links=(robot.links[0].replace(stiffness=k), *robot.links[1:]))
     for call in (ident.regressor, ident.base_parameters):

@@ -181,7 +181,8 @@ def recursive_part(ctx: Context, ops: Builder, name: str, bias: Sequence[Any] | 
 def base_link_parameters(base: Any, ops: Builder) -> list[Inertial]:
     """Each link's J, MS, M, armature and damping with the base parameter b_k, as a symbol, in the place of
     the standard parameter whose column it carries (``base.indices``) and 0 elsewhere: the recursion then
-    computes Y_b b exactly (the other columns' parameters are grouped into these or have no effect)."""
+    computes Y_b b exactly (the other columns' parameters are grouped into these or have no effect); the joint
+    springs, known torques, are the robot's."""
     if base.coulomb:
         raise ValueError("the base-parameter program has no Coulomb friction: use base_parameters(coulomb=False)")
     per = per_link(False)
@@ -192,14 +193,22 @@ def base_link_parameters(base: Any, ops: Builder) -> list[Inertial]:
     MX, M = INERTIAL.index("MX"), INERTIAL.index("M")
     IA, FV = len(INERTIAL), len(INERTIAL) + 1  # the joint parameters follow the ten inertial ones
     out = []
-    for e in entries:
+    for e, link in zip(entries, base.frames.links, strict=True):
         J = [[ops.value(0)] * 3 for _ in range(3)]
         for column, (r, c) in enumerate(TENSOR_INDEX):
             J[r][c] = J[c][r] = e[column]
         # cast: 3x3 and 3 entries, which tuple() does not tell the checker
         out.append(Inertial(J=cast(Mat, tuple(map(tuple, J))), MS=cast(Vec, tuple(e[MX : MX + 3])), M=e[M],
-                            armature=e[IA], damping=e[FV]))
+                            armature=e[IA], damping=e[FV], **_spring_scalars(link, ops)))
     return out
+
+
+def _spring_scalars(link: Any, ops: Builder) -> dict[str, Any]:
+    """A link's spring (a known torque, no base parameter) as the builder's scalars; none where it has none."""
+    if link.stiffness == 0:
+        return {}
+    springref = 0 if link.springref == 0 else ops.value(link.springref)
+    return {"stiffness": ops.value(link.stiffness), "springref": springref}
 
 
 def _entries(matrix: se.DenseMatrix) -> list[SeExpr]:
