@@ -1,10 +1,12 @@
 """The result of every formulation, and every conversion between the forms communities use.
 
-tau = M(q) qdd + h(q, qd) + G(q) + damping(qd) + load(q)
+tau = M(q) qdd + h(q, qd) + G(q) + damping(qd) + spring(q) + load(q)
 
 - ``M`` the inertia matrix (armature included), ``h`` Coriolis and centrifugal torques,
-  ``G`` gravity torques, ``damping`` = b qd (Fu table 3.2), ``load`` the torques the tip
-  load demands (zero unless the model has one).
+  ``G`` gravity torques, ``damping`` = b qd (Fu table 3.2) and the Coulomb friction, ``spring`` = k (q - q_ref)
+  the joint springs (a term of its own: not in G, as MuJoCo's bias force holds no spring either), ``load`` the
+  torques the tip load demands (zero unless the model has one). The bias (everything but M qdd) is the sum of
+  :data:`BIAS_PARTS`.
 - Christoffel symbols of the first kind (Burdick eq. 15), with the index order
   Gamma[i, j, k] = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i), so h_i = sum_jk Gamma_ijk qd_j qd_k.
 - ROBMAT's configuration-space form (Horn and Linge sec. 4.2): F = M qdd + 2 B qq + C q2 + G with
@@ -77,7 +79,9 @@ from robodyn.symbols import JointSymbols, joint_symbols
 P = ParamSpec("P")
 R = TypeVar("R")
 
-PARTS = ("tau", "M", "h", "G", "damping", "load")
+PARTS = ("tau", "M", "h", "G", "damping", "spring", "load")
+#: The parts of the bias, tau at qdd = 0 (h + G + damping + spring + load).
+BIAS_PARTS = ("h", "G", "damping", "spring", "load")
 FORMS = ("tau", "config-space", "fu", "christoffel", "emdeg")
 #: Elements with more operations than this are shown in canonical (expanded) form.
 DISPLAY_SIMPLIFY_LIMIT = 150
@@ -153,6 +157,16 @@ class EmdegForm:
         nonzero = sum(1 for x in [*self.c.values(), *self.b.values()] if x != 0)
         return (f"EmdegForm(n={self.M.rows}: M {self.M.rows}x{self.M.cols}, {len(self.c)} c_ijj, {len(self.b)} b_ijk "
                 f"({nonzero} of them nonzero), g {self.g.rows}x1)")
+
+
+def sum_parts(part: Callable[[str], se.DenseMatrix], names: Iterable[str]) -> se.DenseMatrix:
+    """The sum of the named parts, each taken by ``part`` (e.g. ``eqs.raw`` or ``eqs.canonical``), in order; a zero
+    part adds nothing (x + 0 is x), so that a robot without springs keeps its expressions."""
+    matrices = [part(name) for name in names]
+    total = matrices[0]
+    for m in matrices[1:]:
+        total = total + m
+    return total
 
 
 def _form_repr(kind: str, matrices: dict[str, Any]) -> str:
@@ -288,6 +302,7 @@ class Equations:
         h: se.DenseMatrix,
         G: se.DenseMatrix,
         damping: se.DenseMatrix,
+        spring: se.DenseMatrix,
         load: se.DenseMatrix,
         seconds: float = 0.0,
         extras: dict[str, se.DenseMatrix] | None = None,
@@ -303,7 +318,7 @@ class Equations:
         #: shared parts and display (:attr:`total_seconds` adds the two).
         self.form_seconds = 0.0
         self._clock_running = False
-        self._raw = {"tau": tau, "M": M, "h": h, "G": G, "damping": damping, "load": load}
+        self._raw = {"tau": tau, "M": M, "h": h, "G": G, "damping": damping, "spring": spring, "load": load}
         self.extra_names = tuple(extras or ())
         self._raw.update(extras or {})
         self._canonical: dict[str, se.DenseMatrix] = {}
@@ -435,8 +450,13 @@ class Equations:
 
     @cached_property
     def damping(self) -> sympy.ImmutableMatrix:
-        """Viscous friction torques b_i qd_i, n x 1."""
+        """Joint friction torques b_i qd_i (and the Coulomb friction), n x 1."""
         return self._sympy("damping")
+
+    @cached_property
+    def spring(self) -> sympy.ImmutableMatrix:
+        """Joint spring torques k_i (q_i - q_ref,i), n x 1 (zero where a joint has no spring)."""
+        return self._sympy("spring")
 
     @cached_property
     def load(self) -> sympy.ImmutableMatrix:
@@ -519,6 +539,8 @@ class Equations:
         out: dict[str, Any] = {"tau": self.tau, "M": self.M, "h": self.h, "G": self.G}
         if any(x != 0 for x in self.damping):
             out["damping"] = self.damping
+        if any(x != 0 for x in self.spring):
+            out["spring"] = self.spring
         if any(x != 0 for x in self.load):
             out["load"] = self.load
         if form == "tau":

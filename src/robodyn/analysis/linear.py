@@ -47,6 +47,7 @@ from robodyn.analysis.simulation import (
 from robodyn.analysis.simulation import (
     Derivatives as Derivatives,  # defined beside small_oscillations, which needs it too
 )
+from robodyn.equations import BIAS_PARTS, sum_parts
 from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import derive
 from robodyn.model.expr import to_expr
@@ -200,7 +201,7 @@ def linearize_symbolic(
         raise ModelError("a symbolic linearisation offers the outputs state, q and qd", field="output")
     eqs = derive(robot, "newton-euler")
     s = eqs.symbols
-    bias_se = eqs.canonical("h") + eqs.canonical("G") + eqs.canonical("damping") + eqs.canonical("load")
+    bias_se = sum_parts(eqs.canonical, BIAS_PARTS)
     M = sympy.Matrix(matrix_to_sympy(eqs.canonical("M")))
     bias = sympy.Matrix(matrix_to_sympy(bias_se))
     qdd = sympy.Matrix(s.qdd)

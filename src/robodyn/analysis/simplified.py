@@ -10,7 +10,7 @@ part. Along a given trajectory each part is evaluated at every set point; an ele
 
 where a part is *negligible* when its largest magnitude along the trajectory is below
 ``threshold`` (default 10%) times the largest magnitude of the other part. The simplified model
-keeps only the dominant parts (gravity, armature, damping and tip load are kept whole):
+keeps only the dominant parts (gravity, armature, damping, springs and tip load are kept whole):
 
     tau_simplified_i = sum_j D~_ij qdd_j + h~_i + c_i (+ armature, damping, load)
 
@@ -166,14 +166,15 @@ def masks(elements: Sequence[Element], n: int) -> tuple[np.ndarray, np.ndarray, 
 
 def torques(robot: Manipulator, samples: Samples, trajectory: Trajectory,
             weights: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
-    """tau = (D_rot + D_tran + armature) qdd + h_rot + h_tran + c + b qd + load (eq. 3.4-24), (N, n);
-    ``weights`` (from :func:`masks`) keep only the dominant parts."""
+    """tau = (D_rot + D_tran + armature) qdd + h_rot + h_tran + c + b qd + k (q - q_ref) + load (eq. 3.4-24 and the
+    joint terms), (N, n); ``weights`` (from :func:`masks`) keep only the dominant parts."""
     wDr, wDt, whr, wht = weights if weights is not None else (1.0, 1.0, 1.0, 1.0)
-    armature = np.array([float(link.armature) for link in robot.links])
-    damping = np.array([float(link.damping) for link in robot.links])
+    armature, damping, stiffness, springref = (np.array([float(getattr(link, name)) for link in robot.links])
+                                               for name in ("armature", "damping", "stiffness", "springref"))
     D = samples.D_rot * wDr + samples.D_tran * wDt
     tau = np.einsum("kij,kj->ki", D, trajectory.qdd) + armature * trajectory.qdd
-    return tau + samples.h_rot * whr + samples.h_tran * wht + samples.c + damping * trajectory.qd + samples.load
+    joint_terms = damping * trajectory.qd + stiffness * (trajectory.q - springref)
+    return tau + samples.h_rot * whr + samples.h_tran * wht + samples.c + joint_terms + samples.load
 
 
 # -- plots ----------------------------------------------------------------------------------------

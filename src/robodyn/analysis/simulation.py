@@ -24,9 +24,10 @@ engines of :func:`dynamics`:
 - ``"compiled"``: :func:`robodyn.runtime.compile`, the generated C code, where the code-generation feature exists.
 
 The Macsyma appendix's validation is built in: the energy E = T + V with T = 1/2 qd^T M qd and V = -sum_k m_k g . c_k
-(every body, payload included, centres of mass in the base frame) is returned along the motion and conserved
-in a free undamped simulation; :func:`small_oscillations` gives the periods of the linearised motion about an
-equilibrium (2 pi / sqrt(lambda), K v = lambda M v); :func:`gravity_torque` holds the arm still.
+(every body, payload included, centres of mass in the base frame) plus the joint springs' 1/2 sum k (q - q_ref)^2 is
+returned along the motion and conserved in a free undamped simulation; :func:`small_oscillations` gives the periods
+of the linearised motion about an equilibrium (2 pi / sqrt(lambda), K v = lambda M v, the springs' stiffness in K);
+:func:`gravity_torque` holds the arm still.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from robodyn import numeric
 from robodyn.algebra import canonical, count_terms, matrix_to_sympy, to_se, to_sympy
 from robodyn.analysis.plots import save, simulation_figure
 from robodyn.analysis.trajectories import MAX_SAMPLES, check_samples
+from robodyn.equations import BIAS_PARTS, sum_parts
 from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import MAX_DERIVE_LINKS, derive
 from robodyn.model import joints
@@ -60,6 +62,7 @@ from robodyn.numeric import closed_chains
 from robodyn.numeric.floating import floating_model
 from robodyn.numeric.kinematics import potential_energy
 from robodyn.numeric.model import Params, compile_model
+from robodyn.numeric.springs import spring_energy
 from robodyn.runtime import CompiledDynamics as CompiledModule
 from robodyn.runtime import compile as compile_robot
 from robodyn.runtime.toolchain import find_compiler
@@ -141,8 +144,8 @@ class SymbolicForwardDynamics:
 
 
 def _bias(eqs: Any) -> se.DenseMatrix:
-    """h + G + damping + load: everything in tau but M qdd."""
-    return eqs.canonical("h") + eqs.canonical("G") + eqs.canonical("damping") + eqs.canonical("load")
+    """h + G + damping + spring + load: everything in tau but M qdd."""
+    return sum_parts(eqs.canonical, BIAS_PARTS)
 
 
 def _factored(expr: se.Basic, limit: int = 400) -> sympy.Expr:
@@ -241,7 +244,7 @@ class LambdifiedDynamics(Dynamics):
         super().__init__(robot, params)
         eqs = derive(bound_robot(robot, self.params), "newton-euler")
         q, qd, _ = eqs.symbols.symengine()
-        M, bias = eqs.raw("M"), eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
+        M, bias = eqs.raw("M"), sum_parts(eqs.raw, BIAS_PARTS)
         outputs = [M[i, j] for i in range(self.n) for j in range(self.n)] + [bias[i, 0] for i in range(self.n)]
         self._function = se.Lambdify([*q, *qd], outputs, cse=True)
 
@@ -309,7 +312,7 @@ class ClosedChainDynamics(Dynamics):
             x = follower.last_state
             assert x is not None
             kinetic[k] = 0.5 * qd[k] @ (x.W[0].T @ numeric.mass_matrix(follower.chain.tree, x.q[0]) @ x.W[0]) @ qd[k]
-            potential[k] = potential_energy(follower.chain.tree, x.q[0])
+            potential[k] = potential_energy(follower.chain.tree, x.q[0]) + spring_energy(follower.chain.tree, x.q[0])
         return qdd, kinetic, potential
 
 
@@ -364,14 +367,15 @@ class FloatingDynamics(Dynamics):
                               "is for a fixed base)", field="torque")
 
     def outputs(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(v', kinetic, potential) along the motion: T = 1/2 v^T M v, V = -m g . c (the centre of mass)."""
+        """(v', kinetic, potential) along the motion: T = 1/2 v^T M v, V = -m g . c (the centre of mass) plus the
+        springs' energy."""
         qdd = numeric.forward_dynamics(self.robot, q, qd, tau, params=self.params)
         M = numeric.mass_matrix(self.robot, q, params=self.params)
         kinetic = 0.5 * np.einsum("ni,nij,nj->n", qd, M, qd)
         mass = float(M[0, 0, 0]) if self.robot.floating else _total_mass(self.robot, self.params)  # (M's base block)
         g = np.array([float(sympy.sympify(x).subs(self.params)) for x in self.robot.gravity])
         potential = -mass * numeric.center_of_mass(self.robot, q, params=self.params) @ g
-        return qdd, kinetic, potential
+        return qdd, kinetic, potential + spring_energy(self.robot, q, params=self.params)
 
 
 def unit_quaternions(robot: Manipulator, q: np.ndarray) -> np.ndarray:
@@ -491,8 +495,16 @@ def gravity_energy(robot: Manipulator, q: np.ndarray, params: Params | None = No
     return potential_energy(robot, q, bind_parameters(robot, params))
 
 
+def total_potential(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
+    """The potential energy: gravity's (:func:`gravity_energy`) plus the joint springs' 1/2 sum k (q - q_ref)^2
+    (:func:`robodyn.numeric.spring_energy`)."""
+    bound = bind_parameters(robot, params)
+    return potential_energy(robot, q, bound) + spring_energy(robot, q, params=bound)
+
+
 def gravity_torque(robot: Manipulator, q: np.ndarray, params: Params | None = None) -> np.ndarray:
-    """The torques that hold the arm at rest at q: tau = G(q) (+ load(q) where the arm has a tip load).
+    """The torques that hold the arm at rest at q: tau = G(q) (+ load(q) where the arm has a tip load, + spring(q)
+    where its joints have springs).
 
     Applied as a torque law ``torque="gravity"`` it is gravity compensation: the arm stays where it starts.
     """
@@ -507,7 +519,8 @@ def gravity_torque(robot: Manipulator, q: np.ndarray, params: Params | None = No
 class SimulationResult:
     """The motion at the output times: t (N,), q, qd, qdd, tau (N, n), kinetic, potential, energy (N,).
 
-    ``potential`` is V(q) = -sum m_k g . c_k (zero with every centre of mass at the base origin); ``energy``
+    ``potential`` is V(q) = -sum m_k g . c_k (zero with every centre of mass at the base origin) plus the joint
+    springs' 1/2 sum k (q - q_ref)^2; ``energy``
     = kinetic + potential, conserved when tau = 0 and the arm is undamped. ``t_events`` holds the times of
     the ``events`` passed to :func:`simulate`; ``nfev`` the number of evaluations of the dynamics.
     """
@@ -912,7 +925,7 @@ def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, metho
     else:
         qdd = numeric.forward_dynamics(engine.model, q, qd, tau) if len(t) else np.zeros((0, n))
         kinetic = kinetic_energy(robot, q, qd, params) if len(t) else np.zeros(0)
-        potential = gravity_energy(robot, q, params) if len(t) else np.zeros(0)
+        potential = total_potential(robot, q, params) if len(t) else np.zeros(0)
     return SimulationResult(
         robot=robot,
         t=t,
@@ -935,17 +948,18 @@ def _result(robot: Manipulator, engine: Dynamics, law: Callable, sol: Any, metho
 def stable_equilibrium(
     robot: Manipulator, q_guess: Sequence[float] | np.ndarray, params: Params | None = None, tol: float = 1e-12
 ) -> np.ndarray:
-    """A local minimum of the potential V(q) near ``q_guess`` (gradient G(q)): where the arm hangs at rest
-    without torques. Joints gravity does not move (a vertical axis) stay where they are."""
+    """A local minimum of the potential V(q) near ``q_guess`` (gradient G(q) + spring(q), the joint springs' energy
+    included): where the arm hangs at rest without torques. Joints that neither gravity nor a spring moves (a
+    vertical axis) stay where they are."""
     from scipy.optimize import minimize
 
     bound = bind_parameters(robot, params)
     model = compile_model(robot, bound)
     start = _vector(q_guess, robot.nv, "q_guess")
     result = minimize(
-        lambda q: float(potential_energy(model, q)),
+        lambda q: float(potential_energy(model, q) + spring_energy(model, q)),
         start,
-        jac=lambda q: numeric.gravity(model, q),
+        jac=lambda q: numeric.gravity(model, q) + numeric.spring(model, q),
         method="BFGS",
         options={"gtol": tol},
     )

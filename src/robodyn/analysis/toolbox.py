@@ -121,7 +121,7 @@ def gravload(robot: Manipulator, q: Any, *, gravity: Any = None, params: Mapping
 
 def accel(robot: Manipulator, q: Any, qd: Any, torque: Any, *, gravity: Any = None,
           params: Mapping[Any, Any] | None = None) -> np.ndarray:
-    """Forward dynamics qdd = M^-1 (tau - h - G - damping qd - J^T w) (RTB ``accel``)."""
+    """Forward dynamics qdd = M^-1 (tau - h - G - damping qd - spring - J^T w) (RTB ``accel``)."""
     return numeric.forward_dynamics(_with_gravity(robot, gravity), q, qd, torque, params=params)
 
 

@@ -6,7 +6,7 @@
     history.write_csv("example1.csv"); history.plot("example1.png")
 
 The torques come from :func:`robodyn.numeric.inverse_dynamics` (recursive Newton-Euler) called once on
-the whole batch of set points, so they include gravity, damping, armature, payload and tip load exactly
+the whole batch of set points, so they include gravity, damping, springs, armature, payload and tip load exactly
 as :class:`robodyn.Equations` does. The paper's example 1 is the Stanford arm along theta_i =
 theta_i(0) + A_i (t - sin(Bt)/B), t in [0, 10] s (:func:`robodyn.analysis.trajectories.angeles1`; on the built-in
 ``stanford_arm`` the boom coordinate is q_3 = -b_3). The CSV has a header row ``t,tau1,tau2,f3,...``

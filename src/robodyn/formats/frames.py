@@ -131,8 +131,10 @@ def distinct_names(names: Sequence[str], taken: Iterable[str] = ()) -> list[str]
 class JointFrame:
     """A moving joint as URDF and Pinocchio describe it: its kind, its axis (unit, in its own frame), its frame's
     placement ``origin`` (4x4) in the frame of the joint ``parent`` (-1: the base), the ``body`` it carries (in its
-    frame), its viscous ``damping`` and armature, and ``where`` (how errors name it). ``spherical``: a ball joint
-    (its axis then e_z: the frame is not turned, its quaternion is in the frame's own axes)."""
+    frame), its viscous ``damping`` and armature, its spring's ``stiffness`` and ``springref`` (the joint position
+    where it is relaxed: robodyn's q, which is the file's joint position), and ``where`` (how errors name it).
+    ``spherical``: a ball joint (its axis then e_z: the frame is not turned, its quaternion is in the frame's own
+    axes)."""
 
     name: str
     prismatic: bool
@@ -144,6 +146,8 @@ class JointFrame:
     where: str
     armature: float = 0.0
     spherical: bool = False
+    stiffness: float = 0.0
+    springref: float = 0.0
 
 
 def manipulator_from_frames(frames: Sequence[JointFrame], *, name: str, description: str, gravity: Any,
@@ -196,6 +200,8 @@ def _link(frame: JointFrame, P: np.ndarray, body: Body, name: str, snap: bool, s
     }
     if frame.armature:
         fields["armature"] = frame.armature
+    if frame.stiffness:
+        fields["stiffness"], fields["springref"] = frame.stiffness, frame.springref
     row = dh_row(P, snap)
     if row is None:
         fields["placement"] = _placement(P, snap)

@@ -17,6 +17,8 @@
         damping: 0                # optional viscous coefficient b_i
         coulomb: [0.4, -0.43]     # optional Coulomb friction [Tc+, Tc-] (qd > 0, qd < 0), or c for [c, -c]
         armature: 0               # optional reflected rotor inertia G^2 Jm
+        stiffness: 0              # optional joint spring k_i >= 0: tau_i gets k_i (q_i - springref) (R and P)
+        springref: 0              # optional q where the spring is relaxed (MuJoCo's springref)
         placement: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]  # optional fixed
                                   # transform before the DH transform: A = placement * A_DH
         name: shoulder            # optional: names the joint (for parent, messages)
@@ -115,7 +117,7 @@ TOP_KEYS = {
 COUPLING_KEYS = {"joint", "leader", "ratio", "offset", "leaders"}
 LOOP_KEYS = {"name", "links", "placements", "joint", "axis", "branch", "reference"}
 LINK_KEYS = {"joint", "a", "alpha", "d", "theta", "mass", "com", "inertia", "damping", "armature", "placement",
-             "name", "parent", "coulomb", "inertia_note", "joint_name"}
+             "name", "parent", "coulomb", "inertia_note", "joint_name", "stiffness", "springref"}
 ANGELES_LINK_KEYS = (LINK_KEYS - {"d"}) | {"b"}
 BODY_KEYS = {"mass", "com", "inertia"}
 

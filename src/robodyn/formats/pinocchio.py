@@ -29,19 +29,22 @@ last joint's body.
 Conventions: Pinocchio's ``model.gravity`` is the acceleration of gravity, like robodyn's. The armature goes
 into ``model.armature`` (Pinocchio adds it to the diagonal of M in crba and aba, and armature * qdd to rnea);
 the viscous ``damping`` goes into ``model.damping``, which Pinocchio's rnea/aba do *not* apply: add
-``damping * qd`` yourself. The tip load has no place in a Pinocchio model (pass it as an external force).
+``damping * qd`` yourself. The tip load has no place in a Pinocchio model (pass it as an external force), nor have
+the joint springs (``stiffness``, ``springref``): they are left out with a warning (add ``stiffness * (q -
+springref)`` to its tau yourself).
 Pinocchio is imported only when called; without it, :class:`ImportError` says how to install it.
 
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from robodyn.errors import ModelError
+from robodyn.errors import ModelError, ModelWarning
 from robodyn.formats.frames import Body, JointFrame, manipulator_from_frames
 from robodyn.model.floats import bound_floats
 from robodyn.model.loops import open_tree
@@ -59,7 +62,7 @@ def _pinocchio() -> Any:
 
 def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> Any:
     """A ``pinocchio.Model`` of ``robot`` (numeric, or with its symbols bound by ``params``); see the module
-    docstring for the frames and for what Pinocchio leaves out (damping, tip load)."""
+    docstring for the frames and for what Pinocchio leaves out (damping, tip load, springs)."""
     pin = _pinocchio()
     if not isinstance(robot, Manipulator):
         raise TypeError(f"to_pinocchio() expects a Manipulator, got {type(robot).__name__}")
@@ -68,6 +71,9 @@ def to_pinocchio(robot: Manipulator, params: Mapping[Any, Any] | None = None) ->
         raise ModelError(f"{robot.name}: to_pinocchio writes no couplings; build Pinocchio's mimic model from the URDF "
                          "(buildModelFromUrdf(path, mimic=True))")
     floats = bound_floats(robot, params)
+    if any(floats.scalar(link.stiffness) != 0 for link in robot.links):
+        warnings.warn(f"{robot.name}: a Pinocchio model has no joint springs (stiffness); not written", ModelWarning,
+                      stacklevel=2)
 
     def se3(T: np.ndarray) -> Any:
         return pin.SE3(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))

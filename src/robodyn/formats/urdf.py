@@ -82,9 +82,9 @@ link (the numeric engine's joint frame: z along the joint axis), the joint named
 ``joint_names`` (its source's names, else the link's ``name``, else ``joint<i>``) and the link after the link's
 ``name`` (else ``link<i>``), the joint's parent the URDF link of the robodyn parent; and a fixed ``tool`` joint
 to ``tool0`` at the last link's frame times the robot's tool; damping and Coulomb friction as ``<dynamics damping
-friction>`` (an uneven pair [Tc+, Tc-] as (Tc+ - Tc-)/2, with a warning). URDF has no armature, tip load or
-gravity: they are left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and names
-(of a tree whose sibling joints are not in name order, in the order read here).
+friction>`` (an uneven pair [Tc+, Tc-] as (Tc+ - Tc-)/2, with a warning). URDF has no armature, joint springs, tip
+load or gravity: they are left out with a warning. :func:`read_urdf` of the file gives back the same dynamics and
+names (of a tree whose sibling joints are not in name order, in the order read here).
 """
 
 from __future__ import annotations
@@ -712,6 +712,8 @@ def to_urdf(robot: Manipulator, params: Mapping[Any, Any] | None = None) -> str:
     if any(floats.scalar(link.armature) != 0 for link in robot.links):
         warnings.warn(f"{robot.name}: URDF has no armature (reflected rotor inertia); not written", ModelWarning,
                       stacklevel=2)
+    if any(floats.scalar(link.stiffness) != 0 for link in robot.links):
+        warnings.warn(f"{robot.name}: URDF has no joint springs (stiffness); not written", ModelWarning, stacklevel=2)
     if any(floats.scalar(x) != 0 for x in (*robot.tip_force, *robot.tip_moment)):
         warnings.warn(f"{robot.name}: URDF has no tip load; not written", ModelWarning, stacklevel=2)
     name = check_name(robot.name)  # an identifier: no "--" to end the comment below

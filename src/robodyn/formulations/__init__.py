@@ -1,8 +1,10 @@
 """The symbolic formulations, one module each, behind one entry point: :func:`derive`.
 
 Every formulation returns the same :class:`~robodyn.equations.Equations`:
-tau = M qdd + h + G + damping + load, with M including the armature, h the Coriolis and
-centrifugal vector, G gravity, damping = b qd and load the torques that the tip load demands.
+tau = M qdd + h + G + damping + spring + load, with M including the armature, h the Coriolis and
+centrifugal vector, G gravity, damping = b qd (and Coulomb friction), spring = k (q - q_ref) the joint springs and
+load the torques that the tip load demands. The springs are added here, once, to every method's tau (each
+formulation's own recursion leaves them out).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import symengine as se
 
 from robodyn.algebra import SeExpr, to_se
 from robodyn.equations import EXPAND_AUTO_MAX_JOINTS as EXPAND_AUTO_MAX_JOINTS  # re-exported (its old home)
-from robodyn.equations import Equations
+from robodyn.equations import PARTS, Equations
 from robodyn.errors import DerivationError, ModelError
 from robodyn.formulations import dalembert, emdeg, kane, lagrange_euler, newton_euler
 from robodyn.model.manipulator import MAX_LINKS, Manipulator
-from robodyn.recursions.arm import coulomb_scalars, joint_friction
+from robodyn.recursions.arm import coulomb_scalars, joint_friction, link_spring
 from robodyn.recursions.scalars import SymengineOps
 from robodyn.symbols import joint_symbols
 
@@ -77,6 +79,12 @@ def _damping(robot: Manipulator, qd: list[SeExpr]) -> se.DenseMatrix:
                     for i, link in enumerate(robot.links)])
 
 
+def _spring(robot: Manipulator, q: list[SeExpr]) -> se.DenseMatrix:
+    """The joint springs: k (q - q_ref) (:func:`robodyn.recursions.arm.link_spring`), 0 where a joint has none."""
+    ops = SymengineOps()
+    return _column([to_se(link_spring(ops, link, q[i])) for i, link in enumerate(robot.links)])
+
+
 def split_inverse_dynamics(
     robot: Manipulator, inverse_dynamics: InverseDynamics, progress: Progress | None = None
 ) -> dict[str, se.DenseMatrix]:
@@ -96,27 +104,29 @@ def split_inverse_dynamics(
     def run(qd_: list, qdd_: list, g_: list, f_: list, n_: list) -> se.DenseMatrix:
         return _column(inverse_dynamics(robot, q, qd_, qdd_, g_, f_, n_, progress))
 
-    damping = _damping(robot, qd)
+    damping, spring = _damping(robot, qd), _spring(robot, q)
     return {
-        "tau": run(qd, qdd, gravity, tip_f, tip_n),
+        "tau": run(qd, qdd, gravity, tip_f, tip_n) + spring,
         "M": run(zero, qdd, zero3, zero3, zero3).jacobian(_column(qdd)),
         "h": run(qd, zero, zero3, zero3, zero3) - damping,
         "G": run(zero, zero, gravity, zero3, zero3),
         "load": run(zero, zero, zero3, tip_f, tip_n),
         "damping": damping,
+        "spring": spring,
     }
 
 
 def assemble_components(
     robot: Manipulator, components: Components, progress: Progress | None = None
 ) -> dict[str, se.DenseMatrix]:
-    """tau = M qdd + h + G + damping + load from a method that gives M, h, G and load directly
-    (Lagrange-Euler, d'Alembert); any further parts it returns are kept as extras."""
+    """tau = M qdd + h + G + damping + spring + load from a method that gives M, h, G and load directly
+    (Lagrange-Euler, d'Alembert, EMDEG); any further parts it returns are kept as extras."""
     n = robot.n
     q, qd, qdd = _joint_se(n)
     parts = dict(components(robot, q, qd, progress))
-    parts["damping"] = _damping(robot, qd)
-    parts["tau"] = parts["M"] * _column(qdd) + parts["h"] + parts["G"] + parts["damping"] + parts["load"]
+    parts["damping"], parts["spring"] = _damping(robot, qd), _spring(robot, q)
+    parts["tau"] = (parts["M"] * _column(qdd) + parts["h"] + parts["G"] + parts["damping"] + parts["spring"]
+                    + parts["load"])
     return parts
 
 
@@ -163,7 +173,7 @@ def derive(robot: Manipulator, method: str = "newton-euler", *, progress: Progre
     parts = _BUILDERS[name](robot, progress)
     if robot.couplings:  # the tree's equations, in the independent coordinates and projected
         parts = _coupled(robot, parts)
-    main = {key: parts.pop(key) for key in ("tau", "M", "h", "G", "damping", "load")}
+    main = {key: parts.pop(key) for key in PARTS}
     return Equations(robot, name, seconds=time.perf_counter() - start, extras=parts, expand=expand, **main)
 
 

@@ -27,10 +27,11 @@ def inverse_dynamics(
     progress: Progress | None = None,
 ) -> list[SeExpr]:
     """Same signature and meaning as :func:`robodyn.formulations.newton_euler.inverse_dynamics`:
-    symengine expressions in, the n joint torques/forces out (damping and armature included)."""
+    symengine expressions in, the n joint torques/forces out (damping and armature included, the joint springs
+    not: :func:`robodyn.formulations.derive` adds them as the part ``spring``)."""
     values = [to_se(x) for x in (*q, *qd, *qdd, *gravity, *tip_force, *tip_moment)]
     n = robot.n
     q_, qd_, qdd_ = values[:n], values[n : 2 * n], values[2 * n : 3 * n]
     g_, f_, m_ = values[3 * n : 3 * n + 3], values[3 * n + 3 : 3 * n + 6], values[3 * n + 6 :]
-    tau = joint_torques(robot, q_, qd_, qdd_, g_, f_, m_, SymengineOps(), progress)
+    tau = joint_torques(robot, q_, qd_, qdd_, g_, f_, m_, SymengineOps(), progress, spring=False)
     return [to_se(t) for t in tau]

@@ -39,7 +39,8 @@ def inverse_dynamics(
     tip_moment: Sequence[SeExpr],
     progress: Callable[[str], None] | None = None,
 ) -> list[SeExpr]:
-    """tau_j = n_j . z_j (f_j . z_j for a prismatic joint) + b_j qd_j + armature_j qdd_j, as symengine
+    """tau_j = n_j . z_j (f_j . z_j for a prismatic joint) + b_j qd_j + armature_j qdd_j (the joint springs are
+    :func:`robodyn.formulations.derive`'s part ``spring``), as symengine
     expressions, with the given gravity (base frame) and tip load (what the last link exerts, in the robot's
     own last frame, the moment about its origin), whatever the robot's own; ``progress`` is told after each
     link of each pass."""
@@ -49,4 +50,4 @@ def inverse_dynamics(
     data = dataclasses.replace(arm_data(robot), gravity=tuple(gravity), tip_force=tuple(tip_force),
                                tip_moment=tuple(tip_moment))
     return recursion.inverse_dynamics(data, SymengineOps(), list(q), list(qd), list(qdd), group=GROUP,
-                                      progress=progress)
+                                      progress=progress, spring=False)

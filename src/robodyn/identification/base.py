@@ -130,6 +130,7 @@ from robodyn.identification.regressor import (
     numeric_regressor,
     refuse_floating,
     refuse_implicit,
+    refuse_symbolic_stiffness,
     regressor,
     symbolic_regressor,
 )
@@ -255,9 +256,9 @@ class GroupedLinks:
     A Newton-Euler pass in inertia-about-origin parameters
     (:func:`~robodyn.identification.regressor.inverse_dynamics_in_parameters`) over ``robot``'s geometry with
     these ten-vectors, plus IA_j qdd_j + FV_j qd_j, gives exactly the same tau as the original parameters
-    (minus the tip load, which is not an inertial parameter): :meth:`tau` does that. "Exactly" holds for
-    exact or symbolic geometry (tests/identification/test_identification.py checks the canonical forms on
-    puma560_symbolic and on random arms); with floating-point geometry, decisions such as "these axes are
+    (minus the tip load and the joint springs, which are no inertial parameters): :meth:`tau` does that.
+    "Exactly" holds for exact or symbolic geometry (tests/identification/test_identification.py checks the canonical
+    forms on puma560_symbolic and on random arms); with floating-point geometry, decisions such as "these axes are
     parallel" are taken to 1e-9 and the regrouped values are then exact to rounding.
 
     For a lean program: entries that are 0 here are structurally zero (skip them), and links whose ten
@@ -281,8 +282,8 @@ class GroupedLinks:
         return tuple(tuple(sympy.expand(x.xreplace(self.substitution)) for x in link) for link in self.links)
 
     def tau(self, *, use_values: bool = True) -> sympy.ImmutableMatrix:
-        """tau(q, qd, qdd) (without the tip load) from the grouped parameters, by Newton-Euler in
-        inertia-about-origin parameters; ``use_values=False`` keeps the standard-parameter symbols."""
+        """tau(q, qd, qdd) (without the tip load and the joint springs) from the grouped parameters, by Newton-Euler
+        in inertia-about-origin parameters; ``use_values=False`` keeps the standard-parameter symbols."""
         refuse_floating(self.robot, "the symbolic tau of the grouped parameters")
         sub = self.substitution if use_values else {}
         links = [[x.xreplace(sub) for x in link] for link in self.links]
@@ -334,7 +335,7 @@ class BaseParameters:
     - ``parameters``: column of exact expressions of the standard parameters ``symbols`` (those of
       :func:`~robodyn.identification.regressor.regressor` of ``robot``);
     - ``values``: the same for the robot's own values; ``regressor``: Y_b(q, qd, qdd) with
-      tau = Y_b * parameters (+ the tip load);
+      tau = Y_b * parameters (+ the tip load and the joint springs);
     - ``frames``: the modified-DH description whose standard parameters Y_b's columns belong to;
       ``indices`` are those columns' positions; ``grouped``: :class:`GroupedLinks`; ``rules``: what was applied.
     """
@@ -780,6 +781,7 @@ def base_parameters(robot: Manipulator, *, coulomb: bool = False) -> BaseParamet
                          f"bind {', '.join(sorted(s.name for s in geometry_symbols(robot)))} first)",
                          field="couplings")
     params_.check_no_clash(robot, coulomb)
+    refuse_symbolic_stiffness(robot, "base parameters (identification)")
     if robot.floating:
         robot.check_one_dof("identification")
     frames, acc, joint, rules = _group(robot, coulomb)

@@ -18,7 +18,8 @@ that carry it (its ancestors and its own: S_i^T w_b) and on the base's six colum
 recursion's backward pass, one column at a time. A standard-DH link's columns are moved to its own frame by
 T_j as in the fixed-base regressor; the joint columns (qdd_j, qd_j, sign qd_j) are the fixed base's; coupled
 joints are projected as :mod:`robodyn.numeric.floating` projects them. Y p equals
-:func:`robodyn.numeric.inverse_dynamics` (friction and armature included) to rounding.
+:func:`robodyn.numeric.inverse_dynamics` (friction and armature included) to rounding, less the joint springs (known
+torques, not identified).
 """
 
 from __future__ import annotations

@@ -21,9 +21,11 @@ C_j = Trans(x, a_j) Rot(x, alpha_j), so the parameters about the modified frame 
 T_j the (linear, exact) 10x10 map of :func:`~robodyn.recursions.parameters.move` (Khalil eq. 9.56), and the
 columns are Y_own = Y_mod T_j. Then come the joint columns qdd_j (IA_j), qd_j (FV_j) and sign(qd_j) (FC_j).
 
-The tip load (a known wrench, independent of every parameter) is not part of Y p: tau = Y p + load, where load
-is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load). It acts on the last
-link, so on a tree only the joints between the last link and the base carry it.
+The tip load (a known wrench, independent of every parameter) is not part of Y p: tau = Y p + load + spring, where
+load is :attr:`Equations.load <robodyn.equations.Equations>` (zero for an arm without a tip load). It acts on the
+last link, so on a tree only the joints between the last link and the base carry it. The joint springs k (q - q_ref)
+(:attr:`Equations.spring <robodyn.equations.Equations>`, :func:`robodyn.numeric.spring`) are known torques too,
+not identified: a symbolic stiffness is refused in one line.
 
 **Coupled coordinates** (:mod:`robodyn.model.couplings`: mimic joints, gears, parallelograms, four-bars in closed
 form). The reduced dynamics tau = W^T tau_tree(q_tree, qd_tree, qdd_tree) is linear in the *tree's* parameters, so
@@ -48,7 +50,7 @@ import sympy
 
 from robodyn.algebra import SeExpr, canonical, matrix_to_sympy, to_se
 from robodyn.errors import ModelError
-from robodyn.formulations import _coupled
+from robodyn.formulations import _coupled, _spring
 from robodyn.identification import floating
 from robodyn.identification.columns import check_physical, frame_change, geometry_binding, numeric_change, unit_wrenches
 from robodyn.model.cache import PerRobotCache
@@ -134,7 +136,8 @@ def inverse_dynamics_in_parameters(
 class Regressor:
     """tau = Y p + load: the regressor ``Y`` (n x 12n sympy matrix, 13n with Coulomb friction) in q1.., qd1..,
     qdd1.. and the geometry, the robot's parameter values ``p`` (column), their ``symbols``/``names``, and
-    ``load``, the tip-load torques (not linear in any parameter). Unpacks as ``Y, p = regressor(robot)``."""
+    ``load``, the tip-load torques (not linear in any parameter), and ``spring``, the joint springs' k (q - q_ref)
+    (known, not identified). Unpacks as ``Y, p = regressor(robot)``."""
 
     robot: Manipulator
     Y: sympy.ImmutableMatrix
@@ -142,6 +145,7 @@ class Regressor:
     symbols: tuple[sympy.Symbol, ...]
     load: sympy.ImmutableMatrix
     coulomb: bool = False
+    spring: sympy.ImmutableMatrix | None = None
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -185,7 +189,8 @@ def symbolic_regressor(robot: Manipulator, coulomb: bool = False, *, tidy: bool 
 def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -> Regressor:
     """The linear-in-parameters form of ``robot``'s dynamics: ``Y, p = regressor(robot)`` with
 
-        tau = Y(q, qd, qdd) p + load            (exact; load = the tip-load torques, zero without a tip load)
+        tau = Y(q, qd, qdd) p + load + spring    (exact; load = the tip-load torques, zero without a tip load;
+                                                  spring = the joint springs k (q - q_ref), zero without)
 
     p holds, per link j, XXj..Mj (inertia about the frame origin, first moments, mass: see
     :mod:`robodyn.recursions.parameters`), IAj (armature), FVj (damping) and, with ``coulomb=True``,
@@ -197,13 +202,25 @@ def regressor(robot: Manipulator, *, coulomb: bool = False, tidy: bool = True) -
     refuse_floating(robot, "the symbolic regressor")
     refuse_implicit(robot, "the regressor (identification)")
     params_.check_no_clash(robot, coulomb)
+    refuse_symbolic_stiffness(robot, "the regressor")
     Y = symbolic_regressor(robot, coulomb, tidy=tidy)
     load = _tip_load(robot)
+    spring = _spring(robot, list(joint_symbols(robot.n).symengine()[0]))
     if robot.couplings:  # Y = W^T Y_tree(q_tree, qd_tree, qdd_tree) (module docstring)
-        Y = _coupled(robot, {"Y": Y})["Y"]
-        load = matrix_to_sympy(_coupled(robot, {"load": se.DenseMatrix([[to_se(x)] for x in load])})["load"])
+        parts = _coupled(robot, {"Y": Y, "load": se.DenseMatrix([[to_se(x)] for x in load]), "spring": spring})
+        Y, load, spring = parts["Y"], matrix_to_sympy(parts["load"]), parts["spring"]
     return Regressor(robot, matrix_to_sympy(Y), params_.standard_values(robot, coulomb),
-                     params_.standard_symbols(robot.n, coulomb), load, coulomb)
+                     params_.standard_symbols(robot.n, coulomb), load, coulomb, matrix_to_sympy(spring))
+
+
+def refuse_symbolic_stiffness(robot: Manipulator, feature: str) -> None:
+    """One ModelError where a joint's stiffness is a symbol: the springs are known torques of identification
+    (tau = Y p + load + spring), their stiffness no parameter that it identifies."""
+    for k, link in enumerate(robot.links):
+        if link.stiffness.free_symbols:
+            raise ModelError(f"{feature}: a symbolic joint stiffness ({link.stiffness}) is not identified (the springs "
+                             "are known torques, tau = Y p + load + spring): give it a number", link=k + 1,
+                             field="stiffness")
 
 
 def refuse_floating(robot: Manipulator, feature: str) -> None:
@@ -298,7 +315,8 @@ def numeric_regressor(
 
     The same columns as :func:`regressor`, the recursion run on NumPy arrays of blocks of states
     (:class:`robodyn.numeric.kane.NumpyOps`). ``params`` binds the geometry symbols (inertial symbols are not
-    needed). Y @ p + load equals :func:`robodyn.numeric.inverse_dynamics` to rounding. With coupled
+    needed). Y @ p + load + :func:`robodyn.numeric.spring` equals :func:`robodyn.numeric.inverse_dynamics` to
+    rounding. With coupled
     coordinates the inputs are the robot's n_v independent ones and Y = W^T Y_tree, of shape (N, n_v, 12n) (module
     docstring). A floating robot (``robot.floating``) takes q (N, nq), qd and qdd (N, nv: the base's body-frame twist
     first) and gives (N, nv, 10 + 12n), the base body's ten parameters first

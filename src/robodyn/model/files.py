@@ -158,7 +158,7 @@ def manipulator_to_dict(robot: Manipulator) -> dict[str, Any]:
         row.update(_body(link))
         if robot.inertia_notes and robot.inertia_notes[k]:
             row["inertia_note"] = robot.inertia_notes[k]
-        for key in ("damping", "armature"):
+        for key in ("damping", "armature", "stiffness", "springref"):
             value = getattr(link, key)
             if value != 0:
                 row[key] = format_expression(value)

@@ -61,10 +61,12 @@ class Link(RigidBody):
 
     ``a``, ``alpha``, ``d``, ``theta`` are the DH parameters of the manipulator's convention
     (``theta``/``d`` are offsets to which the joint variable is added); the inertial fields
-    are those of :class:`RigidBody`; ``damping``, ``coulomb`` and ``armature`` are optional. ``joint`` is R
-    (revolute), P (prismatic), S (spherical: :attr:`spherical`; damping and armature then act on each of its
-    three velocities) or planar (:attr:`planar`, likewise). ``placement`` (optional) is a fixed homogeneous
-    transform applied before the row's DH transform, A = placement * A_DH (identity when absent). ``name``
+    are those of :class:`RigidBody`; ``damping``, ``coulomb``, ``armature`` and the joint spring's ``stiffness``
+    k >= 0 and ``springref`` q_ref (tau gets k (q - q_ref); MuJoCo's ``stiffness`` and ``springref``) are optional.
+    ``joint`` is R (revolute), P (prismatic), S (spherical: :attr:`spherical`; damping and armature then act on each
+    of its three velocities; a spring is refused) or planar (:attr:`planar`, likewise). ``placement`` (optional)
+    is a fixed homogeneous transform applied before the row's DH transform, A = placement * A_DH (identity when
+    absent). ``name``
     (optional, a name of the :data:`~robodyn.model.expr.IDENTIFIER` grammar) labels the joint: other links name it
     as their ``parent``, a URDF import keeps the joint's name there, and messages use it.
     """
@@ -79,6 +81,8 @@ class Link(RigidBody):
     placement: Any = None
     name: str = ""
     coulomb: Any = (0, 0)
+    stiffness: Any = 0
+    springref: Any = 0
 
     def __post_init__(self) -> None:
         if self.name != "":
@@ -87,10 +91,14 @@ class Link(RigidBody):
         if kind is None:
             raise ModelError(f"unknown joint type {self.joint!r} (expected R, P, S or planar)", field="joint")
         object.__setattr__(self, "joint", kind)
-        for name in ("a", "alpha", "d", "theta", "damping", "armature"):
+        for name in ("a", "alpha", "d", "theta", "damping", "armature", "stiffness", "springref"):
             object.__setattr__(self, name, to_expr(getattr(self, name), name))
         _nonnegative(self.damping, "damping")
         _nonnegative(self.armature, "armature")
+        _nonnegative(self.stiffness, "stiffness")
+        if self.multi_dof and self.has_spring:
+            raise ModelError(f"a joint spring on a {JOINT_KINDS[self.joint].name} joint is not supported (only on "
+                             "revolute and prismatic joints)", field="stiffness")
         object.__setattr__(self, "coulomb", _as_coulomb(self.coulomb))
         object.__setattr__(self, "placement", _as_placement(self.placement))
         super().__post_init__()
@@ -131,6 +139,11 @@ class Link(RigidBody):
     def has_coulomb(self) -> bool:
         """True if the joint has Coulomb friction (either of Tc+, Tc- not zero)."""
         return any(v != 0 for v in self.coulomb)
+
+    @property
+    def has_spring(self) -> bool:
+        """True if the joint has a spring (``stiffness`` not zero): tau gets stiffness (q - springref)."""
+        return self.stiffness != 0
 
     @property
     def coulomb_parts(self) -> tuple[sympy.Expr, sympy.Expr]:

@@ -15,7 +15,9 @@ Conventions (docs/conventions.md):
 - ``damping`` is the viscous coefficient b_i (tau_i gets b_i qd_i, Fu table 3.2); ``armature``
   is the rotor inertia reflected to the joint, G^2 Jm, added to M_ii; ``coulomb`` = [Tc+, Tc-] is the Coulomb
   friction at the joint (tau_i gets Tc+ when qd_i > 0, Tc- when qd_i < 0, nothing at rest; the Robotics Toolbox's
-  |G| Tc of the motor), part of the ``damping`` term of the equations with b_i qd_i.
+  |G| Tc of the motor), part of the ``damping`` term of the equations with b_i qd_i; ``stiffness`` k_i >= 0 and
+  ``springref`` q_ref,i make a joint spring (tau_i gets k_i (q_i - q_ref,i), the ``spring`` term of the equations;
+  revolute and prismatic joints only).
 - ``placement`` (optional, 4x4) is a fixed transform P_i applied before the DH transform of its row,
   A_i = P_i A_i^DH, for joints that no DH row can place (URDF imports): see :mod:`robodyn.model.dh`.
 - ``parent`` (optional) makes the arm a kinematic tree: ``parent[i]`` is the link that link i is attached to
@@ -290,7 +292,7 @@ class Manipulator:
         **kwargs: Any,
     ) -> Manipulator:
         """Build from DH rows: dicts with the model-file keys (``joint``, ``a``, ``alpha``,
-        ``d``, ``theta``, ``mass``, ``com``, ``inertia``, ``damping``, ``armature``) or Links."""
+        ``d``, ``theta``, ``mass``, ``com``, ``inertia``, ``damping``, ``armature``, ...) or Links."""
         links = []
         for k, row in enumerate(rows, start=1):
             if isinstance(row, Link):
@@ -512,7 +514,8 @@ class Manipulator:
 
     def _expressions(self) -> Iterable[sympy.Expr]:
         for link in self.links:
-            yield from (link.a, link.alpha, link.d, link.theta, link.mass, link.damping, link.armature)
+            yield from (link.a, link.alpha, link.d, link.theta, link.mass, link.damping, link.armature,
+                        link.stiffness, link.springref)
             yield from link.coulomb
             yield from link.com
             yield from link.inertia

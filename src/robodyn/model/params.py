@@ -105,7 +105,7 @@ def _fields(robot: Manipulator) -> Iterator[tuple[int | str | None, str, Any]]:
     if robot.payload is not None:
         bodies.append(("payload", robot.payload))
     for where, body in bodies:
-        for name in ("a", "alpha", "d", "theta", "mass", "damping", "armature"):
+        for name in ("a", "alpha", "d", "theta", "mass", "damping", "armature", "stiffness", "springref"):
             if hasattr(body, name):
                 yield where, name, getattr(body, name)
         for name in ("com", "inertia", "coulomb", "placement"):

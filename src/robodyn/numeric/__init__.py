@@ -10,8 +10,9 @@
   form, :mod:`robodyn.recursions.newton_euler`).
 - :func:`mass_matrix`: composite rigid body algorithm (Walker and Orin's method 3 in Khalil's parameters,
   :mod:`robodyn.recursions.composite`).
-- :func:`bias_forces` = h + G + damping + tip-load torques; :func:`gravity` = G; :func:`coriolis` = h;
-  :func:`tip_load` = J^T w; :func:`friction` = damping (b qd and the Coulomb friction).
+- :func:`bias_forces` = h + G + damping + spring + tip-load torques; :func:`gravity` = G; :func:`coriolis` = h;
+  :func:`tip_load` = J^T w; :func:`friction` = damping (b qd and the Coulomb friction); :func:`spring` = the joint
+  springs k (q - q_ref) and :func:`spring_energy` the energy they store (:mod:`robodyn.numeric.springs`).
 - :func:`forward_dynamics`: M qdd = tau - bias_forces by a batched Cholesky solve;
   :func:`aba_forward_dynamics`: the same by Featherstone's articulated-body algorithm (O(n)).
 - A floating robot (``rd.load(path, floating=True)``): :func:`inverse_dynamics`, :func:`mass_matrix`,
@@ -33,7 +34,7 @@
   loops, or implicit loops; whether q lies on a manifold); a function an engine lacks refuses in one line
   (:func:`robodyn.model.structure.refuse`: ``"solo: floating base: robodyn.numeric.tip_load is not handled yet"``).
 
-The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + load, armature in M.
+The split follows :class:`robodyn.Equations`: tau = M qdd + h + G + damping + spring + load, armature in M.
 A robot with free symbols needs ``params={"m1": 1.0, ...}`` (keys str or sympy Symbol); otherwise a
 :class:`~robodyn.errors.ModelError` names the missing symbols. The compiled arrays are cached per
 (robot, params); :func:`compile_model` returns them for reuse in hot loops.
@@ -65,6 +66,7 @@ from robodyn.numeric.floating_derivatives import (
     inverse_dynamics_derivatives,
 )
 from robodyn.numeric.model import NumericModel, compile_model
+from robodyn.numeric.springs import spring, spring_energy
 
 __all__ = [
     "NumericModel",
@@ -88,5 +90,7 @@ __all__ = [
     "inverse_dynamics",
     "inverse_dynamics_derivatives",
     "mass_matrix",
+    "spring",
+    "spring_energy",
     "tip_load",
 ]

@@ -29,7 +29,7 @@ joint frame origin); the recursions run on spatial vectors in the world frame (F
 form, 6-vectors (linear, angular) about the world origin), the base as joint 0 with its six columns:
 
 - :func:`inverse_dynamics`: Newton-Euler (velocities and accelerations out, body forces back), gravity as the
-  base's acceleration -g, the joints' damping and Coulomb friction and their armature as the numeric engine's;
+  base's acceleration -g, the joints' damping, Coulomb friction, springs and armature as the numeric engine's;
 - :func:`mass_matrix`: the composite-rigid-body algorithm (nv x nv, armature on the joints' diagonal);
 - :func:`forward_dynamics`: M v' = tau - bias by Featherstone's articulated-body algorithm with the free joint at
   the root (the default) or by a Cholesky solve (``method="cholesky"``);
@@ -439,6 +439,28 @@ def _joint_friction(model: FloatingModel, qd: np.ndarray) -> np.ndarray:
     return out
 
 
+def spring_positions(model: FloatingModel, q: np.ndarray) -> np.ndarray:
+    """The tree joints' coordinates (N, n) from the robot's q (N, nq) (a spherical or planar joint's first, which
+    no spring reads)."""
+    assert model.tree is not None
+    q_tree = q[:, model.nqb:]
+    return q_tree[:, model.q_start] if model.multi else couplings.position(model.tree, q_tree)
+
+
+def _joint_spring(model: FloatingModel, q: np.ndarray) -> np.ndarray | float:
+    """The tree joints' springs (N, nc): k (q - q_ref) on each revolute or prismatic joint's column (spherical and
+    planar joints have none); 0 without springs. ``q``: the robot's (N, nq)."""
+    tree = model.tree
+    if tree is None or not np.any(tree.stiffness):
+        return 0.0
+    positions = spring_positions(model, q)
+    out = np.zeros((q.shape[0], model.nv - model.nb))
+    for j, c in enumerate(model.v_start):
+        if tree.stiffness[j] != 0:
+            out[:, c] = tree.stiffness[j] * (positions[:, j] - tree.springref[j])
+    return out
+
+
 def _armature(model: FloatingModel) -> np.ndarray:
     """Per tree column its armature (a spherical or planar joint's on each of its three)."""
     if model.tree is None:
@@ -449,7 +471,7 @@ def _armature(model: FloatingModel) -> np.ndarray:
 def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gravity: bool = True,
           joint_terms: bool = True) -> np.ndarray:
     """(N, 6 + n_tree): the tree's generalised forces (before the couplings' projection); ``gravity=False`` leaves
-    out gravity, ``joint_terms=False`` the joints' friction and armature."""
+    out gravity, ``joint_terms=False`` the joints' friction, springs and armature."""
     w = _world(model, q)
     qd, qdd = _tree_rate(model, v), _tree_rate(model, a)
     N = q.shape[0]
@@ -465,7 +487,7 @@ def _rnea(model: FloatingModel, q: np.ndarray, v: np.ndarray, a: np.ndarray, gra
         F[w.parent[i]] = F[w.parent[i]] + F[i + 1]
     tau[:, :nb] = np.einsum("nki,nk->ni", w.Sb, F[0])
     if joint_terms:
-        tau[:, nb:] += _joint_friction(model, qd) + _armature(model) * qdd
+        tau[:, nb:] += _joint_friction(model, qd) + _joint_spring(model, q) + _armature(model) * qdd
     return tau
 
 
@@ -481,7 +503,7 @@ def _aba(model: FloatingModel, q: np.ndarray, v: np.ndarray, tau: np.ndarray) ->
     IA = w.inertia.copy()
     V_ = np.stack(V, 1)
     pA = _cross_force(V_, _mv(w.inertia, V_))
-    u_joint = tau[:, 6:] - _joint_friction(model, qd)
+    u_joint = tau[:, 6:] - _joint_friction(model, qd) - _joint_spring(model, q)
     armature = _armature(model)
     U, D = np.zeros((N, n, 6)), np.zeros((N, n))
     for i in reversed(range(n)):

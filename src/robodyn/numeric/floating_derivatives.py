@@ -31,7 +31,8 @@ I^c_k and B^c_k carry it. With tau_i = S_i . F_i (the rigid parts of S_i and F_i
                 = S_i . (I^c_j u_j + B^c_j w_j + S_j x* F_j)             (i a strict ancestor of j),
     dtau_i/dv_j = S_i . (I^c_k c_j + B^c_k S_j),  k the deeper of i, j,
 
-and zero across branches; the joints' damping b adds b on dtau/dv's diagonal (Coulomb friction: 0 away from rest).
+and zero across branches; the joints' damping b adds b on dtau/dv's diagonal, a spring's stiffness k adds k on
+dtau/dq's (Coulomb friction: 0 away from rest).
 """
 
 from __future__ import annotations
@@ -166,6 +167,7 @@ def _tree_derivatives(model: fl.FloatingModel, q: np.ndarray, v: np.ndarray, a: 
     joints = np.arange(6, 6 + model.n)
     if model.tree is not None:
         dv[:, joints, joints] += model.tree.damping
+        dq[:, joints, joints] += model.tree.stiffness  # the springs k (q - q_ref)
         M[:, joints, joints] += fl._armature(model)
     return dq, dv, M
 
@@ -173,7 +175,8 @@ def _tree_derivatives(model: fl.FloatingModel, q: np.ndarray, v: np.ndarray, a: 
 def inverse_dynamics_derivatives(robot: Manipulator, q: Any, v: Any, a: Any, *, params: Params | None = None
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dtau/dq, dtau/dv, dtau/da = M), each (nv, nv) or (N, nv, nv), [..., i, j] = d tau_i / d x_j, d/dq along the
-    tangent space (``pinocchio.computeRNEADerivatives``, plus the joints' damping on dtau/dv and armature in M)."""
+    tangent space (``pinocchio.computeRNEADerivatives``, plus the joints' damping on dtau/dv, their springs'
+    stiffness on dtau/dq and armature in M)."""
     model = _model(robot, params)
     single, q_, (v_, a_) = fl._states(model, q, v, a)
     return tuple(fl._shaped(single, fl._project_matrix(model, x))  # type: ignore[return-value]

@@ -52,8 +52,9 @@ class NumericModel:
     to theta for R, to d for P), the placement K_i as rotation ``E[i]`` (3x3) and translation ``p[i]``,
     ``parent[i]`` the link it hangs on (-1 the base; i - 1 on a chain),
     the inertia of every body moving with link i in joint frame i as ``mass[i]``, ``first_moment[i]``
-    (m c) and ``inertia_origin[i]`` (about the joint frame origin), ``damping[i]``, ``armature[i]`` and the Coulomb
-    friction's (odd, even) parts ``coulomb[i]`` (:attr:`~robodyn.model.manipulator.Link.coulomb_parts`).
+    (m c) and ``inertia_origin[i]`` (about the joint frame origin), ``damping[i]``, ``armature[i]``, the Coulomb
+    friction's (odd, even) parts ``coulomb[i]`` (:attr:`~robodyn.model.manipulator.Link.coulomb_parts`) and the
+    joint spring's ``stiffness[i]`` and ``springref[i]`` (tau_i gets stiffness (q_i - springref)).
     ``gravity`` is the acceleration of gravity in the base frame; ``tip_force``/``tip_moment`` the load
     the last link exerts on the environment, moved to joint frame n-1 (moment about its origin).
     """
@@ -70,6 +71,8 @@ class NumericModel:
     damping: np.ndarray
     armature: np.ndarray
     coulomb: np.ndarray
+    stiffness: np.ndarray
+    springref: np.ndarray
     gravity: np.ndarray
     tip_force: np.ndarray
     tip_moment: np.ndarray
@@ -159,7 +162,8 @@ def arm_data(model: NumericModel) -> ArmData:
     inertials = tuple(
         Inertial(J=_floats(_denoised(model.inertia_origin[i])), MS=_floats(_denoised(model.first_moment[i])),
                  M=float(model.mass[i]), damping=float(model.damping[i]), armature=float(model.armature[i]),
-                 coulomb=(float(model.coulomb[i][0]), float(model.coulomb[i][1])))
+                 coulomb=(float(model.coulomb[i][0]), float(model.coulomb[i][1])),
+                 stiffness=float(model.stiffness[i]), springref=float(model.springref[i]))
         for i in range(model.n)
     )
     return ArmData(joints=joints, inertials=inertials, parents=tuple(model.parent),
@@ -243,6 +247,8 @@ def build(robot: Manipulator, params: Params | None = None, *, check_bodies: boo
         damping=array((b.damping for b in bodies), ()),
         armature=array((b.armature for b in bodies), ()),
         coulomb=array((x for b in bodies for x in b.coulomb), (2,)),
+        stiffness=array((b.stiffness for b in bodies), ()),
+        springref=array((b.springref for b in bodies), ()),
         gravity=floats.array(arm.gravity, (3,)),
         tip_force=floats.array(arm.tip_force, (3,)),
         tip_moment=floats.array(arm.tip_moment, (3,)),

@@ -206,8 +206,8 @@ def count_operations(robot: Manipulator) -> OpCount:
     qdd = [ops.leaf(f"qdd{i}") for i in range(1, n + 1)]
     with warnings.catch_warnings():  # the model's own warnings were given when it was loaded
         warnings.simplefilter("ignore")
-        bare = robot.replace(links=tuple(link.replace(damping=0, armature=0, coulomb=0) for link in robot.links),
-                             payload=None)
+        bare = robot.replace(links=tuple(link.replace(damping=0, armature=0, coulomb=0, stiffness=0)
+                                         for link in robot.links), payload=None)
     gravity = [ops.number(x) for x in robot.gravity]
     with ops.stage("conversion"):
         tau = joint_torques(bare, q, qd, qdd, gravity, (0, 0, 0), (0, 0, 0), ops)

@@ -35,8 +35,9 @@ DERIVATIVES = ("dtau_dq", "dtau_dqd", "dqdd_dq", "dqdd_dqd", "dqdd_dtau")
 #: The derivatives built (and generated, and counted) together: those of the inverse and of the forward dynamics.
 DERIVATIVE_GROUPS: dict[str, tuple[str, ...]] = {"dtau": DERIVATIVES[:2], "dqdd": DERIVATIVES[2:]}
 
-#: What :func:`robodyn.program.build` can produce: the parts of tau = M qdd + h + G + damping + load,
-#: ``bias`` = tau at qdd = 0 (h + G + damping + load), ``forward`` = qdd = M^-1 (tau - bias),
+#: What :func:`robodyn.program.build` can produce: the parts of tau = M qdd + h + G + damping + spring + load,
+#: ``bias`` = tau at qdd = 0 (h + G + damping + spring + load; the joint springs in tau and bias, not in h or G),
+#: ``forward`` = qdd = M^-1 (tau - bias),
 #: ``elements``: Burdick's distinct M_ij, c_ijj, b_ijk, g_i (one output each, named M12, c211, ...), and the
 #: derivatives :data:`DERIVATIVES` (dtau_dq, dtau_dqd, dqdd_dq, dqdd_dqd, dqdd_dtau), and for a floating base the
 #: centroidal outputs :data:`CENTROIDAL_OUTPUTS`.

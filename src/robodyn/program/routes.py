@@ -34,6 +34,7 @@ import symengine as se
 import sympy
 
 from robodyn.algebra import SeExpr, ShapeMemo, canonical, to_se
+from robodyn.equations import BIAS_PARTS, sum_parts
 from robodyn.formulations import derive
 from robodyn.formulations import emdeg as burdick
 from robodyn.model.dh import modified, right_angled
@@ -180,7 +181,8 @@ def recursive_part(ctx: Context, ops: Builder, name: str, bias: Sequence[Any] | 
 def base_link_parameters(base: Any, ops: Builder) -> list[Inertial]:
     """Each link's J, MS, M, armature and damping with the base parameter b_k, as a symbol, in the place of
     the standard parameter whose column it carries (``base.indices``) and 0 elsewhere: the recursion then
-    computes Y_b b exactly (the other columns' parameters are grouped into these or have no effect)."""
+    computes Y_b b exactly (the other columns' parameters are grouped into these or have no effect); the joint
+    springs, known torques, are the robot's."""
     if base.coulomb:
         raise ValueError("the base-parameter program has no Coulomb friction: use base_parameters(coulomb=False)")
     per = per_link(False)
@@ -191,14 +193,22 @@ def base_link_parameters(base: Any, ops: Builder) -> list[Inertial]:
     MX, M = INERTIAL.index("MX"), INERTIAL.index("M")
     IA, FV = len(INERTIAL), len(INERTIAL) + 1  # the joint parameters follow the ten inertial ones
     out = []
-    for e in entries:
+    for e, link in zip(entries, base.frames.links, strict=True):
         J = [[ops.value(0)] * 3 for _ in range(3)]
         for column, (r, c) in enumerate(TENSOR_INDEX):
             J[r][c] = J[c][r] = e[column]
         # cast: 3x3 and 3 entries, which tuple() does not tell the checker
         out.append(Inertial(J=cast(Mat, tuple(map(tuple, J))), MS=cast(Vec, tuple(e[MX : MX + 3])), M=e[M],
-                            armature=e[IA], damping=e[FV]))
+                            armature=e[IA], damping=e[FV], **_spring_scalars(link, ops)))
     return out
+
+
+def _spring_scalars(link: Any, ops: Builder) -> dict[str, Any]:
+    """A link's spring (a known torque, no base parameter) as the builder's scalars; none where it has none."""
+    if link.stiffness == 0:
+        return {}
+    springref = 0 if link.springref == 0 else ops.value(link.springref)
+    return {"stiffness": ops.value(link.stiffness), "springref": springref}
 
 
 def _entries(matrix: se.DenseMatrix) -> list[SeExpr]:
@@ -494,7 +504,7 @@ def term_estimate(ctx: Context, name: str) -> int:
     eqs = ctx.equations
     memo: dict[int, int] = {}
     total = 0
-    for part in ("h", "G", "damping", "load") if name == "bias" else (name,):
+    for part in BIAS_PARTS if name == "bias" else (name,):
         matrix = eqs.raw(part)
         for i in range(matrix.rows):
             for j in range(i if part == "M" else 0, matrix.cols):
@@ -638,7 +648,7 @@ def expanded(robot: Manipulator, outputs: Sequence[str] = ("tau",)) -> Program:
                          "dynamics, the derivatives and the frames' kinematics")
     eqs = derive(robot, "newton-euler")
     if "bias" in outputs:
-        eqs._raw["bias"] = eqs.raw("h") + eqs.raw("G") + eqs.raw("damping") + eqs.raw("load")
+        eqs._raw["bias"] = sum_parts(eqs.raw, BIAS_PARTS)
     return from_equations(eqs, outputs)
 
 
@@ -754,7 +764,7 @@ def _preparation(robot: Manipulator, inputs: dict[str, list[se.Symbol]]) -> Any:
 
 
 def _canonical_part(eqs: Any, name: str) -> list[Any]:
-    parts = ("h", "G", "damping", "load") if name == "bias" else (name,)
+    parts = BIAS_PARTS if name == "bias" else (name,)
     total = None
     for part in parts:
         m = eqs.canonical(part)

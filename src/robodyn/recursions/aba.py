@@ -33,9 +33,9 @@ Trans(z, d + q) for a prismatic one), and motions, forces and inertias go throug
 so that every zero and one of the geometry folds on the scalars that fold.
 
 The joint terms act as in the inverse dynamics tau = M qdd + h + G + b qd + load: the armature adds to M_ii
-only, so D_i = S_i^T U_i + armature_i; the viscous damping b_i qd_i is taken from tau_i in u_i. With a zero
-armature, Ia S_i = 0 exactly (the row and column of Ia along S_i vanish), which is used; with an armature it
-does not hold and the whole of Ia is computed.
+only, so D_i = S_i^T U_i + armature_i; the viscous damping b_i qd_i and the spring k_i (q_i - q_ref,i) are
+taken from tau_i in u_i. With a zero armature, Ia S_i = 0 exactly (the row and column of Ia along S_i vanish),
+which is used; with an armature it does not hold and the whole of Ia is computed.
 
 Written against the scalar interface of :mod:`robodyn.recursions.kane` (``number``, ``cos_sin``, ``stage``)
 plus one division, ``reciprocal`` (1 / D_i, once per joint): see :class:`ArticulatedOps`. The literal 0 and 1
@@ -53,7 +53,15 @@ import sympy
 
 from robodyn.errors import DerivationError
 from robodyn.model.spatial import rot_z_rows
-from robodyn.recursions.arm import ArmData, JointData, coulomb_scalars, inertials, joint_friction, literal_zero
+from robodyn.recursions.arm import (
+    ArmData,
+    JointData,
+    coulomb_scalars,
+    inertials,
+    joint_friction,
+    joint_spring,
+    literal_zero,
+)
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, vadd, vscale
 
@@ -436,6 +444,9 @@ def _articulated_body(arm: ArmData, q: Sequence[Scalar], qd: Sequence[Scalar], t
             force = _six(pA[i])[axis]
             b = 0 if _zero(body.damping) else ops.number(body.damping)
             friction = joint_friction(ops, b, coulomb_scalars(ops, body.coulomb), qd[i])
+            if not _zero(body.stiffness):
+                springref = 0 if _zero(body.springref) else ops.number(body.springref)
+                friction = friction + joint_spring(ops.number(body.stiffness), springref, q[i])
             u[i] = tau[i] - force if literal_zero(friction) else tau[i] - friction - force  # line 13
             D_inv[i] = ops.reciprocal(D[i])
             lam = parent[i] if parent[i] >= 0 or root is None else n  # (n: the floating base)

@@ -54,8 +54,9 @@ class JointData:
 @dataclass(frozen=True)
 class Inertial:
     """Khalil's standard parameters of one link about its frame origin: J (3x3), MS, M, and the joint's
-    viscous damping, armature and Coulomb friction as (odd, even) parts (``Link.coulomb_parts``) (model numbers
-    in :class:`ArmData`, scalars in the recursions, an absent Coulomb part the literal 0)."""
+    viscous damping, armature, Coulomb friction as (odd, even) parts (``Link.coulomb_parts``) and spring (stiffness
+    k and springref q_ref: :func:`joint_spring`) (model numbers in :class:`ArmData`, scalars in the recursions, an
+    absent Coulomb part the literal 0)."""
 
     J: Mat
     MS: Vec
@@ -63,6 +64,8 @@ class Inertial:
     damping: Any = 0
     armature: Any = 0
     coulomb: tuple[Any, Any] = (0, 0)
+    stiffness: Any = 0
+    springref: Any = 0
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,8 @@ def _link_inertial(robot: Manipulator, j: int) -> Inertial:
     J, MS, M = body_parameters(robot, j)  # parallel axes, payload included
     link = robot.links[j]
     return Inertial(J=tuple(map(tuple, J)), MS=tuple(MS), M=M, damping=link.damping,  # type: ignore[arg-type]
-                    armature=link.armature, coulomb=link.coulomb_parts)
+                    armature=link.armature, coulomb=link.coulomb_parts, stiffness=link.stiffness,
+                    springref=link.springref)
 
 
 # -- as scalars of an ops -----------------------------------------------------------------------
@@ -277,6 +281,8 @@ def inertials(arm: ArmData, ops: ScalarOps) -> list[Inertial]:
             damping=ops.number(p.damping),
             armature=ops.number(p.armature),
             coulomb=coulomb_scalars(ops, p.coulomb),
+            stiffness=0 if p.stiffness == 0 else ops.number(p.stiffness),
+            springref=0 if p.springref == 0 else ops.number(p.springref),
         )
         for p in arm.inertials
     ]
@@ -285,6 +291,23 @@ def inertials(arm: ArmData, ops: ScalarOps) -> list[Inertial]:
 def coulomb_scalars(ops: ScalarOps, parts: tuple[Any, Any]) -> tuple[Scalar, Scalar]:
     """The (odd, even) Coulomb parts (model numbers) as scalars of ``ops``, a zero part the literal 0."""
     return tuple(0 if x == 0 else ops.number(x) for x in parts)  # type: ignore[return-value]
+
+
+def joint_spring(stiffness: Scalar, springref: Scalar, q: Scalar) -> Scalar:
+    """The joint spring's torque (force) k (q - q_ref), k the ``stiffness`` and q_ref the ``springref`` (scalars;
+    MuJoCo's passive force is minus this): the literal 0 where k is, so that a joint without a spring adds
+    nothing."""
+    if literal_zero(stiffness):
+        return 0
+    return stiffness * q if literal_zero(springref) else stiffness * (q - springref)
+
+
+def link_spring(ops: ScalarOps, link: Any, q: Scalar) -> Scalar:
+    """A :class:`~robodyn.model.manipulator.Link`'s spring at its coordinate q (:func:`joint_spring`, its model
+    numbers made scalars of ``ops``)."""
+    if link.stiffness == 0:
+        return 0
+    return joint_spring(ops.number(link.stiffness), 0 if link.springref == 0 else ops.number(link.springref), q)
 
 
 def joint_friction(ops: ScalarOps, damping: Scalar, coulomb: tuple[Scalar, Scalar], qd: Scalar) -> Scalar:

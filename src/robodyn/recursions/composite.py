@@ -28,6 +28,7 @@ Written once over the scalar interface of :mod:`robodyn.recursions.scalars` and 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -58,12 +59,10 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial], root: Iner
             yy, mz, m = p.J[1][1], p.MS[2], p.M
             J_moved: Mat = ((yy, 0, 0), (0, yy, 0), (0, 0, 0))
             MS_moved: Vec = (0, 0, mz)
-            rest = Inertial(J=_sub33(p.J, J_moved), MS=(p.MS[0], p.MS[1], 0), M=0, damping=p.damping,
-                            armature=p.armature, coulomb=p.coulomb)
+            rest = dataclasses.replace(p, J=_sub33(p.J, J_moved), MS=(p.MS[0], p.MS[1], 0), M=0)
         else:
             J_moved, MS_moved, m = p.J, ZERO3, 0
-            rest = Inertial(J=((0,) * 3,) * 3, MS=p.MS, M=p.M, damping=p.damping, armature=p.armature,
-                            coulomb=p.coulomb)
+            rest = dataclasses.replace(p, J=((0,) * 3,) * 3)
         out[j] = rest
         lam = arm.parents[j]
         if lam < 0:
@@ -72,13 +71,11 @@ def grouped(arm: ArmData, ops: ScalarOps, parameters: list[Inertial], root: Iner
             lam = arm.n  # (the floating base, last)
         J, MS = carry(fixed_joint(data, ops), m, J_moved, MS_moved)
         parent = out[lam]
-        out[lam] = Inertial(
+        out[lam] = dataclasses.replace(
+            parent,
             J=tuple(tuple(parent.J[a][b] + J[a][b] for b in range(3)) for a in range(3)),  # type: ignore[arg-type]
             MS=vadd(parent.MS, MS),
             M=parent.M + m,
-            damping=parent.damping,
-            armature=parent.armature,
-            coulomb=parent.coulomb,
         )
     return out
 

@@ -52,7 +52,7 @@ import sympy
 from robodyn.errors import DerivationError
 from robodyn.model.dh import modified
 from robodyn.model.manipulator import Manipulator
-from robodyn.recursions.arm import coulomb_scalars, joint_data, joint_friction
+from robodyn.recursions.arm import coulomb_scalars, joint_data, joint_friction, link_spring
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd, vneg, vscale, vsub
 
@@ -332,12 +332,15 @@ def joint_torques(
     tip_moment: Sequence[Scalar],
     ops: ScalarOps,
     progress: Progress | None = None,
+    spring: bool = True,
 ) -> list[Scalar]:
-    """tau_i of the three stages plus damping b_i qd_i and armature qdd_i, on any scalar type."""
+    """tau_i of the three stages plus damping b_i qd_i, armature qdd_i and, with ``spring``, the joint spring
+    k_i (q_i - q_ref,i), on any scalar type."""
     arm = to_angeles(robot, q, qd, qdd, gravity, tip_force, tip_moment, ops)
     tau = three_stages(arm, ops, progress)
     return [
         t + joint_friction(ops, ops.number(link.damping), coulomb_scalars(ops, link.coulomb_parts), qd[i])
         + ops.number(link.armature) * qdd[i]
+        + (link_spring(ops, link, q[i]) if spring else 0)
         for i, (t, link) in enumerate(zip(tau, robot.links, strict=True))
     ]

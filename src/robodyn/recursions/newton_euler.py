@@ -17,7 +17,7 @@ mass-centre offsets out of the run-time recursion:
     backward, j = n..1:
       f_j = F_j + R_{j+1} f_{j+1}
       n_j = N_j + R_{j+1} n_{j+1} + P_{j+1} x (R_{j+1} f_{j+1})
-      tau_j = n_j . z (revolute) or f_j . z (prismatic) + damping qd_j + armature qdd_j
+      tau_j = n_j . z (revolute) or f_j . z (prismatic) + damping qd_j + armature qdd_j + k_j (q_j - q_ref,j)
 
 (Khalil and Kleinfinger 1987; Khalil and Dombre, Modeling, Identification and Control of Robots, eq. 9.88-9.94),
 with vd_0 = -gravity (the base accelerating upwards) and the tip load as f_{n+1}, n_{n+1}. On a kinematic tree
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from robodyn.recursions.arm import ArmData, Inertial, Joint, joint_friction, joints
+from robodyn.recursions.arm import ArmData, Inertial, Joint, joint_friction, joint_spring, joints
 from robodyn.recursions.composite import carry_wrench, floating_parameters, link_parameters
 from robodyn.recursions.scalars import ScalarOps
 from robodyn.recursions.vec3 import ZERO3, Mat, Scalar, Vec, cross, matvec, vadd, vscale
@@ -145,9 +145,11 @@ def inverse_dynamics(
     group: bool = True,
     parameters: Sequence[Inertial] | None = None,
     progress: Progress = None,
+    spring: bool = True,
 ) -> list[Scalar]:
     """tau by the customised recursion (module docstring) at the state q, qd, qdd (scalars of ``ops``; None
-    stands for zero). ``friction`` adds the joint friction (damping qd, Coulomb) and armature qdd; ``group``
+    stands for zero). ``friction`` adds the joint friction (damping qd, Coulomb), armature qdd and, with
+    ``spring``, the joint spring k (q - q_ref) (:func:`joint_terms`); ``group``
     regroups the parameters first (:func:`~robodyn.recursions.composite.grouped`); ``parameters`` (scalars), if
     given, are the links' parameters to use instead of the arm's (e.g. the base parameters as symbols);
     ``progress`` is told after each link of each pass."""
@@ -160,9 +162,17 @@ def inverse_dynamics(
     total = backward(geo, arm.parents, wrenches, tip if tip_load else None, progress)
     tau = [joint_force(jt, w) for jt, w in zip(geo, total, strict=True)]
     if friction:
-        tau = [t + joint_friction(ops, p.damping, p.coulomb, jt.qd) + p.armature * jt.qdd
-               for t, p, jt in zip(tau, par, geo, strict=True)]
+        tau = joint_terms(ops, tau, par, geo, q, spring)
     return tau
+
+
+def joint_terms(ops: ScalarOps, tau: Sequence[Scalar], par: Sequence[Inertial], geo: Sequence[Joint],
+                q: Sequence[Scalar], spring: bool = True) -> list[Scalar]:
+    """tau plus each joint's friction (damping qd, Coulomb), armature qdd and, with ``spring``, its spring
+    k (q - q_ref) (:func:`~robodyn.recursions.arm.joint_spring`; the literal 0 where k is)."""
+    return [t + joint_friction(ops, p.damping, p.coulomb, jt.qd) + p.armature * jt.qdd
+            + (joint_spring(p.stiffness, p.springref, q_j) if spring else 0)
+            for t, p, jt, q_j in zip(tau, par, geo, q, strict=True)]
 
 
 def floating_inverse_dynamics(
@@ -198,6 +208,5 @@ def floating_inverse_dynamics(
             f, n = vadd(f, carried[0]), vadd(n, carried[1])
     tau = [joint_force(jt, w) for jt, w in zip(geo, total, strict=True)]
     if friction:
-        tau = [t + joint_friction(ops, p.damping, p.coulomb, jt.qd) + p.armature * jt.qdd
-               for t, p, jt in zip(tau, par, geo, strict=True)]
+        tau = joint_terms(ops, tau, par, geo, q)
     return [*f, *n, *tau]

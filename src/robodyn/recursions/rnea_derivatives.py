@@ -24,7 +24,8 @@ rigid part S_k x* F_j cancels against dS_j/dq_k . F_j, and
     delta_k = S_k x* F_k - B_k psi_k - I_k chi_k
 
 (S_j = (a, b), psi_k,w the angular part of psi_k; composites of the subtree of j, resp. k), plus the joint damping
-on dtau/dqd's diagonal (Coulomb friction has no slope there, as in forward mode; the armature, no q or qd).
+on dtau/dqd's diagonal and the joint stiffness k on dtau/dq's (Coulomb friction has no slope there, as in forward
+mode; the armature, no q or qd).
 Per pair 6 to 9 multiplications, where forward mode (:mod:`robodyn.recursions.forward_mode`) carries a
 direction through a whole step of both recursions; per link a few hundred (the pose in the base frame, the
 inertia about the origin). The routes choose by count (:func:`robodyn.program.routes.derivative_outputs`).
@@ -226,6 +227,8 @@ def id_jacobians(arm: ArmData, ops: ScalarOps, q: Sequence[Scalar], qd: Sequence
                         out["q"][k][j] = _pair(axes[k], delta[j])
             if "qd" in directions and not _is_zero(par[j].damping):
                 out["qd"][j][j] = out["qd"][j][j] + par[j].damping
+            if "q" in directions and not _is_zero(par[j].stiffness):  # the spring k (q - q_ref)
+                out["q"][j][j] = out["q"][j][j] + par[j].stiffness
     if base_body is None:
         return out
     with ops.stage("ID derivatives: the floating base's rows and columns"):

@@ -327,14 +327,18 @@ def _inertia_math(inertia: Any) -> str:
 
 
 def _inertia_section(robot: Manipulator) -> str:
+    springs = any(link.has_spring for link in robot.links)  # (their columns only where a joint has one)
     rows = []
     for i, link in enumerate(robot.links):
         rows.append([str(i + 1), math(link.mass), _vector_math(link.com), _inertia_math(link.inertia),
-                     math(link.damping), math(link.armature)])
+                     math(link.damping), math(link.armature)]
+                    + ([math(link.stiffness), math(link.springref)] if springs else []))
     if robot.payload is not None:
         p = robot.payload
-        rows.append(["payload", math(p.mass), _vector_math(p.com), _inertia_math(p.inertia), "", ""])
+        rows.append(["payload", math(p.mass), _vector_math(p.com), _inertia_math(p.inertia), "", ""]
+                    + (["", ""] if springs else []))
     headers = ["link", "mass", "centre of mass", "inertia about the centre of mass", "damping", "armature"]
+    headers += ["stiffness", "springref"] if springs else []
     note = f'<p class="note">{html.escape(tables.INERTIA_TEXT)}.</p>'
     return "<h2 id='inertia'>Inertial parameters</h2>" + _table(headers, rows, raw=True) + note
 
@@ -354,6 +358,7 @@ def _equations_section(eqs: Equations) -> str:
     start = time.perf_counter()
     M, h, G = _elements(eqs, "M"), _elements(eqs, "h"), _elements(eqs, "G")
     load = _elements(eqs, "load") if any(x != 0 for x in eqs.raw("load")) else None
+    spring = _elements(eqs, "spring") if any(x != 0 for x in eqs.raw("spring")) else None
     seconds = eqs.total_seconds + time.perf_counter() - start  # the elements' expansion, done here if nested
     body = [
         f'<div class="eq">{EQUATION}</div>',
@@ -370,6 +375,8 @@ def _equations_section(eqs: Equations) -> str:
     ]
     if load is not None:
         body += ["<h3>Tip-load torques</h3>", _shown_elements("L", load, wide)]
+    if spring is not None:  # (added to the right-hand side above: tau also holds K (q - q_ref))
+        body += ["<h3>Joint spring torques K (q - q_ref), also in tau</h3>", _shown_elements("S", spring, wide)]
     form = ("in canonical form (expanded, each sin of degree at most one)" if eqs.expanded else
             f"in {html.escape(eqs.form_note('robodyn derive --expand'))}. Each element below is expanded on its "
             f"own where that takes at most {ELEMENT_BUDGET:,} terms")
@@ -379,7 +386,7 @@ def _equations_section(eqs: Equations) -> str:
         "Floating-point numbers to four digits; float coefficients below 1e-12 of the largest of their part "
         f"dropped as rounding noise; elements of more than {DISPLAY_TERMS} terms are counted, not printed (see "
         "<code>robodyn derive</code>). M includes the armature; B = diag(damping); the last term is the tip "
-        "load.</p>",
+        "load" + ("; the joint springs add K (q - q_ref), K = diag(stiffness)" if spring is not None else "") + ".</p>",
     ]
     return "\n".join(head + body)
 
