@@ -66,15 +66,18 @@ LAYERS: dict[str, int] = {
 APART = [("robodyn.formulations", "robodyn.numeric"), ("robodyn.identification", "robodyn.program")]
 
 #: Third-party packages that may be imported inside a function: optional dependencies (pinocchio, lxml,
-#: matplotlib, jax, casadi, cupy, mujoco, xacro), and scipy's submodules and rich's progress bars
+#: matplotlib, jax, casadi, cupy, mujoco, xacro, Dask's distributed), and scipy's submodules and rich's progress bars
 #: (robodyn.program.progress.on_terminal: 70 ms, drawn only on a terminal during a long build), which take long to
 #: import and serve one function each.
-LAZY_THIRD_PARTY = {"pinocchio", "lxml", "matplotlib", "jax", "casadi", "cupy", "scipy", "mujoco", "xacro", "rich"}
+LAZY_THIRD_PARTY = {"pinocchio", "lxml", "matplotlib", "jax", "casadi", "cupy", "scipy", "mujoco", "xacro", "rich",
+                    "distributed"}
 
 #: Modules allowed to import robodyn modules inside functions, and why. Nothing imports ``robodyn.cli`` (it is
 #: the top of the graph), so its imports on use cannot dodge a cycle: they load a subcommand's modules (scipy for
 #: simulate and linearize, matplotlib for plots) only when it runs, which keeps ``robodyn --help`` quick.
-LAZY_ROBODYN_ALLOWED = {"robodyn.cli": "the command line loads each subcommand's modules (robodyn's, NumPy, rich's "
+LAZY_ROBODYN_ALLOWED = {"robodyn.__main__": "Ctrl-C while the command line is being imported is caught there: the same "
+                                            "one line and exit status 130 as later",
+                        "robodyn.cli": "the command line loads each subcommand's modules (robodyn's, NumPy, rich's "
                                        "progress bars) when it runs, so that --help and list start fast",
                         "robodyn.formats.load": "a robot with implicit loops is checked to assemble by the numeric "
                                                 "engine when read; loading any other robot imports none of it "

@@ -45,6 +45,7 @@ from robodyn.analysis.samples import check_samples as check_samples
 from robodyn.errors import ModelError
 from robodyn.model.files import path_exists, read_text_limited
 from robodyn.model.manipulator import Manipulator
+from robodyn.numeric import closed_chains
 
 #: Angeles, Ma and Rojas' example 1 (their sec. 7.1): B = 2 pi / 10 rad/s, t in [0, 10] s.
 ANGELES1_B = 2 * math.pi / 10
@@ -118,8 +119,6 @@ def _closing(robot: Manipulator, A: np.ndarray, duration: float, samples: int) -
     closes its loops), the amplitudes A halved until the loops close at every sample (Newton's method from the
     reference, as the numeric calls solve them), down to :data:`SMALLEST_SCALE` of A; a robot whose parameters are
     still symbols is not tried (its loops' geometry is unknown): the reference and A."""
-    from robodyn.numeric import closed_chains
-
     scale = 1.0
     while True:
         trajectory = angeles_family(np.zeros(len(A)), scale * A, ANGELES1_B, duration, samples, name="angeles1")
