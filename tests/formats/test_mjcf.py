@@ -107,8 +107,8 @@ def _against_mujoco(robot: rd.Manipulator, path: Path, seed: int = 0) -> float:
         rne = np.zeros(model.nv)
         mujoco.mj_rne(model, data, 1, rne)
         assert np.allclose(-data.qfrc_damper[dofs], damping * qd, rtol=0, atol=1e-15)  # the sign: robodyn's + b qd
-        assert np.array_equal(data.qfrc_passive[dofs], data.qfrc_damper[dofs])  # no springs, gravcomp or fluid
-        # on the robot (refused; a prop's left out)
+        # no gravcomp or fluid on the robot (refused; a prop's left out): springs and dampers only
+        assert np.array_equal(data.qfrc_passive[dofs], data.qfrc_damper[dofs] + data.qfrc_spring[dofs])
         coulomb = friction * np.sign(qd)
         tau_mj = rne[dofs] + armature * qdd - data.qfrc_passive[dofs] + coulomb
         M_mj = np.zeros((model.nv, model.nv))
@@ -380,11 +380,19 @@ def test_a_legged_robot_with_a_free_joint_is_its_urdf_on_a_floating_base(relativ
     assert _relative(numeric.inverse_dynamics(robot, q, v, a), numeric.inverse_dynamics(from_urdf, q, v, a)) < 1e-5
 
 
-def test_ball_joint_spring_and_connect_are_refused(tmp_path: Path) -> None:
+def test_hinge_and_slide_springs_are_read_ball_springs_and_connect_refused(tmp_path: Path) -> None:
+    """A hinge's and a slide's stiffness and springref are the links' springs (MuJoCo's passive force, springref
+    in degrees as the file's angles, ref offsets), agreeing with MuJoCo; a ball joint's spring is refused."""
     _refused(_mjcf(tmp_path, f'<body><joint name="b" type="ball" stiffness="1"/>{LINK}</body>'),
-             "joint stiffness 'b'")  # (a ball joint reads: tests/numeric/test_spherical.py)
-    _refused(_mjcf(tmp_path, f'<body><joint name="s" stiffness="3"/>{LINK}</body>', name="s.xml"),
-             "joint stiffness 's'")
+             "ball joint stiffness 'b'")  # (a ball joint reads: tests/numeric/test_spherical.py)
+    springs = (f'<body pos="0 0 1"><joint name="s" axis="0 1 1" stiffness="3" springref="20" ref="5"/>{LINK}'
+               f'<body pos="0.5 0 0"><joint name="p" type="slide" axis="1 0 0" stiffness="40" springref="0.1" '
+               f'damping="0.2"/>{LINK}</body></body>')
+    path = _mjcf(tmp_path, springs, name="s.xml")
+    robot = _read(path)
+    assert [float(link.stiffness) for link in robot.links] == [3.0, 40.0]
+    assert abs(float(robot.links[0].springref) - np.radians(20)) < 1e-15
+    assert _against_mujoco(robot, path) < TOL
     two = f'<body name="a"><joint name="j1"/>{LINK}<body name="b" pos="1 0 0"><joint name="j2"/>{LINK}</body></body>'
     _refused(_mjcf(tmp_path, two, '<equality><connect name="loop" body1="a" body2="b" anchor="0 0 0"/></equality>',
                    name="c.xml"), "connect equality 'loop' (not read yet)")

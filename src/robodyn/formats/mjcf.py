@@ -75,10 +75,11 @@ its props are left out all the same). Damping or armature on a free joint's degr
 counterpart and is refused.
 
 Refused, all at once in one line naming the file and per refused attribute the joints or bodies that have it (the
-first two of each and how many more: ``not modelled by robodyn: joint stiffness 'hip', 'knee' and 19 more; body
-gravcomp 'hand'``): a ball joint whose three dofs differ in damping or armature; damping or armature on a free
-joint; joint springs (``stiffness``), gravity compensation (``gravcomp``), tendon springs, damping or friction,
-which are passive forces robodyn does not model yet; fluid forces and frictionloss as their options say;
+first two of each and how many more: ``not modelled by robodyn: body gravcomp 'hand', 'torso' and 19 more``): a
+ball joint whose three dofs differ in damping or armature; damping or armature on a free joint; a ball or free
+joint's spring (a hinge's or slide's ``stiffness`` and ``springref`` are the link's spring, k (q - springref)),
+gravity compensation (``gravcomp``), tendon springs, damping or friction, which are passive forces robodyn does
+not model yet; fluid forces and frictionloss as their options say;
 ``connect``, ``weld``, ``tendon`` and ``flex`` equalities and joint equalities that are not couplings (a
 ``connect`` or ``weld`` to a mocap body, a handle MuJoCo moves from outside to drag the robot, is a controller, as
 an actuator: left out with one note). A file
@@ -523,8 +524,8 @@ def _check_passive(model: Any, robot: _Robot, problems: _Problems, frictionloss:
                 problems.add(f"tendon {field.split('_', 1)[1]}", _quoted(model, "tendon", int(t)))
     dropped = []
     for j in _moving(model, list(robot.bodies)) + _free_joints(model, robot):
-        if np.any(np.asarray(model.jnt_stiffness[j]) != 0):
-            problems.add("joint stiffness", _joint(model, j))
+        if int(model.jnt_type[j]) in (_BALL, _FREE) and np.any(np.asarray(model.jnt_stiffness[j]) != 0):
+            problems.add(f"{'ball' if int(model.jnt_type[j]) == _BALL else 'free'} joint stiffness", _joint(model, j))
         start, kind = int(model.jnt_dofadr[j]), int(model.jnt_type[j])
         if not np.any(np.asarray(model.dof_frictionloss[start:start + _DOFS[kind]]) != 0):
             continue
@@ -676,7 +677,11 @@ def _frames(model: Any, snap: bool, free: int | None,
             records.append({"name": _name(model, "joint", j) or f"joint{j}", "prismatic": bool(model.jnt_type[j]
                             == _SLIDE), "spherical": bool(ball), "axis": axis, "parent": link, "origin": origin,
                             "where": _where_joint(model, j),
-                            "damping": float(model.dof_damping[dof]), "armature": float(model.dof_armature[dof])})
+                            "damping": float(model.dof_damping[dof]), "armature": float(model.dof_armature[dof]),
+                            # a hinge's or slide's spring, k (q - springref): MuJoCo's qpos_spring is in qpos, which
+                            # is robodyn's q (its springref in degrees where the file's angles are)
+                            "stiffness": 0.0 if ball else float(model.jnt_stiffness[j]),
+                            "springref": 0.0 if ball else float(model.qpos_spring[model.jnt_qposadr[j]])})
             bodies.append(Body())
             link = len(records) - 1
         where_of[b] = (link, C)
