@@ -1,7 +1,8 @@
 """Simulations of robots as users bring them (issue 43, point 5). One that stops part of the way keeps what it
-integrated: the SimulationError's
-``result`` is the trajectory up to the last step the integrator took, the same numbers as an integration that ends
-there, and the one-line message still names the time (and the state, where it is no longer finite)."""
+integrated: the SimulationError's ``result`` is the trajectory up to the last step the integrator took, the same
+numbers as an integration that ends there, and the one-line message still names the time (and the state, where it
+is no longer finite). Coulomb friction (read from URDF and MJCF files now) is integrated regularised, so that a
+joint that stops does not stall the integrator."""
 
 from __future__ import annotations
 
