@@ -108,7 +108,8 @@ def test_errors_name_the_macro_or_the_package(tmp_path: Path) -> None:
     argument = _refusal(tmp_path, f'{HEADER}<link name="$(arg side)"/></robot>')
     assert "Undefined substitution argument side" in argument
     include = _refusal(tmp_path, f'{HEADER}<xacro:include filename="missing.xacro"/></robot>')
-    assert f"include {tmp_path / 'missing.xacro'}: cannot read the file" in include
+    assert "include /" in include and "missing.xacro" in include and "cannot read the file" in include  # (a long
+    # temporary path is cut in the middle of the line)
 
 
 def test_hostile_xacro_is_refused_before_expansion(tmp_path: Path) -> None:
@@ -117,7 +118,7 @@ def test_hostile_xacro_is_refused_before_expansion(tmp_path: Path) -> None:
     if hasattr(os, "mkfifo"):  # an include that is a FIFO is refused, not opened (it would block)
         os.mkfifo(tmp_path / "fifo.xacro")
         fifo = _refusal(tmp_path, f'{HEADER}<xacro:include filename="fifo.xacro"/></robot>')
-        assert f"include {tmp_path / 'fifo.xacro'}: is a FIFO, not a regular file" in fifo
+        assert "fifo.xacro" in fifo and "is a FIFO, not a regular file" in fifo
     looping = _refusal(tmp_path, f'{HEADER}<xacro:macro name="m"><xacro:m/></xacro:macro><xacro:m/></robot>')
     assert "nested too deeply" in looping or "recursion" in looping.lower()
     with pytest.raises(rd.ModelError, match="xacro_args must map argument names"):

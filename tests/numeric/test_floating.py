@@ -108,8 +108,8 @@ def test_against_pinocchio(name: str) -> None:
 @pytest.mark.parametrize("name", [SOLO12, "talos_data/robots/talos_reduced.urdf"], ids=["solo12", "talos"])
 def test_bias_coriolis_gravity(name: str) -> None:
     """numeric.bias_forces, coriolis, gravity and friction of a floating robot: Pinocchio's nonLinearEffects (plus the
-    joints' damping b v), computeGeneralizedGravity, their difference, the model's damping, and inverse dynamics at
-    zero acceleration."""
+    joints' damping b v and Coulomb friction f sign(v), read from the URDF by both), computeGeneralizedGravity, their
+    difference, the model's damping and friction, and inverse dynamics at zero acceleration."""
     robot = _load(name)
     model = pin.buildModelFromUrdf(str(_path(name)), pin.JointModelFreeFlyer())
     data = model.createData()
@@ -121,13 +121,14 @@ def test_bias_coriolis_gravity(name: str) -> None:
     assert bias.shape == h.shape == G.shape == (N, robot.nv)
     for k in range(N):
         qp = _pinocchio_q(model, q[k])
-        damping = np.concatenate([np.zeros(6), model.damping[6:] * v[k, 6:]])
+        damping = np.concatenate([np.zeros(6), model.damping[6:] * v[k, 6:]  # the URDF's damping and friction
+                                  + model.friction[6:] * np.sign(v[k, 6:])])
         nle, gravity = pin.nonLinearEffects(model, data, qp, v[k]), pin.computeGeneralizedGravity(model, data, qp)
         assert _relative(G[k], gravity) < TOLERANCE
         assert _relative(h[k], nle - gravity) < TOLERANCE
         assert _relative(bias[k], nle + damping) < TOLERANCE
         np.testing.assert_array_equal(bias[k], numeric.inverse_dynamics(robot, q[k], v[k], np.zeros(robot.nv)))
-        np.testing.assert_allclose(numeric.friction(robot, v[k]), damping, rtol=0, atol=1e-15)  # the URDF's damping
+        np.testing.assert_allclose(numeric.friction(robot, v[k]), damping, rtol=0, atol=1e-14)
         np.testing.assert_allclose(h[k] + G[k] + damping, bias[k], rtol=0, atol=1e-12 * np.abs(bias[k]).max())
         for one, batch in ((numeric.bias_forces(robot, q[k], v[k]), bias), (numeric.coriolis(robot, q[k], v[k]), h),
                            (numeric.gravity(robot, q[k]), G)):
