@@ -147,7 +147,9 @@ def _found_or_built(robot: Any, spec: ModuleSpec | None, entry: Path, command: l
         built = _build_and_load(robot, spec, entry, command, expected, base, replace, times)
     if sum(times.values()) > DELAY and sys.stderr is not None and sys.stderr.isatty():
         tool = Path(command[0]).name if RECORDS[expected.backend].compiled else expected.backend
-        print(f"robodyn: compiled {len(built.routines)} routines of {robot.name} in {sum(times.values()):.1f} s "
+        count = len(built.routines)
+        print(f"robodyn: compiled {count} routine{'' if count == 1 else 's'} of {robot.name} in "
+              f"{sum(times.values()):.1f} s "
               f"(programs {times['programs']:.1f} s, {tool} {times['build']:.1f} s), cached in {entry}",
               file=sys.stderr)
     return built
