@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import signal
 import sys
 import threading
@@ -48,10 +47,6 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 MODEL_HELP = ("A built-in robot name (see `robodyn list`), a model file (.yaml, .yml, .json), a URDF or xacro file "
               "(.urdf, .xacro: expanded in process, see --xacro-arg) or an MJCF file (.xml, .mjcf).")
-PROGRESS_DELAY = 1.0  # seconds before a progress bar appears
-#: ``lines``: the stages of a long command as plain lines on stderr ("building the program for chain30", then one
-#: line per stage), on a terminal or not; otherwise a bar on a terminal only (nothing where stderr is a file or pipe).
-PROGRESS_ENV = "ROBODYN_PROGRESS"
 
 
 # The choices of the options that name the API's vocabularies are built from the one vocabulary,
@@ -273,49 +268,14 @@ def _guarded(body: Callable[[], int | None]) -> None:
 
 @contextmanager
 def delayed_progress(label: str) -> Iterator[Callable[[str], None]]:
-    """A progress bar on stderr (a terminal) that appears only if the work takes longer than a second; with
-    ``$ROBODYN_PROGRESS=lines``, the label and each stage as a line of their own instead. A stage checks for a
-    lost Ctrl-C (:func:`_stop_if_interrupted`)."""
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    """rd.compile's progress bar (:func:`robodyn.program.progress.on_terminal`) on the command line's stderr: it
+    appears only on a terminal and if the work takes longer than a second; with ``$ROBODYN_PROGRESS=lines``, the
+    label and each stage as a line of their own instead. A stage checks for a lost Ctrl-C
+    (:func:`_stop_if_interrupted`)."""
+    from robodyn.program.progress import on_terminal
 
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
-    task = progress.add_task(_shown(label), total=None)  # rendered as markup: names and paths escaped
-    started = threading.Event()
-    lines = os.environ.get(PROGRESS_ENV) == "lines"
-
-    def start() -> None:
-        started.set()
-        progress.start()
-
-    timer = threading.Timer(PROGRESS_DELAY, start)
-    timer.daemon = True
-    if lines:
-        err.print(bounded(label), markup=False)
-    elif err.is_terminal:
-        timer.start()
-
-    def update(step: str) -> None:
-        _stop_if_interrupted()
-        if lines:
-            err.print(bounded(f"{label}: {step}"), markup=False)
-        progress.update(task, description=_shown(f"{label}: {step}"))
-
-    from robodyn.program.progress import reporting
-
-    try:
-        with reporting(update):  # the program builder's stages ("choosing the route of M", ...) shown
-            yield update
-    finally:
-        timer.cancel()
-        if started.is_set():
-            progress.stop()
+    with on_terminal(label, err, every=_stop_if_interrupted) as update:
+        yield update
 
 
 def _load(model: str, strict: bool, lock: list[str] | None = None, mimic: Mimic = Mimic.couple,

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from robodyn.errors import printable
+from robodyn.errors import bounded, printable
 
 Listener = Callable[[str], None]
 
@@ -40,14 +40,21 @@ def stage(step: str) -> None:
 
 #: Seconds of work before :func:`on_terminal`'s progress bar appears: a quick build shows none.
 DELAY = 1.0
+#: ``$ROBODYN_PROGRESS=lines``: :func:`on_terminal` prints the label and each stage as a line of its own on stderr,
+#: terminal or not, instead of a bar (a log; a test that waits for a build to start reads the first stage line).
+PROGRESS_ENV = "ROBODYN_PROGRESS"
 
 
 @contextmanager
-def on_terminal(label: str, console: Any = None) -> Iterator[Callable[[str], None]]:
+def on_terminal(label: str, console: Any = None,
+                every: Callable[[], None] | None = None) -> Iterator[Callable[[str], None]]:
     """A progress bar on stderr (``console``: a ``rich.console.Console``, by default one on stderr) that appears once
     the block has run :data:`DELAY` seconds: a spinner, ``label: stage`` (the stages told inside the block, by
     :func:`stage` or the update function it yields) and the time elapsed; gone when the block ends. Where the console
-    is not a terminal (a log, a pipe, a notebook's captured stream), nothing is drawn."""
+    is not a terminal (a log, a pipe, a notebook's captured stream), nothing is drawn; with :data:`PROGRESS_ENV` set
+    to ``lines``, the label and each stage are printed as lines instead. ``every()`` runs at each stage (the command
+    line's check for a Ctrl-C a library swallowed)."""
+    import os
     import threading
 
     from rich.console import Console
@@ -58,9 +65,8 @@ def on_terminal(label: str, console: Any = None) -> Iterator[Callable[[str], Non
         return escape(printable(text))
 
     console = console if console is not None else Console(stderr=True)
-    if not console.is_terminal:  # (rich would still end a line there)
-        yield lambda step: None
-        return
+    lines = os.environ.get(PROGRESS_ENV) == "lines"
+    drawn = console.is_terminal and not lines  # (elsewhere rich would still end a line)
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                         console=console, transient=True)
     task = progress.add_task(shown(label), total=None)
@@ -72,9 +78,20 @@ def on_terminal(label: str, console: Any = None) -> Iterator[Callable[[str], Non
 
     timer = threading.Timer(DELAY, start)
     timer.daemon = True
-    timer.start()
+    if lines:
+        console.print(bounded(label), markup=False)
+    elif drawn:
+        timer.start()
+
+    outer = _listener.get()  # (a listener around the block hears the stages too)
 
     def update(step: str) -> None:
+        if every is not None:
+            every()
+        if outer is not None:
+            outer(step)
+        if lines:
+            console.print(bounded(f"{label}: {step}"), markup=False)
         progress.update(task, description=shown(f"{label}: {step}"))
 
     try:
