@@ -10,7 +10,7 @@ import math
 import re
 import unicodedata
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 #: The most characters of one value quoted in a message (a name, a joint type, an expression): a longer one is
@@ -50,6 +50,15 @@ def clip(text: str, limit: int = MAX_QUOTED) -> str:
 _LONG_WORD = re.compile(rf"\S{{{MAX_QUOTED + 1},}}")
 #: A quoted value ('...' or "...", the quote not inside a word: an apostrophe is not one) too long to quote whole.
 _LONG_QUOTED = re.compile(rf"(?<!\w)(?:'[^']{{{MAX_QUOTED - 1},}}'|\"[^\"]{{{MAX_QUOTED - 1},}}\")(?!\w)")
+
+
+def did_you_mean(name: str, candidates: Iterable[str], where: str = "", most: int = 1) -> str:
+    """``"; did you mean 'puma560'?"`` for the closest of ``candidates`` to ``name`` (difflib's ratio at least 0.6;
+    up to ``most`` of them), followed by ``where``; "" when none is close: the hint of every "no such name" line."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(candidates), n=most)
+    return f"; did you mean {', '.join(map(repr, close))}{where}?" if close else ""
 
 
 def bounded(text: str, limit: int = MAX_LINE) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from robodyn import library
-from robodyn.errors import ModelError, ModelWarning
+from robodyn.errors import ModelError, ModelWarning, did_you_mean
 from robodyn.formats.mjcf import read_mjcf, root_element
 from robodyn.formats.model_file import build_located, parse_text, read_model_file
 from robodyn.formats.urdf import read_urdf
@@ -151,7 +151,7 @@ def _kind(model: str | Path) -> _Kind:
         return MODEL_FILE
     raise ModelError(
         f"{text!r} is neither a built-in robot (robodyn list names them) nor a model file path"
-        f"{_did_you_mean(text, library.names()) or _nearby(path)}"
+        f"{did_you_mean(text, library.names()) or _nearby(path)}"
     )
 
 
@@ -166,7 +166,7 @@ def _check_options(kind: _Kind, options: dict[str, Any], text: str) -> None:
         applies = [k.name for k in KINDS if name in k.options()]
         if not applies:
             known = sorted({option for k in KINDS for option in k.options()})
-            raise ModelError(f"rd.load has no option {name!r}{_did_you_mean(name, known)} ({listed})")
+            raise ModelError(f"rd.load has no option {name!r}{did_you_mean(name, known)} ({listed})")
         flag = f" ({FLAGS[name]})" if name in FLAGS else ""
         note = f" ({NOTES[name]})" if name in NOTES and kind in (MODEL_FILE, BUILTIN) else ""
         raise ModelError(f"{name}={flag} applies to {' and '.join(applies)} files only{note}, and {text!r} is "
@@ -175,15 +175,6 @@ def _check_options(kind: _Kind, options: dict[str, Any], text: str) -> None:
 
 #: The most directory entries :func:`_nearby` reads (a huge directory is not listed for a suggestion).
 MAX_LISTED = 2000
-
-
-def _did_you_mean(name: str, candidates: list[str], where: str = "") -> str:
-    """``"; did you mean 'puma560'?"`` for the closest of ``candidates`` to ``name`` (difflib's ratio at least
-    0.6), followed by ``where``; "" when none is close."""
-    import difflib
-
-    close = difflib.get_close_matches(name, candidates, n=1)
-    return f"; did you mean {close[0]!r}{where}?" if close else ""
 
 
 def _nearby(path: Path) -> str:
@@ -201,5 +192,5 @@ def _nearby(path: Path) -> str:
         return ""
     if len(listed) > MAX_LISTED:
         return ""
-    return _did_you_mean(path.name, files, "" if str(directory) == "." else ", in the same directory")
+    return did_you_mean(path.name, files, "" if str(directory) == "." else ", in the same directory")
 

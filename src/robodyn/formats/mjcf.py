@@ -123,7 +123,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from robodyn.errors import ModelError, ModelWarning, clip, printable
+from robodyn.errors import ModelError, ModelWarning, clip, did_you_mean, printable
 from robodyn.formats.frames import Body, JointFrame, manipulator_from_frames
 from robodyn.model.couplings import Coupling
 from robodyn.model.files import atomic_write, check_file_size, file_kind, path_exists, read_limited, shown_path
@@ -440,14 +440,11 @@ def _select(model: Any, shown: str, root: str | None, floating: bool | None) -> 
 
 def _rooted(model: Any, shown: str, root: str) -> _Robot:
     """The subtree of the body named ``root``, placed where its parent is at ``qpos0``."""
-    import difflib
 
     mujoco = _mujoco()
     names = [_name(model, "body", b) for b in range(1, model.nbody)]
     if root not in names:
-        close = difflib.get_close_matches(root, names, n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise ModelError(f"no body named {root!r}{hint}", file=shown, field="root")
+        raise ModelError(f"no body named {root!r}{did_you_mean(root, names, most=3)}", file=shown, field="root")
     top = names.index(root) + 1
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)  # at qpos0

@@ -90,7 +90,6 @@ names (of a tree whose sibling joints are not in name order, in the order read h
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -102,7 +101,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from robodyn.errors import ModelError, ModelWarning, printable
+from robodyn.errors import ModelError, ModelWarning, did_you_mean, printable
 from robodyn.formats.frames import (
     Body,
     JointFrame,
@@ -407,7 +406,7 @@ def _subtree(robot: Any, root: str, shown: str) -> Any:
     loops and transmissions among them; a loop between the subtree and the rest is refused."""
     names = [link.name for link in robot.links]
     if root not in names:
-        raise ModelError(f"root={root!r}: no such link{_did_you_mean(root, names)}", file=shown, field="root")
+        raise ModelError(f"root={root!r}: no such link{did_you_mean(root, names)}", file=shown, field="root")
     children: dict[str, list[Any]] = {}
     for joint in robot.joints:
         children.setdefault(joint.parent, []).append(joint)
@@ -430,12 +429,6 @@ def _subtree(robot: Any, root: str, shown: str) -> Any:
     return dataclasses.replace(robot, links=tuple(link for link in robot.links if link.name in kept), joints=joints,
                                loops=tuple(loops),
                                transmissions=tuple(name for name in robot.transmissions if name in moving))
-
-
-def _did_you_mean(name: str, candidates: list[str]) -> str:
-    """``"; did you mean 'forearm'?"`` for the closest of ``candidates`` (difflib), "" when none is close."""
-    close = difflib.get_close_matches(name, candidates, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _actuated_names(actuated: Sequence[str] | None, shown: str) -> tuple[str, ...] | None:

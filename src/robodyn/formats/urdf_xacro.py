@@ -21,7 +21,6 @@ xacro evaluates them; expand only files you would run ``xacro`` on.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import io
 import os
 import re
@@ -31,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from robodyn.errors import ModelError, ModelWarning, printable
+from robodyn.errors import ModelError, ModelWarning, did_you_mean, printable
 from robodyn.model.files import read_limited
 
 #: The prefix of a ROS package URI.
@@ -95,8 +94,7 @@ def _check_arguments(given: Mapping[str, str], texts: list[bytes], shown: str) -
                     for m in _ARGUMENT.finditer(text)})
     unknown = [name for name in given if name not in known]
     if unknown:
-        close = difflib.get_close_matches(unknown[0], known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (its arguments: {', '.join(known) or 'none'})"
+        hint = did_you_mean(unknown[0], known) or f" (its arguments: {', '.join(known) or 'none'})"
         warnings.warn(f"{shown}: xacro_args {', '.join(map(repr, unknown))}: not an argument of the file, "
                       f"ignored{hint}", ModelWarning, stacklevel=6)
 
